@@ -1,0 +1,118 @@
+// The seam between the production core and its two backends.
+//
+// The core is written once, as templates over the concepts below, and is
+// explicitly instantiated with the simulated backend (sim/) and the real one
+// (real/). The contracts live here, in comments, because the compiler only
+// checks the signatures.
+//
+// Scheduling: in the simulator every call below is a scheduling point (the
+// calling fiber may yield to the simulated kernel before or after the
+// call); in the real backend they are system calls or plain memory accesses
+// on the mapping. The core must therefore never assume that the ring is
+// unchanged between two calls.
+//
+// The ring protocol (non-overwrite mode). The kernel writes records and
+// publishes data_head; the reader copies records out and publishes
+// data_tail. Four ordering points make it safe:
+//
+//      kernel (producer)                      reader (consumer)
+//      -----------------                      -----------------
+//      t = data_tail                          h = data_head
+//      (A) full barrier                       (C) acquire: h before data
+//      write record bytes at head             copy bytes [tail, h)
+//      (B) release: bytes before head         (D) release: copies before tail
+//      data_head = head + size                data_tail = h
+//
+//   A pairs with D: the kernel sees the new tail only after the reader has
+//     finished copying, so it never overwrites bytes still being read.
+//   B pairs with C: the reader sees the new head only after the bytes it
+//     covers are in memory, so it never copies bytes not yet written.
+//
+// Every site in the core and the backends that implements one of these
+// ordering points carries its label: "(C)" on a head load, "(D)" on a tail
+// store.
+#pragma once
+
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace ringsim::core {
+
+// One mapped perf data ring: the control page and a data area of
+// data_size_bytes(), a power of two. Positions are free-running u64 byte
+// counts; the index of a position is position & (data_size_bytes() - 1).
+template <class M>
+concept RingMapping = requires(M& mapping, const M& const_mapping, std::uint64_t position,
+                               std::span<std::byte> destination, bool paused) {
+  // Constant for the life of the mapping; a power of two, at least 8.
+  { const_mapping.data_size_bytes() } -> std::same_as<std::uint64_t>;
+
+  // Loads data_head with acquire ordering (C). Never blocks. In overwrite
+  // (write_backward) mode the head moves down and is the position of the
+  // newest record.
+  { mapping.load_head() } -> std::same_as<std::uint64_t>;
+
+  // Stores data_tail with release ordering (D): every copy_out() the reader
+  // made before it is complete. Only for writable (non-overwrite) mappings.
+  { mapping.store_tail(position) } -> std::same_as<void>;
+
+  // Copies destination.size() bytes of the data area starting at the index
+  // of `position` into `destination`. The caller guarantees the range does
+  // not cross the end of the data area (it splits at the end itself). The
+  // bytes are only as stable as the protocol makes them: in overwrite mode
+  // without PAUSE_OUTPUT the kernel may rewrite them during the copy.
+  { mapping.copy_out(position, destination) } -> std::same_as<void>;
+
+  // PERF_EVENT_IOC_PAUSE_OUTPUT: while paused the kernel writes nothing to
+  // this ring (it counts what it drops and reports it with PERF_RECORD_LOST
+  // after resume). Returns 0 or -errno. Never blocks.
+  { mapping.pause_output(paused) } -> std::same_as<int>;
+};
+
+// Poll results per mapping, as the record loop sees them.
+struct PollEvents {
+  bool wanted = false;    // in: poll this mapping (hung-up ones are not)
+  bool readable = false;  // out, POLLIN: a wakeup happened (wakeup_events/watermark)
+  bool hangup = false;    // out, POLLHUP: the event is gone; drain what is left
+};
+
+// The set of mapped rings the record loop reads, and the clock and signals
+// around it.
+template <class S>
+concept RingSession = requires(S& session, const S& const_session, std::size_t index,
+                               std::span<PollEvents> events, std::uint64_t timeout_ns) {
+  typename S::Mapping;
+  requires RingMapping<typename S::Mapping>;
+
+  // Fixed for the life of the session.
+  { const_session.mapping_count() } -> std::same_as<std::size_t>;
+
+  // The mapping at index; valid until release(index).
+  { session.mapping(index) } -> std::same_as<typename S::Mapping&>;
+
+  // Waits until some wanted mapping is readable or hung up, or timeout_ns
+  // passed. events.size() == mapping_count(); fills readable/hangup of the
+  // wanted ones. Returns the number of mappings with an event, 0 on timeout,
+  // -EINTR when interrupted (the caller retries), or another -errno.
+  // May block (the simulator advances virtual time).
+  { session.poll(events, timeout_ns) } -> std::same_as<int>;
+
+  // Unmaps mapping index and closes its event. The caller guarantees the
+  // ring is drained and nothing refers to it any more.
+  { session.release(index) } -> std::same_as<void>;
+
+  // Monotonic nanoseconds (virtual in the simulator).
+  { const_session.now_ns() } -> std::same_as<std::uint64_t>;
+
+  // Set by a stop request (SIGINT/SIGTERM, end of the simulated run): the
+  // loop drains every ring once more and stops.
+  { session.stop_requested() } -> std::same_as<bool>;
+
+  // Overwrite mode: a snapshot was requested (SIGUSR2, a scheduled request in
+  // the simulator). Reading the request clears it.
+  { session.take_snapshot_request() } -> std::same_as<bool>;
+};
+
+}  // namespace ringsim::core

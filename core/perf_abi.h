@@ -1,0 +1,41 @@
+// The parts of the perf ABI the core reads: record headers and the fields
+// of the records it accounts for. Layouts come from the kernel's UAPI
+// header; everything here reads through memcpy, so a record may sit at any
+// address in a caller's buffer.
+#pragma once
+
+#include <linux/perf_event.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+
+namespace ringsim::core {
+
+inline constexpr std::uint64_t kRecordAlignBytes = 8;
+inline constexpr std::uint64_t kRecordHeaderBytes = sizeof(perf_event_header);
+static_assert(kRecordHeaderBytes == 8);
+// perf_event_header.size is a u16: no record is larger than this.
+inline constexpr std::uint64_t kRecordBytesMax = 0xffff & ~(kRecordAlignBytes - 1);
+
+inline perf_event_header load_header(const std::byte* at) {
+  perf_event_header header;
+  std::memcpy(&header, at, sizeof header);
+  return header;
+}
+
+inline std::uint64_t load_u64(const std::byte* at) {
+  std::uint64_t value;
+  std::memcpy(&value, at, sizeof value);
+  return value;
+}
+
+// PERF_RECORD_LOST: { header; u64 id; u64 lost; sample_id }.
+inline constexpr std::uint64_t kLostRecordLostOffset = kRecordHeaderBytes + 8;
+inline constexpr std::uint64_t kLostRecordBytesMin = kRecordHeaderBytes + 16;
+
+// PERF_RECORD_AUX: { header; u64 aux_offset; u64 aux_size; u64 flags; sample_id }.
+inline constexpr std::uint64_t kAuxRecordBytesMin = kRecordHeaderBytes + 24;
+
+}  // namespace ringsim::core

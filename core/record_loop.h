@@ -1,0 +1,315 @@
+// The record loop: poll the rings, move ready chunks to a sink, release a
+// ring once its event is gone, it is drained and nothing refers to it.
+//
+// Per mapping and per round (normal mode):
+//   1. if the ring has data, get a buffer from the sink (this may wait for a
+//      control block), read head again (more may have arrived), copy the
+//      chunk in (two parts at the end of the area);
+//   2. walk the records in the copy: a corrupt header stops this ring (the
+//      valid prefix is kept, the rest is counted and reported), never the
+//      others;
+//   3. release the ring space at once (store tail), then commit the buffer
+//      to the sink (which writes it, perhaps asynchronously).
+// Overwrite (backward) mode reads a snapshot on request, at hangup and at
+// stop. After POLLHUP the ring is drained before it is released, and it is
+// released only when the sink holds no reference to it (no write in flight).
+// Every loop is bounded: rounds by LoopOptions::rounds_max, chunks per ring
+// per round by drain_chunks_max.
+#pragma once
+
+#include <cerrno>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/records.h"
+#include "core/ring_reader.h"
+#include "core/verify.h"
+
+namespace ringsim::core {
+
+// Where the loop puts what it reads: a file writer (serial or AIO) in the
+// recorder, an in-memory collector in simple simulations.
+template <class S>
+concept ChunkSink = requires(S& sink, std::size_t mapping, std::uint64_t bytes,
+                             const RecordCounts& counts, PositionRange range,
+                             ReadStatus status) {
+  // A buffer for one chunk of `mapping`, at least that ring's data size.
+  // May wait (for a control block to complete). An empty span means the
+  // sink has stopped on an error; the loop then stops.
+  { sink.acquire(mapping) } -> std::same_as<std::span<std::byte>>;
+
+  // The first `bytes` bytes of the buffer from acquire() are whole records,
+  // summarised by counts. The sink owns the buffer until its write is
+  // complete. Returns 0, or -errno on a hard error (the loop stops).
+  { sink.commit(mapping, bytes, counts) } -> std::same_as<int>;
+
+  // Returns the buffer from acquire() unused.
+  { sink.abandon(mapping) } -> std::same_as<void>;
+
+  // Overwrite mode: positions overwritten before they were read.
+  { sink.note_gap(mapping, range) } -> std::same_as<void>;
+
+  // The ring is corrupt at position range.begin; nothing more is read from it.
+  { sink.note_corrupt(mapping, range, status) } -> std::same_as<void>;
+
+  // References the sink holds on the mapping (writes in flight).
+  { sink.references(mapping) } -> std::same_as<std::uint32_t>;
+
+  // End of a poll round: check completions, mark a finished round. Returns 0
+  // or -errno.
+  { sink.end_round() } -> std::same_as<int>;
+
+  // Waits until nothing is in flight. Returns 0 or -errno.
+  { sink.flush() } -> std::same_as<int>;
+};
+
+struct LoopOptions {
+  std::uint64_t poll_timeout_ns = 100'000'000;
+  std::uint64_t rounds_max = 1'000'000;
+  std::uint32_t drain_chunks_max = 4;
+};
+
+enum class LoopStatus : std::uint8_t {
+  done,              // every event hung up, every ring drained and released
+  stopped,           // stop requested; every ring drained once more
+  sink_error,        // the sink failed (disk full, EIO): recording stopped
+  poll_error,
+  rounds_exhausted,  // liveness: the loop did not finish in rounds_max
+};
+const char* to_string(LoopStatus status);
+
+struct LoopResult {
+  LoopStatus status = LoopStatus::done;
+  int error = 0;  // errno for sink_error / poll_error
+  RingStats ring;
+  RecordCounts records;
+  std::uint64_t rounds = 0;
+  std::uint64_t poll_interrupted = 0;
+  std::uint64_t poll_timeouts = 0;
+  std::uint64_t hangups_with_data = 0;  // POLLHUP while the ring still had data
+  std::uint64_t mappings_corrupt = 0;
+  std::uint64_t corrupt_bytes = 0;    // dropped: after a corrupt header
+  std::uint64_t abandoned_bytes = 0;  // dropped: left in rings after a sink error
+};
+
+template <RingSession Session, ChunkSink Sink>
+class RecordLoop {
+ public:
+  RecordLoop(Session& session, Sink& sink, RingMode mode, const LoopOptions& options)
+      : session_(session), sink_(sink), mode_(mode), options_(options) {
+    const std::size_t count = session_.mapping_count();
+    VERIFY(count > 0);
+    VERIFY(options_.rounds_max > 0);
+    VERIFY(options_.drain_chunks_max > 0);
+    readers_.reserve(count);
+    for (std::size_t i = 0; i < count; i++) {
+      readers_.push_back(std::make_unique<RingReader<typename Session::Mapping>>(
+          session_.mapping(i), mode_));
+    }
+    state_.assign(count, State::live);
+    events_.assign(count, PollEvents{});
+  }
+
+  LoopResult run() {
+    const std::size_t count = state_.size();
+    for (result_.rounds = 0; result_.rounds < options_.rounds_max; result_.rounds++) {
+      const bool stopping = session_.stop_requested();
+      if (!stopping) {
+        for (std::size_t i = 0; i < count; i++) events_[i] = PollEvents{state_[i] == State::live};
+        const int polled = session_.poll(events_, options_.poll_timeout_ns);
+        if (polled == -EINTR) {
+          result_.poll_interrupted++;
+          continue;
+        }
+        if (polled < 0) {
+          finish(LoopStatus::poll_error, -polled);
+          return result_;
+        }
+        if (polled == 0) result_.poll_timeouts++;
+      }
+      const bool snapshot = mode_ == RingMode::backward && session_.take_snapshot_request();
+      for (std::size_t i = 0; i < count; i++) {
+        if (state_[i] == State::live && events_[i].hangup) state_[i] = State::hung_up;
+        if (state_[i] != State::live && state_[i] != State::hung_up) continue;
+        const bool final_read = stopping || state_[i] == State::hung_up;
+        const int rc = service(i, snapshot || final_read, final_read);
+        if (rc < 0) {
+          finish(LoopStatus::sink_error, -rc);
+          return result_;
+        }
+      }
+      const int round_rc = sink_.end_round();
+      if (round_rc < 0) {
+        finish(LoopStatus::sink_error, -round_rc);
+        return result_;
+      }
+      release_finished();
+      if (stopping) {
+        finish(LoopStatus::stopped, 0);
+        return result_;
+      }
+      if (released_ == count) {
+        finish(LoopStatus::done, 0);
+        return result_;
+      }
+    }
+    finish(LoopStatus::rounds_exhausted, 0);
+    return result_;
+  }
+
+ private:
+  enum class State : std::uint8_t { live, hung_up, drained, broken, released };
+
+  // Reads mapping i. Returns 0 or -errno from the sink.
+  int service(std::size_t i, bool read_snapshot, bool final_read) {
+    RingReader<typename Session::Mapping>& reader = *readers_[i];
+    if (mode_ == RingMode::backward) {
+      if (!read_snapshot) return 0;
+      const int rc = service_snapshot(i, reader);
+      if (rc == 0 && final_read && state_[i] == State::hung_up) state_[i] = State::drained;
+      return rc;
+    }
+    bool hung_up_with_data = state_[i] == State::hung_up;
+    for (std::uint32_t k = 0; k < options_.drain_chunks_max; k++) {
+      PositionRange chunk;
+      ReadStatus status = reader.available(chunk);
+      if (status == ReadStatus::empty) {
+        if (state_[i] == State::hung_up) state_[i] = State::drained;
+        return 0;
+      }
+      if (status != ReadStatus::ready) {
+        mark_corrupt(i, PositionRange{reader.tail(), reader.tail()}, status);
+        return 0;
+      }
+      if (hung_up_with_data) {
+        result_.hangups_with_data++;
+        hung_up_with_data = false;
+      }
+      const std::span<std::byte> buffer = sink_.acquire(i);
+      if (buffer.empty()) return -ECANCELED;
+      VERIFY(buffer.size() >= reader.size_bytes());
+      // acquire() may have waited: take what arrived meanwhile too.
+      status = reader.available(chunk);
+      if (status != ReadStatus::ready) {
+        sink_.abandon(i);
+        VERIFY(status != ReadStatus::empty);  // head never moves back
+        mark_corrupt(i, PositionRange{reader.tail(), reader.tail()}, status);
+        return 0;
+      }
+      reader.copy(chunk, buffer);
+      const std::span<const std::byte> copied(buffer.data(), chunk.bytes());
+      RecordCounts counts;
+      const WalkResult walk = walk_records(copied, counts);
+      if (walk.error != RecordError::none) {
+        const PositionRange bad{chunk.begin + walk.valid_bytes, chunk.end};
+        result_.corrupt_bytes += bad.bytes();
+        if (walk.valid_bytes > 0) {
+          const int rc = commit(i, walk.valid_bytes, counts);
+          if (rc < 0) return rc;
+        } else {
+          sink_.abandon(i);
+        }
+        mark_corrupt(i, bad, ReadStatus::record_corrupt);
+        return 0;
+      }
+      reader.consume(chunk.end);
+      const int rc = commit(i, chunk.bytes(), counts);
+      if (rc < 0) return rc;
+    }
+    return 0;  // more next round
+  }
+
+  int service_snapshot(std::size_t i, RingReader<typename Session::Mapping>& reader) {
+    const std::span<std::byte> buffer = sink_.acquire(i);
+    if (buffer.empty()) return -ECANCELED;
+    const Snapshot snapshot = reader.snapshot(buffer);
+    if (snapshot.gap.bytes() > 0) sink_.note_gap(i, snapshot.gap);
+    if (snapshot.status == ReadStatus::empty) {
+      sink_.abandon(i);
+      return 0;
+    }
+    if (snapshot.status != ReadStatus::ready) {
+      sink_.abandon(i);
+      mark_corrupt(i, PositionRange{snapshot.corrupt_at, snapshot.corrupt_at}, snapshot.status);
+      return 0;
+    }
+    RecordCounts counts;
+    const WalkResult walk = walk_records(std::span<const std::byte>(buffer.data(), snapshot.bytes), counts);
+    // The walk in the reader checked every header it copied.
+    VERIFY(walk.error == RecordError::none);
+    VERIFY(counts.records == snapshot.records);
+    return commit(i, snapshot.bytes, counts);
+  }
+
+  int commit(std::size_t i, std::uint64_t bytes, const RecordCounts& counts) {
+    VERIFY(bytes > 0);
+    VERIFY(counts.bytes == bytes);
+    result_.records.add(counts);
+    return sink_.commit(i, bytes, counts);
+  }
+
+  void mark_corrupt(std::size_t i, PositionRange at, ReadStatus status) {
+    VERIFY(status != ReadStatus::ready);
+    VERIFY(status != ReadStatus::empty);
+    result_.mappings_corrupt++;
+    sink_.note_corrupt(i, at, status);
+    state_[i] = State::broken;
+  }
+
+  void release_finished() {
+    for (std::size_t i = 0; i < state_.size(); i++) {
+      const bool finished = state_[i] == State::drained || state_[i] == State::broken;
+      if (finished && sink_.references(i) == 0) release(i);
+    }
+  }
+
+  void release(std::size_t i) {
+    VERIFY(state_[i] != State::released);
+    VERIFY(sink_.references(i) == 0);
+    session_.release(i);
+    state_[i] = State::released;
+    released_++;
+  }
+
+  // Ends the run: waits for everything in flight, counts what is left in
+  // rings that could not be drained, releases every mapping.
+  void finish(LoopStatus status, int error) {
+    result_.status = status;
+    result_.error = error;
+    const int flush_rc = sink_.flush();
+    if (flush_rc < 0 && result_.error == 0) {
+      result_.status = LoopStatus::sink_error;
+      result_.error = -flush_rc;
+    }
+    for (std::size_t i = 0; i < state_.size(); i++) {
+      if (state_[i] == State::released) continue;
+      if (state_[i] != State::broken && mode_ == RingMode::normal) {
+        PositionRange chunk;
+        if (readers_[i]->available(chunk) == ReadStatus::ready) {
+          result_.abandoned_bytes += chunk.bytes();
+        }
+      }
+      VERIFY(sink_.references(i) == 0);
+      release(i);
+    }
+    for (const auto& reader : readers_) result_.ring.add(reader->stats());
+    VERIFY(released_ == state_.size());
+  }
+
+  Session& session_;
+  Sink& sink_;
+  const RingMode mode_;
+  const LoopOptions options_;
+  std::vector<std::unique_ptr<RingReader<typename Session::Mapping>>> readers_;
+  std::vector<State> state_;
+  std::vector<PollEvents> events_;
+  std::size_t released_ = 0;
+  LoopResult result_;
+};
+
+}  // namespace ringsim::core

@@ -1,0 +1,34 @@
+#include "core/ring_reader.h"
+
+namespace ringsim::core {
+
+const char* to_string(RingMode mode) {
+  switch (mode) {
+    case RingMode::normal: return "normal";
+    case RingMode::backward: return "backward";
+  }
+  return "unknown";
+}
+
+const char* to_string(ReadStatus status) {
+  switch (status) {
+    case ReadStatus::empty: return "empty";
+    case ReadStatus::ready: return "ready";
+    case ReadStatus::head_unaligned: return "data_head not 8-byte aligned";
+    case ReadStatus::head_past_ring: return "data_head more than one ring ahead of the reader";
+    case ReadStatus::record_corrupt: return "corrupt record header";
+  }
+  return "unknown";
+}
+
+void RingStats::add(const RingStats& other) {
+  chunks += other.chunks;
+  bytes_read += other.bytes_read;
+  wrapped_chunks += other.wrapped_chunks;
+  snapshots += other.snapshots;
+  fell_behind += other.fell_behind;
+  overwritten_bytes += other.overwritten_bytes;
+  corrupt += other.corrupt;
+}
+
+}  // namespace ringsim::core

@@ -1,0 +1,266 @@
+// Reading one perf data ring.
+//
+// Normal (non-overwrite) mode, the reader protocol:
+//   1. h = load_head() (C); the ready chunk is [tail, h).
+//   2. If h - tail is larger than the data area, or h is not 8-aligned, the
+//      control page is corrupt (or the reader has fallen behind by more than
+//      the ring, which a correct kernel never allows here): report it, never
+//      copy garbage.
+//   3. Copy the chunk out, in two parts if it crosses the end of the area.
+//      A record's header never straddles the end (records are 8-aligned and
+//      the area is a multiple of 8); its body may.
+//   4. store_tail(h) (D): the space is the kernel's again.
+//
+// Overwrite mode with write_backward. The kernel ignores tail and writes
+// each record *below* the previous one: head is the position of the newest
+// record, and older records follow it upward. The reader:
+//   1. pauses output, so nothing moves while it walks;
+//   2. walks from h = load_head() through the record sizes up to where the
+//      previous snapshot started (it has those already), stopping before it
+//      would pass one data-area size from h (older bytes are overwritten) or
+//      reach a zero header (never-written space);
+//   3. copies the records it walked oldest first, so the output is in time
+//      order, then resumes output.
+// When the walk stops before reaching the previous snapshot, the records in
+// between were overwritten before anyone read them: the reader has fallen
+// behind. That range is reported (never filled with garbage) and counted.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/perf_abi.h"
+#include "core/records.h"
+#include "core/verify.h"
+
+namespace ringsim::core {
+
+enum class RingMode : std::uint8_t { normal, backward };
+const char* to_string(RingMode mode);
+
+// A range of ring positions, begin inclusive, end exclusive, in modular
+// u64 arithmetic (end - begin is the length).
+struct PositionRange {
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+  std::uint64_t bytes() const { return end - begin; }
+  bool operator==(const PositionRange&) const = default;
+};
+
+enum class ReadStatus : std::uint8_t {
+  empty,
+  ready,
+  head_unaligned,    // data_head not a multiple of 8
+  head_past_ring,    // head - tail larger than the data area (backward:
+                     // head moved up)
+  record_corrupt,    // a header in the walk is invalid (backward mode)
+};
+const char* to_string(ReadStatus status);
+
+// Counted by cause; the record loop adds them up per run.
+struct RingStats {
+  std::uint64_t chunks = 0;
+  std::uint64_t bytes_read = 0;
+  std::uint64_t wrapped_chunks = 0;     // copies split at the end of the area
+  std::uint64_t snapshots = 0;
+  std::uint64_t fell_behind = 0;        // snapshots that found a gap
+  std::uint64_t overwritten_bytes = 0;  // bytes in those gaps
+  std::uint64_t corrupt = 0;            // control page or header errors
+
+  void add(const RingStats& other);
+};
+
+// Result of a backward snapshot.
+struct Snapshot {
+  ReadStatus status = ReadStatus::empty;
+  std::uint64_t bytes = 0;          // bytes copied into the destination
+  std::uint64_t records = 0;
+  PositionRange gap{};              // overwritten before read; empty if none
+  std::uint64_t corrupt_at = 0;     // position of the bad header, on error
+};
+
+template <RingMapping M>
+class RingReader {
+ public:
+  RingReader(M& mapping, RingMode mode)
+      : mapping_(mapping),
+        mode_(mode),
+        size_bytes_(mapping.data_size_bytes()),
+        mask_(size_bytes_ - 1) {
+    VERIFY(size_bytes_ >= kRecordAlignBytes);
+    VERIFY((size_bytes_ & mask_) == 0);
+    if (mode_ == RingMode::backward) {
+      // At most one record start per 8 bytes of area; allocated now, not on
+      // the snapshot path.
+      walk_positions_.resize(size_bytes_ / kRecordAlignBytes);
+    }
+  }
+
+  RingMode mode() const { return mode_; }
+  std::uint64_t size_bytes() const { return size_bytes_; }
+  std::uint64_t tail() const { return tail_; }
+  const RingStats& stats() const { return stats_; }
+
+  // Normal mode, steps 1-2: the ready chunk [tail, head).
+  ReadStatus available(PositionRange& chunk) {
+    VERIFY(mode_ == RingMode::normal);
+    const std::uint64_t head = mapping_.load_head();  // (C)
+    if (head % kRecordAlignBytes != 0) {
+      stats_.corrupt++;
+      return ReadStatus::head_unaligned;
+    }
+    const std::uint64_t ready_bytes = head - tail_;
+    if (ready_bytes == 0) return ReadStatus::empty;
+    if (ready_bytes > size_bytes_) {
+      stats_.corrupt++;
+      return ReadStatus::head_past_ring;
+    }
+    chunk = PositionRange{tail_, head};
+    return ReadStatus::ready;
+  }
+
+  // Normal mode, step 3: copies `chunk` into the front of destination.
+  void copy(const PositionRange& chunk, std::span<std::byte> destination) {
+    VERIFY(mode_ == RingMode::normal);
+    VERIFY(chunk.begin == tail_);
+    VERIFY(chunk.bytes() <= size_bytes_);
+    VERIFY(chunk.bytes() <= destination.size());
+    if (copy_range(chunk.begin, chunk.bytes(), destination.data())) stats_.wrapped_chunks++;
+    stats_.chunks++;
+    stats_.bytes_read += chunk.bytes();
+  }
+
+  // Normal mode, step 4: hands [tail, end) back to the kernel.
+  void consume(std::uint64_t end) {
+    VERIFY(mode_ == RingMode::normal);
+    VERIFY(end - tail_ <= size_bytes_);
+    VERIFY(end % kRecordAlignBytes == 0);
+    tail_ = end;
+    mapping_.store_tail(tail_);  // (D)
+  }
+
+  // Backward mode: copies the records written since the previous snapshot,
+  // oldest first, into destination (at least size_bytes() long). Pauses and
+  // resumes output around the walk unless the caller has paused already.
+  Snapshot snapshot(std::span<std::byte> destination) {
+    VERIFY(mode_ == RingMode::backward);
+    VERIFY(destination.size() >= size_bytes_);
+    Snapshot result;
+    stats_.snapshots++;
+    const int pause_rc = mapping_.pause_output(true);
+    VERIFY(pause_rc == 0);
+    const std::uint64_t head = mapping_.load_head();  // (C)
+    if (head % kRecordAlignBytes != 0) {
+      stats_.corrupt++;
+      result.status = ReadStatus::head_unaligned;
+    } else {
+      walk_and_copy(head, destination, result);
+    }
+    const int resume_rc = mapping_.pause_output(false);
+    VERIFY(resume_rc == 0);
+    return result;
+  }
+
+ private:
+  // Copies length bytes from ring position `position` into out, in two parts
+  // if the range crosses the end of the area. Returns whether it did.
+  bool copy_range(std::uint64_t position, std::uint64_t length, std::byte* out) {
+    VERIFY(length <= size_bytes_);
+    const std::uint64_t index = position & mask_;
+    const std::uint64_t first = std::min(length, size_bytes_ - index);
+    mapping_.copy_out(position, std::span<std::byte>(out, first));
+    if (first == length) return false;
+    mapping_.copy_out(position + first, std::span<std::byte>(out + first, length - first));
+    return true;
+  }
+
+  void walk_and_copy(std::uint64_t head, std::span<std::byte> destination, Snapshot& result) {
+    // Bytes the kernel wrote since the previous snapshot: head only moves
+    // down, so a head above the previous one is corrupt.
+    const std::uint64_t new_bytes = previous_head_ - head;
+    if (new_bytes > kNewBytesMax) {
+      stats_.corrupt++;
+      result.status = ReadStatus::head_past_ring;
+      return;
+    }
+    // Step 2: walk up from head. Each step advances by at least 8 bytes and
+    // stops within one area size, so the loop has a fixed bound.
+    const std::uint64_t steps_max = walk_positions_.size();
+    std::uint64_t position = head;
+    std::uint64_t count = 0;
+    bool reached_previous = false;
+    for (std::uint64_t step = 0; step <= steps_max; step++) {
+      const std::uint64_t walked = position - head;
+      if (walked == new_bytes) {
+        reached_previous = true;
+        break;
+      }
+      if (walked + kRecordHeaderBytes > size_bytes_) break;  // would pass one area
+      std::byte raw[kRecordHeaderBytes];
+      mapping_.copy_out(position, std::span<std::byte>(raw, sizeof raw));
+      const perf_event_header header = load_header(raw);
+      // Zero: never-written space where records must be. A record crossing
+      // the previous snapshot's start cannot exist either.
+      const bool invalid = header.size < kRecordHeaderBytes ||
+                           header.size % kRecordAlignBytes != 0 ||
+                           walked + header.size > new_bytes;
+      if (invalid) {
+        stats_.corrupt++;
+        result.status = ReadStatus::record_corrupt;
+        result.corrupt_at = position;
+        return;
+      }
+      if (walked + header.size > size_bytes_) break;  // partly overwritten
+      VERIFY(count < walk_positions_.size());
+      walk_positions_[count++] = position;
+      position += header.size;
+    }
+    const std::uint64_t walked_bytes = position - head;
+    VERIFY(walked_bytes <= size_bytes_);
+    VERIFY(walked_bytes <= new_bytes);
+    if (!reached_previous) {
+      // The records between where the walk stopped and the previous
+      // snapshot were overwritten before anyone read them.
+      result.gap = PositionRange{position, previous_head_};
+      VERIFY(result.gap.bytes() > 0);
+      stats_.fell_behind++;
+      stats_.overwritten_bytes += result.gap.bytes();
+    }
+    // Step 3: oldest first.
+    std::uint64_t out = 0;
+    for (std::uint64_t i = count; i > 0; i--) {
+      const std::uint64_t at = walk_positions_[i - 1];
+      const std::uint64_t next = (i == count) ? position : walk_positions_[i];
+      const std::uint64_t length = next - at;
+      VERIFY(out + length <= destination.size());
+      if (copy_range(at, length, destination.data() + out)) stats_.wrapped_chunks++;
+      out += length;
+    }
+    VERIFY(out == walked_bytes);
+    result.status = count == 0 ? ReadStatus::empty : ReadStatus::ready;
+    result.bytes = out;
+    result.records = count;
+    stats_.bytes_read += out;
+    if (count > 0) stats_.chunks++;
+    previous_head_ = head;
+  }
+
+  // No run writes 2^62 bytes between two snapshots; a larger distance means
+  // head moved up.
+  static constexpr std::uint64_t kNewBytesMax = std::uint64_t{1} << 62;
+
+  M& mapping_;
+  const RingMode mode_;
+  const std::uint64_t size_bytes_;
+  const std::uint64_t mask_;
+  std::uint64_t tail_ = 0;           // normal mode: consumed up to here
+  std::uint64_t previous_head_ = 0;  // backward mode: newest record already read
+  std::vector<std::uint64_t> walk_positions_;
+  RingStats stats_;
+};
+
+}  // namespace ringsim::core

@@ -1,0 +1,71 @@
+#include "sim/decisions.h"
+
+#include <utility>
+
+#include "core/verify.h"
+
+namespace ringsim::sim {
+
+DecisionSource::DecisionSource(std::uint64_t seed, bool record)
+    : mode_(Mode::random), record_(record), rng_(seed) {}
+
+DecisionSource::DecisionSource(std::vector<Decision> tape, Mode mode)
+    : mode_(mode), tape_(std::move(tape)) {
+  VERIFY(mode_ != Mode::random);
+}
+
+std::uint64_t DecisionSource::next_random(std::uint64_t bound) {
+  // Rejection sampling: unbiased, and defined by this code alone (the
+  // standard distributions differ between library implementations).
+  const std::uint64_t threshold = (0 - bound) % bound;
+  for (int attempt = 0; attempt < 1000; attempt++) {
+    const std::uint64_t r = rng_();
+    if (r >= threshold) return r % bound;
+  }
+  VERIFY_MSG(false, "PRNG rejected 1000 draws in a row");
+  return 0;
+}
+
+std::uint64_t DecisionSource::draw(std::uint64_t bound) {
+  VERIFY(bound >= 1);
+  if (bound == 1) return 0;
+  draws_++;
+  if (mode_ == Mode::random) {
+    const std::uint64_t value = next_random(bound);
+    if (record_) tape_.push_back(Decision{bound, value});
+    return value;
+  }
+  if (cursor_ >= tape_.size()) {
+    if (mode_ == Mode::replay_strict && divergence_.empty()) {
+      divergence_ = "the run drew more decisions than the tape holds (" +
+                    std::to_string(tape_.size()) + ")";
+    }
+    return 0;
+  }
+  const Decision& recorded = tape_[cursor_++];
+  if (mode_ == Mode::replay_strict && recorded.bound != bound && divergence_.empty()) {
+    divergence_ = "decision " + std::to_string(cursor_ - 1) + " asked for bound " +
+                  std::to_string(bound) + " but the tape recorded bound " +
+                  std::to_string(recorded.bound);
+  }
+  return recorded.value % bound;
+}
+
+bool DecisionSource::chance(std::uint32_t per_million) {
+  VERIFY(per_million <= 1'000'000);
+  if (per_million == 0) return false;
+  if (per_million == 1'000'000) return true;
+  // Drawn as "which of the million outcomes": 0..per_million-1 is "yes",
+  // so value 0 would be yes; flip it so 0 is the plain choice (no).
+  const std::uint64_t value = draw(1'000'000);
+  return value >= 1'000'000 - per_million;
+}
+
+std::uint64_t DecisionSource::between(std::uint64_t low, std::uint64_t high) {
+  VERIFY(low <= high);
+  const std::uint64_t span = high - low;
+  VERIFY(span < UINT64_MAX);
+  return low + draw(span + 1);
+}
+
+}  // namespace ringsim::sim

@@ -1,0 +1,71 @@
+// The one source of every nondeterministic choice in a simulation.
+//
+// A run draws each choice (which fiber runs next, whether a fault happens,
+// how long a latency is, how big a record is) from here, as a value in
+// [0, bound). By convention value 0 is the plain choice: the first ready
+// fiber, no fault, the shortest delay, the smallest record. That is what
+// makes shrinking work: a replay whose decisions were pushed towards 0 is a
+// simpler run.
+//
+// Modes:
+//   random   values from a PRNG seeded by the run's seed (optionally
+//            recorded on a tape);
+//   replay   values from a recorded tape. Strict replay checks that every
+//            draw asks for the bound the tape recorded, and reports the
+//            first divergence; lenient replay (used by the shrinker, whose
+//            edited tapes no longer match the run) reduces a value modulo
+//            the bound and draws 0 past the end of the tape.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace ringsim::sim {
+
+struct Decision {
+  std::uint64_t bound = 0;
+  std::uint64_t value = 0;
+  bool operator==(const Decision&) const = default;
+};
+
+class DecisionSource {
+ public:
+  enum class Mode : std::uint8_t { random, replay_strict, replay_lenient };
+
+  // Random mode; records a tape when `record` is set.
+  DecisionSource(std::uint64_t seed, bool record);
+  // Replay mode.
+  DecisionSource(std::vector<Decision> tape, Mode mode);
+
+  // A value in [0, bound). bound >= 1; a bound of 1 is not a choice and
+  // is neither drawn nor recorded.
+  std::uint64_t draw(std::uint64_t bound);
+
+  // True with probability per_million / 1e6. A draw of 0 means "no".
+  bool chance(std::uint32_t per_million);
+
+  // A value in [low, high], low <= high.
+  std::uint64_t between(std::uint64_t low, std::uint64_t high);
+
+  Mode mode() const { return mode_; }
+  std::uint64_t draws() const { return draws_; }
+  const std::vector<Decision>& tape() const { return tape_; }
+  // Strict replay only: the first draw that did not match the tape.
+  bool diverged() const { return !divergence_.empty(); }
+  const std::string& divergence() const { return divergence_; }
+
+ private:
+  std::uint64_t next_random(std::uint64_t bound);
+
+  Mode mode_;
+  bool record_ = false;
+  std::mt19937_64 rng_;
+  std::vector<Decision> tape_;
+  std::uint64_t cursor_ = 0;
+  std::uint64_t draws_ = 0;
+  std::string divergence_;
+};
+
+}  // namespace ringsim::sim

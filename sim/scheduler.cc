@@ -1,0 +1,238 @@
+#include "sim/scheduler.h"
+
+#include <boost/fiber/algo/algorithm.hpp>
+#include <boost/fiber/context.hpp>
+#include <boost/fiber/fiber.hpp>
+#include <boost/fiber/operations.hpp>
+#include <boost/fiber/protected_fixedsize_stack.hpp>
+
+#include <algorithm>
+#include <exception>
+#include <memory>
+#include <thread>
+
+#include "core/verify.h"
+
+namespace ringsim::sim {
+
+struct Waiter {
+  boost::fibers::context* context = nullptr;
+  std::uint64_t id = 0;
+  std::uint64_t deadline_ns = kNoDeadline;
+  WaitQueue* queue = nullptr;
+  Wake result = Wake::notified;
+};
+
+struct Scheduler::Fibers {
+  std::vector<std::string> names;
+  std::vector<boost::fibers::fiber> fibers;
+};
+
+namespace {
+// Fiber stacks: guard-paged, and large enough for sanitizer builds.
+constexpr std::size_t kStackBytes = 256 * 1024;
+constexpr std::size_t kFibersMax = 256;
+}  // namespace
+
+// The Boost.Fiber algorithm: forwards to the scheduler, which keeps the
+// ready fibers in arrival order and lets the decision source pick one.
+class SimAlgorithm final : public boost::fibers::algo::algorithm {
+ public:
+  explicit SimAlgorithm(Scheduler& scheduler) : scheduler_(scheduler) {}
+  void awakened(boost::fibers::context* context) noexcept override {
+    scheduler_.awakened(context);
+  }
+  boost::fibers::context* pick_next() noexcept override { return scheduler_.pick_next(); }
+  bool has_ready_fibers() const noexcept override { return scheduler_.has_ready(); }
+  void suspend_until(std::chrono::steady_clock::time_point const&) noexcept override {
+    scheduler_.stalled();
+  }
+  void notify() noexcept override {}
+
+ private:
+  Scheduler& scheduler_;
+};
+
+WaitQueue::~WaitQueue() { VERIFY(waiters_.empty()); }
+
+Wake WaitQueue::wait(std::uint64_t deadline_ns) {
+  Waiter waiter;
+  return scheduler_.block(waiter, this, deadline_ns);
+}
+
+void WaitQueue::notify_all() {
+  // wake() removes each waiter from waiters_; iterate over a copy, in
+  // arrival order.
+  const std::vector<Waiter*> waiters = waiters_;
+  for (Waiter* waiter : waiters) scheduler_.wake(*waiter, Wake::notified);
+  VERIFY(waiters_.empty());
+}
+
+Scheduler::Scheduler(DecisionSource& decisions, const SchedulerLimits& limits)
+    : decisions_(decisions), limits_(limits), fibers_(new Fibers), trace_state_(XXH3_createState()) {
+  VERIFY(trace_state_ != nullptr);
+  VERIFY(XXH3_64bits_reset(trace_state_) == XXH_OK);
+  VERIFY(limits_.yield_per_million <= 1'000'000);
+}
+
+Scheduler::~Scheduler() {
+  VERIFY(!running_);
+  VERIFY(waiting_.empty());
+  delete fibers_;
+  XXH3_freeState(trace_state_);
+}
+
+void Scheduler::run(const std::function<void()>& setup) {
+  VERIFY(!running_);
+  VERIFY(!finished_);
+  std::exception_ptr failure;
+  std::thread thread([&] {
+    boost::fibers::use_scheduling_algorithm<SimAlgorithm>(*this);
+    running_ = true;
+    setup();
+    // Fibers may spawn fibers: join by index until none is left.
+    for (std::size_t i = 0; i < fibers_->fibers.size(); i++) fibers_->fibers[i].join();
+    VERIFY(waiting_.empty());
+    VERIFY(timers_.empty());
+    running_ = false;
+    finished_ = true;
+  });
+  thread.join();
+  VERIFY(finished_);
+}
+
+void Scheduler::spawn(std::string name, std::function<void()> body) {
+  VERIFY(running_);
+  VERIFY(fibers_->fibers.size() < kFibersMax);
+  fibers_->names.push_back(name);
+  fibers_->fibers.emplace_back(
+      std::allocator_arg, boost::fibers::protected_fixedsize_stack(kStackBytes),
+      [body = std::move(body), name = std::move(name)] {
+        // An exception must not cross a fiber's stack boundary.
+        try {
+          body();
+        } catch (const std::exception& e) {
+          const std::string message = "fiber " + name + " threw: " + e.what();
+          VERIFY_MSG(false, message.c_str());
+        }
+      });
+}
+
+void Scheduler::yield() {
+  VERIFY(running_);
+  boost::this_fiber::yield();
+}
+
+void Scheduler::maybe_yield() {
+  if (decisions_.chance(limits_.yield_per_million)) yield();
+}
+
+Wake Scheduler::sleep_for(std::uint64_t duration_ns) {
+  VERIFY(duration_ns <= kNoDeadline - now_ns_);
+  return sleep_until(now_ns_ + duration_ns);
+}
+
+Wake Scheduler::sleep_until(std::uint64_t deadline_ns) {
+  VERIFY(deadline_ns != kNoDeadline);
+  Waiter waiter;
+  return block(waiter, nullptr, deadline_ns);
+}
+
+Wake Scheduler::block(Waiter& waiter, WaitQueue* queue, std::uint64_t deadline_ns) {
+  VERIFY(running_);
+  if (cancelled_) return Wake::cancelled;
+  waiter.context = boost::fibers::context::active();
+  waiter.id = next_wait_id_++;
+  waiter.deadline_ns = std::max(deadline_ns, now_ns_);
+  waiter.queue = queue;
+  VERIFY(waiter.context != nullptr);
+  waiting_.emplace(waiter.id, &waiter);
+  if (queue != nullptr) queue->waiters_.push_back(&waiter);
+  if (waiter.deadline_ns != kNoDeadline) timers_.emplace(std::pair{waiter.deadline_ns, waiter.id}, &waiter);
+  VERIFY(queue != nullptr || waiter.deadline_ns != kNoDeadline);  // else it never wakes
+  waiter.context->suspend();
+  VERIFY(waiting_.find(waiter.id) == waiting_.end());
+  return waiter.result;
+}
+
+void Scheduler::wake(Waiter& waiter, Wake how) {
+  const std::size_t erased = waiting_.erase(waiter.id);
+  VERIFY(erased == 1);
+  if (waiter.deadline_ns != kNoDeadline) {
+    const std::size_t erased_timer = timers_.erase(std::pair{waiter.deadline_ns, waiter.id});
+    VERIFY(erased_timer == 1);
+  }
+  if (waiter.queue != nullptr) {
+    auto& list = waiter.queue->waiters_;
+    const auto it = std::find(list.begin(), list.end(), &waiter);
+    VERIFY(it != list.end());
+    list.erase(it);
+  }
+  waiter.result = how;
+  awakened(waiter.context);
+}
+
+void Scheduler::cancel(const std::string& reason) {
+  if (cancelled_) return;
+  cancelled_ = true;
+  cancel_reason_ = reason;
+  trace(TraceKind::cancelled);
+  // In wait-id order, so the wake order is deterministic.
+  const std::size_t waiting_max = waiting_.size();
+  for (std::size_t i = 0; i < waiting_max && !waiting_.empty(); i++) {
+    wake(*waiting_.begin()->second, Wake::cancelled);
+  }
+  VERIFY(waiting_.empty());
+  VERIFY(timers_.empty());
+}
+
+void Scheduler::awakened(boost::fibers::context* context) {
+  VERIFY(context != nullptr);
+  VERIFY(ready_.size() < kFibersMax + 2);
+  ready_.push_back(context);
+}
+
+boost::fibers::context* Scheduler::pick_next() {
+  // Virtual time moves only when nothing is ready.
+  if (ready_.empty() && !timers_.empty()) {
+    const auto earliest = timers_.begin();
+    const std::uint64_t deadline_ns = earliest->first.first;
+    if (deadline_ns > limits_.virtual_ns_max) {
+      cancel("virtual time limit of " + std::to_string(limits_.virtual_ns_max) + " ns reached");
+    } else {
+      VERIFY(deadline_ns >= now_ns_);
+      now_ns_ = deadline_ns;
+      trace(TraceKind::timer_fired, earliest->first.second);
+      wake(*earliest->second, Wake::timed_out);
+    }
+  }
+  if (ready_.empty()) return nullptr;
+  const std::uint64_t index = decisions_.draw(ready_.size());
+  boost::fibers::context* next = ready_[index];
+  ready_.erase(ready_.begin() + static_cast<std::ptrdiff_t>(index));
+  switches_++;
+  if (switches_ > limits_.switches_max) {
+    cancel("fiber switch limit of " + std::to_string(limits_.switches_max) + " reached");
+  }
+  return next;
+}
+
+void Scheduler::stalled() {
+  if (!waiting_.empty()) {
+    cancel("deadlock: " + std::to_string(waiting_.size()) +
+           " fibers waiting, none ready and no timer pending");
+    return;
+  }
+  VERIFY_MSG(finished_ || !running_,
+             "scheduler stalled with no simulated waiter (a fiber blocked outside sim/)");
+}
+
+void Scheduler::trace(TraceKind kind, std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+  const std::uint64_t event[5] = {static_cast<std::uint64_t>(kind), now_ns_, a, b, c};
+  VERIFY(XXH3_64bits_update(trace_state_, event, sizeof event) == XXH_OK);
+  trace_events_++;
+}
+
+std::uint64_t Scheduler::trace_hash() const { return XXH3_64bits_digest(trace_state_); }
+
+}  // namespace ringsim::sim

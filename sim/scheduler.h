@@ -1,0 +1,161 @@
+// The simulation's scheduler: Boost.Fiber with a scheduling algorithm that
+// draws every choice from the run's decision source, and virtual time.
+//
+// One simulation runs on one OS thread of its own (run() starts it and
+// waits for it), so each run gets a fresh Boost.Fiber scheduler and no
+// other thread touches it. Boost.Fiber's own timed waits and sleep_for read
+// std::chrono::steady_clock; they are never used here. Time is the
+// scheduler's virtual clock, which moves only when no fiber is ready: then
+// the earliest timer fires and the clock jumps to its deadline.
+//
+// Waiting: a fiber blocks only in WaitQueue::wait() or sleep_*(), which
+// suspend it and register it with the scheduler. That lets the scheduler
+// cancel a run (liveness budget exhausted, deadlock, a failed check): every
+// waiter wakes with Wake::cancelled, every later wait returns it at once, and
+// the fibers unwind and return. Nothing is ever left suspended forever.
+//
+// Limits (each one ends the run as a liveness failure): fiber switches,
+// virtual time, and a stall (no fiber ready, no timer pending, yet fibers
+// still waiting: a deadlock).
+#pragma once
+
+#include <xxhash.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/decisions.h"
+
+namespace boost::fibers {
+class context;
+}
+
+namespace ringsim::sim {
+
+inline constexpr std::uint64_t kNoDeadline = UINT64_MAX;
+
+enum class Wake : std::uint8_t { notified, timed_out, cancelled };
+
+struct SchedulerLimits {
+  std::uint64_t switches_max = 50'000'000;
+  std::uint64_t virtual_ns_max = 3600ull * 1'000'000'000ull;
+  std::uint32_t yield_per_million = 0;  // maybe_yield() yields this often
+};
+
+// Kinds of events folded into the run's trace hash. Numbered, never reused.
+enum class TraceKind : std::uint32_t {
+  switch_to = 1,
+  timer_fired = 2,
+  cancelled = 3,
+  record_written = 10,
+  record_dropped = 11,
+  lost_emitted = 12,
+  wakeup = 13,
+  hangup = 14,
+  pause = 15,
+  head_loaded = 20,
+  tail_stored = 21,
+  copied = 22,
+  polled = 23,
+  released = 24,
+  committed = 25,
+  gap = 26,
+  corrupt = 27,
+  fault = 30,
+};
+
+class Scheduler;
+struct Waiter;
+
+class WaitQueue {
+ public:
+  explicit WaitQueue(Scheduler& scheduler) : scheduler_(scheduler) {}
+  WaitQueue(const WaitQueue&) = delete;
+  WaitQueue& operator=(const WaitQueue&) = delete;
+  ~WaitQueue();
+
+  // Blocks the calling fiber until notify_all(), the deadline (virtual ns;
+  // kNoDeadline: none) or cancellation.
+  Wake wait(std::uint64_t deadline_ns = kNoDeadline);
+  void notify_all();
+  bool empty() const { return waiters_.empty(); }
+
+ private:
+  friend class Scheduler;
+  Scheduler& scheduler_;
+  std::vector<Waiter*> waiters_;
+};
+
+class Scheduler {
+ public:
+  Scheduler(DecisionSource& decisions, const SchedulerLimits& limits);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Starts a thread, installs the algorithm there, calls setup() (which
+  // spawns fibers), runs until every fiber has returned, joins the thread.
+  // Called once.
+  void run(const std::function<void()>& setup);
+
+  // Starts a fiber (from setup() or from a fiber).
+  void spawn(std::string name, std::function<void()> body);
+
+  std::uint64_t now_ns() const { return now_ns_; }
+  DecisionSource& decisions() { return decisions_; }
+
+  // Scheduling points, called from fibers.
+  void yield();
+  void maybe_yield();
+  Wake sleep_for(std::uint64_t duration_ns);
+  Wake sleep_until(std::uint64_t deadline_ns);
+
+  // Ends the run: wakes every waiter with Wake::cancelled. The first reason
+  // is kept.
+  void cancel(const std::string& reason);
+  bool cancelled() const { return cancelled_; }
+  const std::string& cancel_reason() const { return cancel_reason_; }
+
+  // Folds an event into the trace hash.
+  void trace(TraceKind kind, std::uint64_t a = 0, std::uint64_t b = 0, std::uint64_t c = 0);
+  std::uint64_t trace_hash() const;
+  std::uint64_t trace_events() const { return trace_events_; }
+
+  std::uint64_t switches() const { return switches_; }
+  const SchedulerLimits& limits() const { return limits_; }
+
+ private:
+  friend class WaitQueue;
+  friend class SimAlgorithm;
+
+  Wake block(Waiter& waiter, WaitQueue* queue, std::uint64_t deadline_ns);
+  void wake(Waiter& waiter, Wake how);
+  // Algorithm callbacks.
+  void awakened(boost::fibers::context* context);
+  boost::fibers::context* pick_next();
+  bool has_ready() const { return !ready_.empty(); }
+  void stalled();
+
+  DecisionSource& decisions_;
+  const SchedulerLimits limits_;
+  std::uint64_t now_ns_ = 0;
+  std::uint64_t switches_ = 0;
+  std::uint64_t next_wait_id_ = 1;
+  bool cancelled_ = false;
+  bool running_ = false;
+  bool finished_ = false;
+  std::string cancel_reason_;
+  std::vector<boost::fibers::context*> ready_;
+  std::map<std::uint64_t, Waiter*> waiting_;                        // by wait id
+  std::map<std::pair<std::uint64_t, std::uint64_t>, Waiter*> timers_;  // (deadline, id)
+  struct Fibers;
+  Fibers* fibers_ = nullptr;
+  XXH3_state_t* trace_state_ = nullptr;
+  std::uint64_t trace_events_ = 0;
+};
+
+}  // namespace ringsim::sim
