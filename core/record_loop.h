@@ -37,7 +37,7 @@ namespace ringsim::core {
 template <class S>
 concept ChunkSink = requires(S& sink, std::size_t mapping, std::uint64_t bytes,
                              const RecordCounts& counts, PositionRange range,
-                             ReadStatus status) {
+                             std::uint64_t position, ReadStatus status) {
   // A buffer for one chunk of `mapping`, at least that ring's data size.
   // May wait (for a control block to complete). An empty span means the
   // sink has stopped on an error; the loop then stops.
@@ -51,8 +51,9 @@ concept ChunkSink = requires(S& sink, std::size_t mapping, std::uint64_t bytes,
   // Returns the buffer from acquire() unused.
   { sink.abandon(mapping) } -> std::same_as<void>;
 
-  // Overwrite mode: positions overwritten before they were read.
-  { sink.note_gap(mapping, range) } -> std::same_as<void>;
+  // Overwrite mode: positions overwritten before they were read, found by
+  // the snapshot that saw head at `position`.
+  { sink.note_gap(mapping, range, position) } -> std::same_as<void>;
 
   // The ring is corrupt at position range.begin; nothing more is read from it.
   { sink.note_corrupt(mapping, range, status) } -> std::same_as<void>;
@@ -122,11 +123,10 @@ class RecordLoop {
       if (!stopping) {
         for (std::size_t i = 0; i < count; i++) events_[i] = PollEvents{state_[i] == State::live};
         const int polled = session_.poll(events_, options_.poll_timeout_ns);
-        if (polled == -EINTR) {
-          result_.poll_interrupted++;
-          continue;
-        }
-        if (polled < 0) {
+        // Interrupted (a signal, e.g. a snapshot request): serve the round
+        // anyway, as after a timeout.
+        if (polled == -EINTR) result_.poll_interrupted++;
+        if (polled < 0 && polled != -EINTR) {
           finish(LoopStatus::poll_error, -polled);
           return result_;
         }
@@ -228,7 +228,7 @@ class RecordLoop {
     const std::span<std::byte> buffer = sink_.acquire(i);
     if (buffer.empty()) return -ECANCELED;
     const Snapshot snapshot = reader.snapshot(buffer);
-    if (snapshot.gap.bytes() > 0) sink_.note_gap(i, snapshot.gap);
+    if (snapshot.gap.bytes() > 0) sink_.note_gap(i, snapshot.gap, snapshot.head);
     if (snapshot.status == ReadStatus::empty) {
       sink_.abandon(i);
       return 0;
@@ -240,9 +240,14 @@ class RecordLoop {
     }
     RecordCounts counts;
     const WalkResult walk = walk_records(std::span<const std::byte>(buffer.data(), snapshot.bytes), counts);
-    // The walk in the reader checked every header it copied.
-    VERIFY(walk.error == RecordError::none);
-    VERIFY(counts.records == snapshot.records);
+    // The reader walked the headers before copying; if the copy does not
+    // walk the same way, the ring changed under it (output was not paused).
+    if (walk.error != RecordError::none || counts.records != snapshot.records) {
+      sink_.abandon(i);
+      result_.corrupt_bytes += snapshot.bytes;
+      mark_corrupt(i, PositionRange{snapshot.head, snapshot.head + snapshot.bytes}, ReadStatus::snapshot_changed);
+      return 0;
+    }
     return commit(i, snapshot.bytes, counts);
   }
 

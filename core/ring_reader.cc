@@ -17,6 +17,8 @@ const char* to_string(ReadStatus status) {
     case ReadStatus::head_unaligned: return "data_head not 8-byte aligned";
     case ReadStatus::head_past_ring: return "data_head more than one ring ahead of the reader";
     case ReadStatus::record_corrupt: return "corrupt record header";
+    case ReadStatus::pause_failed: return "PERF_EVENT_IOC_PAUSE_OUTPUT failed";
+    case ReadStatus::snapshot_changed: return "the ring changed during a snapshot (output not paused)";
   }
   return "unknown";
 }
@@ -29,6 +31,7 @@ void RingStats::add(const RingStats& other) {
   fell_behind += other.fell_behind;
   overwritten_bytes += other.overwritten_bytes;
   corrupt += other.corrupt;
+  resume_failed += other.resume_failed;
 }
 
 }  // namespace ringsim::core

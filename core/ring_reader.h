@@ -58,6 +58,8 @@ enum class ReadStatus : std::uint8_t {
   head_past_ring,    // head - tail larger than the data area (backward:
                      // head moved up)
   record_corrupt,    // a header in the walk is invalid (backward mode)
+  pause_failed,      // PAUSE_OUTPUT failed: the ring cannot be read safely
+  snapshot_changed,  // the copy does not match the walk: the ring moved
 };
 const char* to_string(ReadStatus status);
 
@@ -70,6 +72,7 @@ struct RingStats {
   std::uint64_t fell_behind = 0;        // snapshots that found a gap
   std::uint64_t overwritten_bytes = 0;  // bytes in those gaps
   std::uint64_t corrupt = 0;            // control page or header errors
+  std::uint64_t resume_failed = 0;      // PAUSE_OUTPUT(0) failed
 
   void add(const RingStats& other);
 };
@@ -77,6 +80,7 @@ struct RingStats {
 // Result of a backward snapshot.
 struct Snapshot {
   ReadStatus status = ReadStatus::empty;
+  std::uint64_t head = 0;           // the head the snapshot walked from
   std::uint64_t bytes = 0;          // bytes copied into the destination
   std::uint64_t records = 0;
   PositionRange gap{};              // overwritten before read; empty if none
@@ -152,16 +156,24 @@ class RingReader {
     Snapshot result;
     stats_.snapshots++;
     const int pause_rc = mapping_.pause_output(true);
-    VERIFY(pause_rc == 0);
+    if (pause_rc != 0) {
+      stats_.corrupt++;
+      result.status = ReadStatus::pause_failed;
+      return result;
+    }
     const std::uint64_t head = mapping_.load_head();  // (C)
+    result.head = head;
     if (head % kRecordAlignBytes != 0) {
       stats_.corrupt++;
       result.status = ReadStatus::head_unaligned;
     } else {
       walk_and_copy(head, destination, result);
     }
+    // A failed resume leaves the event paused: the kernel counts what it
+    // drops and reports it, so nothing is lost silently; the next snapshot's
+    // pause tells again.
     const int resume_rc = mapping_.pause_output(false);
-    VERIFY(resume_rc == 0);
+    if (resume_rc != 0) stats_.resume_failed++;
     return result;
   }
 

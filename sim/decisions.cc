@@ -9,8 +9,8 @@ namespace ringsim::sim {
 DecisionSource::DecisionSource(std::uint64_t seed, bool record)
     : mode_(Mode::random), record_(record), rng_(seed) {}
 
-DecisionSource::DecisionSource(std::vector<Decision> tape, Mode mode)
-    : mode_(mode), tape_(std::move(tape)) {
+DecisionSource::DecisionSource(std::vector<Decision> tape, Mode mode, bool record)
+    : mode_(mode), record_(record), tape_(std::move(tape)) {
   VERIFY(mode_ != Mode::random);
 }
 
@@ -30,11 +30,13 @@ std::uint64_t DecisionSource::draw(std::uint64_t bound) {
   VERIFY(bound >= 1);
   if (bound == 1) return 0;
   draws_++;
-  if (mode_ == Mode::random) {
-    const std::uint64_t value = next_random(bound);
-    if (record_) tape_.push_back(Decision{bound, value});
-    return value;
-  }
+  const std::uint64_t value = mode_ == Mode::random ? next_random(bound) : next_replayed(bound);
+  VERIFY(value < bound);
+  if (record_) recorded_.push_back(Decision{bound, value});
+  return value;
+}
+
+std::uint64_t DecisionSource::next_replayed(std::uint64_t bound) {
   if (cursor_ >= tape_.size()) {
     if (mode_ == Mode::replay_strict && divergence_.empty()) {
       divergence_ = "the run drew more decisions than the tape holds (" +
@@ -42,13 +44,20 @@ std::uint64_t DecisionSource::draw(std::uint64_t bound) {
     }
     return 0;
   }
-  const Decision& recorded = tape_[cursor_++];
-  if (mode_ == Mode::replay_strict && recorded.bound != bound && divergence_.empty()) {
+  const Decision& taped = tape_[cursor_++];
+  if (mode_ == Mode::replay_strict && taped.bound != bound && divergence_.empty()) {
     divergence_ = "decision " + std::to_string(cursor_ - 1) + " asked for bound " +
                   std::to_string(bound) + " but the tape recorded bound " +
-                  std::to_string(recorded.bound);
+                  std::to_string(taped.bound);
   }
-  return recorded.value % bound;
+  return taped.value % bound;
+}
+
+void DecisionSource::check_fully_used() {
+  if (mode_ == Mode::replay_strict && cursor_ < tape_.size() && divergence_.empty()) {
+    divergence_ = "the run used " + std::to_string(cursor_) + " of the tape's " + std::to_string(tape_.size()) +
+                  " decisions";
+  }
 }
 
 bool DecisionSource::chance(std::uint32_t per_million) {

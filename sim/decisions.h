@@ -36,8 +36,10 @@ class DecisionSource {
 
   // Random mode; records a tape when `record` is set.
   DecisionSource(std::uint64_t seed, bool record);
-  // Replay mode.
-  DecisionSource(std::vector<Decision> tape, Mode mode);
+  // Replay mode; records the decisions actually taken (after lenient
+  // reduction) when `record` is set, which is how the shrinker turns an
+  // edited tape back into one that replays strictly.
+  DecisionSource(std::vector<Decision> tape, Mode mode, bool record = false);
 
   // A value in [0, bound). bound >= 1; a bound of 1 is not a choice and
   // is neither drawn nor recorded.
@@ -49,20 +51,26 @@ class DecisionSource {
   // A value in [low, high], low <= high.
   std::uint64_t between(std::uint64_t low, std::uint64_t high);
 
+  // Strict replay: notes a divergence if the run left decisions unused.
+  void check_fully_used();
+
   Mode mode() const { return mode_; }
   std::uint64_t draws() const { return draws_; }
-  const std::vector<Decision>& tape() const { return tape_; }
+  // The decisions taken so far, when recording.
+  const std::vector<Decision>& recorded() const { return recorded_; }
   // Strict replay only: the first draw that did not match the tape.
   bool diverged() const { return !divergence_.empty(); }
   const std::string& divergence() const { return divergence_; }
 
  private:
   std::uint64_t next_random(std::uint64_t bound);
+  std::uint64_t next_replayed(std::uint64_t bound);
 
   Mode mode_;
   bool record_ = false;
   std::mt19937_64 rng_;
-  std::vector<Decision> tape_;
+  std::vector<Decision> tape_;      // replay input
+  std::vector<Decision> recorded_;  // what was drawn, when recording
   std::uint64_t cursor_ = 0;
   std::uint64_t draws_ = 0;
   std::string divergence_;

@@ -1,0 +1,56 @@
+// The reference model: given what the simulated kernel wrote and dropped,
+// what a correct consumer must deliver, and the check of what it did.
+//
+// Properties (their names appear in campaign summaries and replay files):
+//   exactly_once     per CPU, the delivered records are exactly the records
+//                    the kernel wrote, each once, byte for byte, in write
+//                    order, except those inside a reported overwrite gap;
+//   no_torn_records  overwrite mode: no delivered record differs from the
+//                    record the kernel wrote there (a torn read);
+//   lost_accounting  the `lost` counts of the LOST records delivered (plus
+//                    those of LOST records inside reported gaps) add up to
+//                    exactly the records the kernel dropped, and the kernel
+//                    itself reported every drop;
+//   gaps_genuine     a reported gap starts and ends on record boundaries
+//                    and its first record really was (partly) overwritten
+//                    when the snapshot that reported it was taken.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/log.h"
+
+namespace ringsim::model {
+
+inline constexpr const char* kExactlyOnce = "exactly_once";
+inline constexpr const char* kNoTornRecords = "no_torn_records";
+inline constexpr const char* kLostAccounting = "lost_accounting";
+inline constexpr const char* kGapsGenuine = "gaps_genuine";
+
+struct Violation {
+  std::string property;
+  std::string detail;
+};
+
+struct OracleReport {
+  std::vector<Violation> violations;
+  std::uint64_t records_written = 0;
+  std::uint64_t records_expected = 0;
+  std::uint64_t records_delivered = 0;
+  std::uint64_t records_overwritten = 0;  // inside reported gaps
+  std::uint64_t dropped = 0;              // by the kernel (LOST-reported)
+  std::uint64_t lost_delivered = 0;       // sum of `lost` in delivered LOST records
+
+  bool ok() const { return violations.empty(); }
+  // Whether `property` was violated.
+  bool violated(const std::string& property) const;
+};
+
+// The properties this mode checks (for pass counts).
+std::vector<std::string> oracle_properties(Mode mode);
+
+OracleReport check(const KernelLog& log, const RunOutput& output);
+
+}  // namespace ringsim::model

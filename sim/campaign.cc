@@ -1,0 +1,415 @@
+#include "sim/campaign.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <ostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/verify.h"
+#include "sim/replay.h"
+#include "sim/run.h"
+#include "sim/shrink.h"
+
+namespace ringsim::sim {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string with_commas(std::uint64_t v) {
+  std::string digits = std::to_string(v);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); i++) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
+
+std::string seconds(double s) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(s < 10 ? 2 : 1) << s << " s";
+  return o.str();
+}
+
+struct PropertyCount {
+  std::uint64_t checked = 0;
+  std::uint64_t passed = 0;
+};
+
+struct Totals {
+  std::uint64_t runs = 0;
+  std::uint64_t failed = 0;
+  std::uint64_t failed_liveness = 0;
+  std::uint64_t samples = 0;
+  std::uint64_t records_written = 0;
+  std::uint64_t records_delivered = 0;
+  std::uint64_t bytes_written = 0;
+  std::uint64_t dropped_full = 0;
+  std::uint64_t dropped_too_big = 0;
+  std::uint64_t dropped_paused = 0;
+  std::uint64_t lost_reported = 0;   // by the kernel's LOST records
+  std::uint64_t lost_delivered = 0;  // in LOST records the consumer delivered
+  std::uint64_t dropped_unreported = 0;
+  std::uint64_t overwritten_records = 0;
+  std::uint64_t virtual_ns = 0;
+  std::uint64_t switches = 0;
+  std::uint64_t decisions = 0;
+  std::uint64_t determinism_checked = 0;
+  std::uint64_t determinism_passed = 0;
+  std::uint64_t mode_runs[2] = {0, 0};
+  std::map<std::string, PropertyCount> properties;
+  Probes probes;
+  std::array<std::uint64_t, kProbeCount> probe_runs{};
+  std::vector<nlohmann::json> failures;
+};
+
+// What the VERIFY hook needs to report a crash in the middle of a run.
+struct CrashContext {
+  const CampaignOptions* options = nullptr;
+  const RunConfig* config = nullptr;
+  const DecisionSource* decisions = nullptr;
+};
+CrashContext g_crash;
+
+std::string replay_path(const CampaignOptions& options, std::uint64_t seed, const char* suffix) {
+  return (std::filesystem::path(options.replay_dir) / ("seed-" + std::to_string(seed) + suffix)).string();
+}
+
+std::string reproduce_line(const CampaignOptions& options, std::uint64_t seed) {
+  std::string line = options.reproduce_command + " --seed=" + std::to_string(seed) + " --runs=1";
+  if (!options.override_args.empty()) line += " " + options.override_args;
+  return line;
+}
+
+void crash_hook(const char* description) {
+  const CrashContext& c = g_crash;
+  if (c.options == nullptr || c.config == nullptr) return;
+  std::fprintf(stderr, "CRASH seed=%llu: %s\n  config: %s\n  reproduce: %s\n",
+               static_cast<unsigned long long>(c.config->seed), description, describe(*c.config).c_str(),
+               reproduce_line(*c.options, c.config->seed).c_str());
+  if (c.decisions != nullptr) {
+    std::error_code ec;
+    std::filesystem::create_directories(c.options->replay_dir, ec);
+    ReplayFile replay;
+    replay.config = *c.config;
+    replay.tape = c.decisions->recorded();
+    replay.property = "crash";
+    replay.detail = description;
+    replay.note = "recorded up to the failed check";
+    const std::string path = replay_path(*c.options, c.config->seed, ".replay.json");
+    const std::string error = write_replay(path, replay);
+    if (error.empty()) {
+      std::fprintf(stderr, "  replay: %s %s\n", c.options->replay_command.c_str(),
+                   std::filesystem::absolute(path).c_str());
+    } else {
+      std::fprintf(stderr, "  could not write the replay: %s\n", error.c_str());
+    }
+  }
+  std::fflush(stderr);
+  std::_Exit(kExitCrash);
+}
+
+void add_run(Totals& t, const RunResult& r) {
+  t.runs++;
+  if (!r.ok()) t.failed++;
+  if (r.liveness_failed()) t.failed_liveness++;
+  t.samples += r.samples_attempted;
+  t.records_written += r.oracle.records_written;
+  t.records_delivered += r.oracle.records_delivered;
+  t.bytes_written += r.bytes_written;
+  for (const model::CpuLog& cpu : r.log.cpus) {
+    t.dropped_full += cpu.dropped_full;
+    t.dropped_too_big += cpu.dropped_too_big;
+    t.dropped_paused += cpu.dropped_paused;
+    t.lost_reported += cpu.lost_reported;
+    t.dropped_unreported += cpu.dropped_unreported;
+  }
+  t.lost_delivered += r.oracle.lost_delivered;
+  t.overwritten_records += r.oracle.records_overwritten;
+  t.virtual_ns += r.virtual_ns;
+  t.switches += r.switches;
+  t.decisions += r.decisions;
+  t.mode_runs[r.config.mode == core::RingMode::normal ? 0 : 1]++;
+  for (const std::string& p : r.properties) {
+    PropertyCount& count = t.properties[p];
+    count.checked++;
+    bool violated = false;
+    for (const model::Violation& v : r.violations) violated |= v.property == p;
+    if (!violated) count.passed++;
+  }
+  t.probes.add(r.probes);
+  for (std::size_t i = 0; i < kProbeCount; i++) {
+    if (r.probes.count(i) > 0) t.probe_runs[i]++;
+  }
+}
+
+class Progress {
+ public:
+  Progress(std::ostream& log, bool enabled, std::uint64_t total)
+      : log_(log), enabled_(enabled), tty_(isatty(STDERR_FILENO) == 1), total_(total), start_(Clock::now()) {}
+
+  void update(std::uint64_t done, std::uint64_t failed, std::uint64_t seed, bool force = false) {
+    if (!enabled_) return;
+    const auto now = Clock::now();
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    const std::uint64_t percent = total_ == 0 ? 100 : done * 100 / total_;
+    if (tty_) {
+      if (!force && now - last_ < std::chrono::milliseconds(200)) return;
+      last_ = now;
+      log_ << "\r[" << std::setw(7) << done << "/" << total_ << "] " << std::setw(3) << percent << "% "
+           << seconds(elapsed) << ", " << std::fixed << std::setprecision(0) << (elapsed > 0 ? done / elapsed : 0)
+           << " runs/s, " << failed << " failed, seed " << seed << "   " << std::flush;
+    } else if (force || percent >= next_percent_) {
+      while (next_percent_ <= percent) next_percent_ += 10;
+      log_ << "progress: " << done << "/" << total_ << " runs (" << percent << "%), " << failed << " failed, "
+           << seconds(elapsed) << "\n" << std::flush;
+    }
+  }
+  void finish() {
+    if (enabled_ && tty_) log_ << "\n";
+  }
+
+ private:
+  std::ostream& log_;
+  const bool enabled_;
+  const bool tty_;
+  const std::uint64_t total_;
+  const Clock::time_point start_;
+  Clock::time_point last_{};
+  std::uint64_t next_percent_ = 0;
+};
+
+void report_failure(const CampaignOptions& options, const RunResult& r, const std::vector<Decision>& tape,
+                    Totals& totals, std::ostream& log) {
+  const model::Violation& first = r.violations.front();
+  const std::uint64_t seed = r.config.seed;
+  log << "FAIL seed=" << seed << " property=" << first.property << ": " << first.detail << "\n";
+  for (std::size_t i = 1; i < r.violations.size() && i < 4; i++) {
+    log << "  also " << r.violations[i].property << ": " << r.violations[i].detail << "\n";
+  }
+  log << "  config: " << describe(r.config) << "\n";
+  log << "  reproduce: " << reproduce_line(options, seed) << "\n";
+  nlohmann::json failure = {{"seed", seed},
+                            {"property", first.property},
+                            {"detail", first.detail},
+                            {"config", to_json(r.config)},
+                            {"reproduce", reproduce_line(options, seed)}};
+  std::error_code ec;
+  std::filesystem::create_directories(options.replay_dir, ec);
+  ReplayFile replay;
+  replay.config = r.config;
+  replay.tape = tape;
+  replay.property = first.property;
+  replay.detail = first.detail;
+  replay.trace_hash = r.trace_hash;
+  replay.output_hash = r.output_hash;
+  replay.note = "recorded by the campaign";
+  const std::string path = replay_path(options, seed, ".replay.json");
+  const std::string error = write_replay(path, replay);
+  if (!error.empty()) {
+    log << "  could not write the replay: " << error << "\n";
+  } else {
+    const std::string absolute = std::filesystem::absolute(path).string();
+    log << "  replay: " << options.replay_command << " " << absolute << "\n";
+    failure["replay"] = absolute;
+    if (options.shrink_s > 0) {
+      ShrinkOptions shrink_options;
+      shrink_options.budget_s = options.shrink_s;
+      ShrinkStats stats;
+      ReplayFile shrunk = shrink(replay, shrink_options, stats);
+      shrunk.note = "shrunk from " + std::to_string(stats.decisions_before) + " to " +
+                    std::to_string(stats.decisions_after) + " decisions in " + std::to_string(stats.attempts) +
+                    " attempts";
+      const std::string shrunk_path = replay_path(options, seed, ".shrunk.replay.json");
+      const std::string shrunk_error = write_replay(shrunk_path, shrunk);
+      if (shrunk_error.empty()) {
+        const std::string shrunk_absolute = std::filesystem::absolute(shrunk_path).string();
+        log << "  shrunk: " << options.replay_command << " " << shrunk_absolute << "  (" << shrunk.note
+            << "; cpus=" << shrunk.config.cpus << " records_per_cpu=" << shrunk.config.records_per_cpu
+            << (stats.budget_exhausted ? "; budget reached" : "") << ")\n";
+        failure["shrunk_replay"] = shrunk_absolute;
+      } else {
+        log << "  could not write the shrunk replay: " << shrunk_error << "\n";
+      }
+    }
+  }
+  log << std::flush;
+  totals.failures.push_back(std::move(failure));
+}
+
+nlohmann::json summary_json(const CampaignOptions& options, const Totals& t, double wall_s, bool budget_hit,
+                            std::uint64_t planned) {
+  nlohmann::json j;
+  j["first_seed"] = options.first_seed;
+  j["runs_planned"] = planned;
+  j["runs"] = t.runs;
+  j["failed"] = t.failed;
+  j["failed_liveness"] = t.failed_liveness;
+  j["stopped_by_budget"] = budget_hit;
+  j["shard"] = {{"index", options.shard_index}, {"count", options.shard_count}};
+  j["wall_s"] = wall_s;
+  j["virtual_s"] = static_cast<double>(t.virtual_ns) / 1e9;
+  j["samples_generated"] = t.samples;
+  j["records_written"] = t.records_written;
+  j["records_delivered"] = t.records_delivered;
+  j["bytes_written"] = t.bytes_written;
+  j["dropped"] = {{"ring_full", t.dropped_full},
+                  {"never_fits", t.dropped_too_big},
+                  {"paused", t.dropped_paused},
+                  {"reported_by_lost_records", t.lost_reported},
+                  {"delivered_in_lost_records", t.lost_delivered},
+                  {"unreported", t.dropped_unreported}};
+  j["overwritten_records"] = t.overwritten_records;
+  j["fiber_switches"] = t.switches;
+  j["decisions"] = t.decisions;
+  j["determinism"] = {{"checked", t.determinism_checked}, {"identical", t.determinism_passed}};
+  j["modes"] = {{"normal", t.mode_runs[0]}, {"backward", t.mode_runs[1]}};
+  nlohmann::json properties = nlohmann::json::object();
+  for (const auto& [name, count] : t.properties) {
+    properties[name] = {{"checked", count.checked}, {"passed", count.passed}};
+  }
+  j["properties"] = properties;
+  nlohmann::json probes = nlohmann::json::object();
+  for (std::size_t i = 0; i < kProbeCount; i++) {
+    probes[kProbeInfo[i].name] = {{"hits", t.probes.count(i)}, {"runs", t.probe_runs[i]}};
+  }
+  j["probes"] = probes;
+  j["failures"] = t.failures;
+  return j;
+}
+
+void print_summary(std::ostream& out, const CampaignOptions& options, const Totals& t, double wall_s,
+                   bool budget_hit, std::uint64_t planned) {
+  out << "ringsim campaign: " << t.runs << " runs";
+  if (options.shard_count > 1) out << " (shard " << options.shard_index << " of " << options.shard_count << ")";
+  out << " from seed " << options.first_seed << ", " << t.failed << " failed";
+  if (t.failed_liveness) out << " (" << t.failed_liveness << " on liveness)";
+  out << "\n";
+  if (budget_hit) out << "  stopped by the wall-clock budget after " << t.runs << " of " << planned << " runs\n";
+  out << "  wall time        " << seconds(wall_s) << " (" << std::fixed << std::setprecision(0)
+      << (wall_s > 0 ? t.runs / wall_s : 0) << " runs/s)\n";
+  out << "  virtual time     " << seconds(static_cast<double>(t.virtual_ns) / 1e9) << " simulated\n";
+  out << "  modes            " << t.mode_runs[0] << " normal, " << t.mode_runs[1] << " overwrite (write_backward)\n";
+  out << "  samples          " << with_commas(t.samples) << " generated\n";
+  out << "  records          " << with_commas(t.records_written) << " written into rings, "
+      << with_commas(t.records_delivered) << " delivered\n";
+  out << "  bytes            " << with_commas(t.bytes_written) << " written into rings\n";
+  out << "  dropped          " << with_commas(t.dropped_full + t.dropped_too_big + t.dropped_paused)
+      << " by the kernel (ring full " << with_commas(t.dropped_full) << ", never fit "
+      << with_commas(t.dropped_too_big) << ", paused " << with_commas(t.dropped_paused) << ")\n";
+  out << "  lost reported    " << with_commas(t.lost_reported) << " in LOST records written, "
+      << with_commas(t.lost_delivered) << " in LOST records delivered, " << with_commas(t.dropped_unreported)
+      << " never reported (stopped or cancelled first)\n";
+  out << "  overwritten      " << with_commas(t.overwritten_records)
+      << " records overwritten before a snapshot read them (reported gaps)\n";
+  out << "  scheduling       " << with_commas(t.switches) << " fiber switches, " << with_commas(t.decisions)
+      << " decisions\n";
+  out << "  determinism      " << t.determinism_checked << " seeds run twice, " << t.determinism_passed
+      << " identical\n";
+  out << "  properties (passed/checked):\n";
+  for (const auto& [name, count] : t.properties) {
+    out << "    " << std::left << std::setw(18) << name << std::right << count.passed << "/" << count.checked << "\n";
+  }
+  out << "  probes (hits, runs that hit it):\n";
+  for (std::size_t i = 0; i < kProbeCount; i++) {
+    out << "    " << std::left << std::setw(22) << kProbeInfo[i].name << std::right << std::setw(12)
+        << with_commas(t.probes.count(i)) << std::setw(7) << t.probe_runs[i] << "  " << kProbeInfo[i].text << "\n";
+  }
+  out << std::flush;
+}
+
+}  // namespace
+
+RunConfig campaign_config(const CampaignOptions& options, std::uint64_t seed) {
+  RunConfig config = random_config(seed);
+  for (const auto& override_field : options.overrides) override_field(config);
+  config.seed = seed;
+  return config;
+}
+
+int run_campaign(const CampaignOptions& options, std::ostream& out, std::ostream& log) {
+  VERIFY(options.shard_count >= 1);
+  VERIFY(options.shard_index < options.shard_count);
+  Totals totals;
+  const Clock::time_point start = Clock::now();
+  std::uint64_t planned = 0;
+  for (std::uint64_t i = options.shard_index; i < options.runs; i += options.shard_count) planned++;
+  Progress progress(log, options.progress, planned);
+  bool budget_hit = false;
+  int exit_code = kExitOk;
+  g_crash.options = &options;
+  const core::VerifyHook previous_hook = core::set_verify_hook(crash_hook);
+  std::uint64_t done = 0;
+  for (std::uint64_t i = options.shard_index; i < options.runs; i += options.shard_count) {
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    if (options.budget_s > 0 && elapsed >= options.budget_s) {
+      budget_hit = true;
+      break;
+    }
+    if (totals.failed >= options.failures_max) break;
+    const std::uint64_t seed = options.first_seed + i;
+    const RunConfig config = campaign_config(options, seed);
+    DecisionSource decisions(seed, true);
+    g_crash.config = &config;
+    g_crash.decisions = &decisions;
+    const RunResult result = run_simulation(config, decisions);
+    g_crash.decisions = nullptr;
+    add_run(totals, result);
+    if (!result.ok()) {
+      progress.finish();
+      report_failure(options, result, decisions.recorded(), totals, log);
+      bool safety = false;
+      for (const model::Violation& v : result.violations) safety |= v.property != kLiveness;
+      if (safety) exit_code = kExitCorrectness;
+      else if (exit_code == kExitOk) exit_code = kExitLiveness;
+    } else if (options.determinism_every > 0 && done % options.determinism_every == 0) {
+      // Same seed, no recording: the same trace and the same output.
+      const RunResult again = run_simulation(config);
+      totals.determinism_checked++;
+      if (again.trace_hash == result.trace_hash && again.output_hash == result.output_hash &&
+          again.decisions == result.decisions) {
+        totals.determinism_passed++;
+      } else {
+        log << "FAIL seed=" << seed << " property=determinism: the same seed gave trace hash " << std::hex
+            << result.trace_hash << " then " << again.trace_hash << ", output hash " << result.output_hash
+            << " then " << again.output_hash << std::dec << "\n  reproduce: " << reproduce_line(options, seed)
+            << "\n";
+        totals.failed++;
+        exit_code = kExitCorrectness;
+      }
+    }
+    done++;
+    progress.update(done, totals.failed, seed);
+  }
+  g_crash.config = nullptr;
+  core::set_verify_hook(previous_hook);
+  progress.update(done, totals.failed, options.first_seed + options.runs, true);
+  progress.finish();
+  if (totals.determinism_checked > 0) {
+    PropertyCount& count = totals.properties["determinism"];
+    count.checked = totals.determinism_checked;
+    count.passed = totals.determinism_passed;
+  }
+  const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  print_summary(out, options, totals, wall_s, budget_hit, planned);
+  if (!options.json_path.empty()) {
+    std::ofstream json(options.json_path);
+    json << summary_json(options, totals, wall_s, budget_hit, planned).dump(2) << "\n";
+    json.close();
+    if (!json) {
+      log << "campaign: cannot write " << options.json_path << "\n";
+      if (exit_code == kExitOk) exit_code = kExitIo;
+    }
+  }
+  return exit_code;
+}
+
+}  // namespace ringsim::sim

@@ -1,0 +1,44 @@
+// A campaign: many seeded simulation runs, their properties checked, a
+// summary of what was simulated and which rare paths were hit, and for each
+// failure its seed, a one-line reproduction and a (shrunk) replay file.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "sim/config.h"
+
+namespace ringsim::sim {
+
+struct CampaignOptions {
+  std::uint64_t first_seed = 1;
+  std::uint64_t runs = 2000;
+  double budget_s = 600;                 // wall clock; 0: no limit
+  std::string json_path;                 // summary as JSON, if set
+  std::string replay_dir = "ringsim-failures";
+  double shrink_s = 30;                  // per failure; 0: do not shrink
+  std::uint64_t determinism_every = 10;  // run every Nth seed twice; 0: never
+  std::uint64_t failures_max = 10;       // stop after this many failures
+  bool progress = true;
+  std::uint64_t shard_index = 0;         // run seeds i with i % shard_count == shard_index
+  std::uint64_t shard_count = 1;
+  // Fields fixed by options, applied to every seed's random configuration,
+  // and the same options as text, for the reproduction line.
+  std::vector<std::function<void(RunConfig&)>> overrides;
+  std::string override_args;
+  // Command that reproduces a seed (the seed and overrides are appended).
+  std::string reproduce_command = "bazel run //sim:campaign --";
+  std::string replay_command = "bazel run //sim:replay --";
+};
+
+// Runs the campaign, printing progress and failures to `log` and the
+// summary to `out`. Returns the process exit code (sim/run.h ExitCode).
+int run_campaign(const CampaignOptions& options, std::ostream& out, std::ostream& log);
+
+// The configuration a campaign runs for `seed`.
+RunConfig campaign_config(const CampaignOptions& options, std::uint64_t seed);
+
+}  // namespace ringsim::sim

@@ -1,0 +1,93 @@
+#include "sim/cli.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include "sim/run.h"
+
+namespace ringsim::sim {
+
+void ConfigOptions::add_to(CLI::App& app) {
+  for (const ConfigField& field : config_fields()) {
+    if (std::string(field.name) == "seed") continue;
+    std::string flag = "--" + std::string(field.name);
+    for (char& c : flag) c = c == '_' ? '-' : c;
+    Integer& slot = integers_.emplace_back(Integer{&field});
+    slot.option = app.add_option(flag, slot.value, field.help)
+                      ->check(CLI::Range(field.min, field.max))
+                      ->group("Run configuration (default: drawn per seed)");
+  }
+  mode_option_ = app.add_option("--mode", mode_, "ring mode")
+                     ->check(CLI::IsMember({"normal", "backward"}))
+                     ->group("Run configuration (default: drawn per seed)");
+  size_mix_option_ = app.add_option("--size-mix", size_mix_, "record sizes")
+                         ->check(CLI::IsMember({"small", "mixed", "large", "huge"}))
+                         ->group("Run configuration (default: drawn per seed)");
+  mutant_option_ = app.add_option("--mutant", mutant_, "run a deliberately broken consumer")
+                       ->check(CLI::IsMember({"none", "early_release", "no_pause", "drop_lost"}))
+                       ->group("Run configuration (default: drawn per seed)");
+}
+
+std::vector<std::function<void(RunConfig&)>> ConfigOptions::overrides() const {
+  std::vector<std::function<void(RunConfig&)>> out;
+  for (const Integer& i : integers_) {
+    if (i.option->count() == 0) continue;
+    const ConfigField* field = i.field;
+    const std::uint64_t value = i.value;
+    out.push_back([field, value](RunConfig& c) { field->set(c, value); });
+  }
+  if (mode_option_->count() > 0) {
+    core::RingMode mode{};
+    parse_mode(mode_, mode);
+    out.push_back([mode](RunConfig& c) {
+      c.mode = mode;
+      if (mode == core::RingMode::normal) c.snapshot_interval_ns = 0;
+    });
+  }
+  if (size_mix_option_->count() > 0) {
+    SizeMix mix{};
+    parse_size_mix(size_mix_, mix);
+    out.push_back([mix](RunConfig& c) { c.size_mix = mix; });
+  }
+  if (mutant_option_->count() > 0) {
+    Mutant mutant{};
+    parse_mutant(mutant_, mutant);
+    out.push_back([mutant](RunConfig& c) { c.mutant = mutant; });
+  }
+  return out;
+}
+
+std::string ConfigOptions::as_args() const {
+  std::string args;
+  auto add = [&](const std::string& a) { args += (args.empty() ? "" : " ") + a; };
+  for (const Integer& i : integers_) {
+    if (i.option->count() > 0) add(i.option->get_name() + "=" + std::to_string(i.value));
+  }
+  if (mode_option_->count() > 0) add("--mode=" + mode_);
+  if (size_mix_option_->count() > 0) add("--size-mix=" + size_mix_);
+  if (mutant_option_->count() > 0) add("--mutant=" + mutant_);
+  return args;
+}
+
+std::string user_path(const std::string& path) {
+  if (path.empty() || path.front() == '/') return path;
+  const char* base = std::getenv("BUILD_WORKING_DIRECTORY");
+  if (base == nullptr || *base == '\0') return path;
+  return (std::filesystem::path(base) / path).string();
+}
+
+int parse_command_line(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    std::cerr << app.get_name() << ": error: " << e.what() << " (see --help)\n";
+    return kExitUsage;
+  }
+  return -1;
+}
+
+}  // namespace ringsim::sim

@@ -1,0 +1,66 @@
+#include "sim/memory_sink.h"
+
+#include "core/verify.h"
+
+namespace ringsim::sim {
+
+MemorySink::MemorySink(Scheduler& scheduler, model::RunOutput& output, std::size_t mappings,
+                       std::uint64_t buffer_bytes)
+    : scheduler_(scheduler), output_(output) {
+  VERIFY(mappings > 0);
+  VERIFY(buffer_bytes > 0);
+  output_.cpus.assign(mappings, model::CpuOutput{});
+  buffers_.assign(mappings, std::vector<std::byte>(buffer_bytes));
+  acquired_.assign(mappings, false);
+}
+
+std::span<std::byte> MemorySink::acquire(std::size_t mapping) {
+  VERIFY(mapping < buffers_.size());
+  VERIFY(!acquired_[mapping]);
+  acquired_[mapping] = true;
+  return buffers_[mapping];
+}
+
+int MemorySink::commit(std::size_t mapping, std::uint64_t bytes, const core::RecordCounts& counts) {
+  VERIFY(acquired_[mapping]);
+  VERIFY(bytes <= buffers_[mapping].size());
+  VERIFY(counts.bytes == bytes);
+  const std::vector<std::byte>& buffer = buffers_[mapping];
+  std::vector<std::byte>& out = output_.cpus[mapping].bytes;
+  if (drop_lost_records_) {
+    core::RecordCounts unused;
+    core::walk_records(std::span<const std::byte>(buffer.data(), bytes), unused,
+                       [&](const perf_event_header& header, std::span<const std::byte> record) {
+                         if (header.type != PERF_RECORD_LOST) out.insert(out.end(), record.begin(), record.end());
+                       });
+  } else {
+    out.insert(out.end(), buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(bytes));
+  }
+  acquired_[mapping] = false;
+  scheduler_.trace(TraceKind::committed, mapping, bytes, counts.records);
+  return 0;
+}
+
+void MemorySink::abandon(std::size_t mapping) {
+  VERIFY(acquired_[mapping]);
+  acquired_[mapping] = false;
+}
+
+void MemorySink::note_gap(std::size_t mapping, core::PositionRange gap, std::uint64_t head) {
+  output_.cpus[mapping].gaps.push_back(model::Gap{gap.begin, gap.end, head});
+  scheduler_.trace(TraceKind::gap, mapping, gap.begin, gap.end);
+}
+
+void MemorySink::note_corrupt(std::size_t mapping, core::PositionRange at, core::ReadStatus status) {
+  model::CpuOutput& out = output_.cpus[mapping];
+  out.corrupt = true;
+  out.corrupt_reason = std::string(core::to_string(status)) + " at position " + std::to_string(at.begin);
+  scheduler_.trace(TraceKind::corrupt, mapping, at.begin);
+}
+
+std::uint32_t MemorySink::references(std::size_t mapping) const {
+  VERIFY(mapping < acquired_.size());
+  return 0;
+}
+
+}  // namespace ringsim::sim

@@ -1,0 +1,64 @@
+// Probes count hits on rare paths, so a campaign can show that each fault
+// and each rare path was actually exercised. One table, numbered by the
+// order below; the campaign prints every probe with its count, and a probe
+// at 0 after a campaign is a path the campaign never tried.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace ringsim::sim {
+
+#define RINGSIM_PROBES(X)                                                                  \
+  X(wrap_inside_record, "kernel wrote a record across the end of the ring")                \
+  X(ring_full, "kernel dropped a record: no room (non-overwrite)")                         \
+  X(record_never_fits, "kernel dropped a record larger than the ring")                     \
+  X(paused_drop, "kernel dropped a record while output was paused")                        \
+  X(lost_emitted, "kernel wrote a PERF_RECORD_LOST")                                       \
+  X(lost_flushed_at_exit, "kernel waited at exit for room to report drops")                \
+  X(overwrite_unread, "kernel overwrote a record no snapshot had read (overwrite mode)")   \
+  X(wakeup_events, "wakeup after wakeup_events records")                                   \
+  X(wakeup_watermark, "wakeup after wakeup_watermark bytes")                               \
+  X(reader_fell_behind, "reader found records overwritten before it read them")           \
+  X(chunk_wrapped, "reader copied a chunk in two parts at the end of the ring")            \
+  X(pollhup_with_data, "POLLHUP while the ring still held data")                          \
+  X(poll_eintr, "poll interrupted (EINTR)")                                                \
+  X(snapshot_request, "snapshot requested (overwrite mode)")                               \
+  X(copy_interleaved, "kernel ran in the middle of a reader's copy")                       \
+  X(stop_request, "stop requested while events were still producing")
+
+enum class Probe : std::uint8_t {
+#define RINGSIM_PROBE_ENUM(name, text) name,
+  RINGSIM_PROBES(RINGSIM_PROBE_ENUM)
+#undef RINGSIM_PROBE_ENUM
+      count_
+};
+
+inline constexpr std::size_t kProbeCount = static_cast<std::size_t>(Probe::count_);
+
+struct ProbeInfo {
+  const char* name;
+  const char* text;
+};
+
+inline constexpr std::array<ProbeInfo, kProbeCount> kProbeInfo = {{
+#define RINGSIM_PROBE_INFO(name, text) {#name, text},
+    RINGSIM_PROBES(RINGSIM_PROBE_INFO)
+#undef RINGSIM_PROBE_INFO
+}};
+
+class Probes {
+ public:
+  void hit(Probe probe, std::uint64_t times = 1) { counts_[static_cast<std::size_t>(probe)] += times; }
+  std::uint64_t count(Probe probe) const { return counts_[static_cast<std::size_t>(probe)]; }
+  std::uint64_t count(std::size_t index) const { return counts_[index]; }
+  void add(const Probes& other) {
+    for (std::size_t i = 0; i < kProbeCount; i++) counts_[i] += other.counts_[i];
+  }
+
+ private:
+  std::array<std::uint64_t, kProbeCount> counts_{};
+};
+
+}  // namespace ringsim::sim

@@ -1,0 +1,73 @@
+// One simulation run: kernel, consumer (the production core's record loop
+// over the simulated backend), helper fibers, then the oracle.
+//
+// Phases: the fault phase lasts while any producer is still generating
+// records; faults (EINTR, interrupted copies) happen only then. The quiet
+// phase starts when the last event exits (or a stop is requested): no more
+// faults, and the consumer must finish, every ring drained and released,
+// within quiet_budget_ns of virtual time (liveness).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/record_loop.h"
+#include "model/log.h"
+#include "model/oracle.h"
+#include "sim/config.h"
+#include "sim/decisions.h"
+#include "sim/probes.h"
+
+namespace ringsim::sim {
+
+// Exit codes of the simulator's commands.
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitCorrectness = 1,  // a safety property failed
+  kExitLiveness = 2,     // a run did not finish within its budget
+  kExitCrash = 3,        // a VERIFY failed
+  kExitUsage = 64,       // bad options
+  kExitBadInput = 65,    // bad replay file
+  kExitIo = 74,          // cannot write an output file
+};
+
+// Run-level properties, besides the oracle's.
+inline constexpr const char* kLiveness = "liveness";
+inline constexpr const char* kCleanFinish = "clean_finish";
+inline constexpr const char* kReplayFaithful = "replay_faithful";
+
+struct RunResult {
+  RunConfig config;
+  model::KernelLog log;
+  model::RunOutput output;
+  core::LoopResult loop;
+  Probes probes;
+  model::OracleReport oracle;
+  std::vector<model::Violation> violations;  // oracle + run-level, in that order
+  std::vector<std::string> properties;       // the properties this run checked
+  std::uint64_t trace_hash = 0;
+  std::uint64_t trace_events = 0;
+  std::uint64_t output_hash = 0;
+  std::uint64_t virtual_ns = 0;
+  std::uint64_t quiet_start_ns = 0;
+  std::uint64_t finish_ns = 0;
+  std::uint64_t switches = 0;
+  std::uint64_t decisions = 0;
+  std::uint64_t samples_attempted = 0;
+  std::uint64_t bytes_written = 0;  // by the kernel into rings
+  std::string cancel_reason;
+
+  bool ok() const { return violations.empty(); }
+  // The first violated property ("" if none).
+  std::string first_property() const;
+  bool liveness_failed() const;
+};
+
+// Runs `config` with `decisions` (random from config.seed, or a tape).
+RunResult run_simulation(const RunConfig& config, DecisionSource& decisions);
+
+// Convenience: random decisions from config.seed.
+RunResult run_simulation(const RunConfig& config);
+
+}  // namespace ringsim::sim

@@ -1,0 +1,153 @@
+#include "sim/session.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/verify.h"
+
+namespace ringsim::sim {
+
+SimRing& SimMapping::ring() const { return session_.live_ring(index_); }
+
+std::uint64_t SimMapping::data_size_bytes() const { return ring().data_size_bytes(); }
+
+std::uint64_t SimMapping::load_head() {
+  session_.scheduler_.maybe_yield();
+  SimRing& r = ring();
+  const std::uint64_t head = r.head();  // (C): a plain load; one thread
+  if (r.mode() == core::RingMode::backward && r.paused()) r.note_reader_head(head);
+  session_.scheduler_.trace(TraceKind::head_loaded, index_, head);
+  return head;
+}
+
+void SimMapping::store_tail(std::uint64_t tail) {
+  session_.scheduler_.maybe_yield();
+  ring().store_tail(tail);  // (D)
+  session_.scheduler_.trace(TraceKind::tail_stored, index_, tail);
+  session_.kernel_.space_freed();
+}
+
+void SimMapping::copy_out(std::uint64_t position, std::span<std::byte> destination) {
+  Scheduler& scheduler = session_.scheduler_;
+  scheduler.maybe_yield();
+  const std::span<const std::byte> data = ring().data();
+  const std::uint64_t index = position & (data.size() - 1);
+  const std::uint64_t length = destination.size();
+  VERIFY_MSG(index + length <= data.size(), "copy_out crosses the end of the data area");
+  const std::uint64_t cost_ns = length * session_.config_.copy_ns_per_kib / 1024;
+  const bool split = session_.faults_ && length >= 16 &&
+                     scheduler.decisions().chance(session_.config_.copy_interrupt_per_million);
+  if (split) {
+    // The kernel may run between the two halves.
+    const std::uint64_t half = (length / 2) & ~std::uint64_t{7};
+    std::memcpy(destination.data(), data.data() + index, half);
+    session_.probes_.hit(Probe::copy_interleaved);
+    scheduler.sleep_for(cost_ns / 2);
+    scheduler.yield();
+    const std::span<const std::byte> again = ring().data();
+    std::memcpy(destination.data() + half, again.data() + index + half, length - half);
+    scheduler.sleep_for(cost_ns - cost_ns / 2);
+  } else {
+    std::memcpy(destination.data(), data.data() + index, length);
+    if (cost_ns > 0) scheduler.sleep_for(cost_ns);
+  }
+  scheduler.trace(TraceKind::copied, index_, position, length);
+}
+
+int SimMapping::pause_output(bool paused) {
+  session_.scheduler_.maybe_yield();
+  SimRing& r = ring();
+  r.set_paused(paused);
+  session_.scheduler_.trace(TraceKind::pause, index_, paused ? 1 : 0);
+  if (!paused) session_.kernel_.space_freed();
+  return 0;
+}
+
+SimSession::SimSession(Scheduler& scheduler, Kernel& kernel, Probes& probes, const SessionConfig& config)
+    : scheduler_(scheduler), kernel_(kernel), probes_(probes), config_(config) {
+  for (std::size_t i = 0; i < kernel_.cpus(); i++) mappings_.push_back(std::make_unique<SimMapping>(*this, i));
+  released_.assign(kernel_.cpus(), false);
+}
+
+SimRing& SimSession::live_ring(std::size_t index) {
+  VERIFY(index < released_.size());
+  VERIFY_MSG(!released_[index], "access to a released (unmapped) ring");
+  return kernel_.ring(index);
+}
+
+SimMapping& SimSession::mapping(std::size_t index) {
+  VERIFY(index < mappings_.size());
+  VERIFY_MSG(!released_[index], "access to a released (unmapped) ring");
+  return *mappings_[index];
+}
+
+int SimSession::poll(std::span<core::PollEvents> events, std::uint64_t timeout_ns) {
+  VERIFY(events.size() == mappings_.size());
+  if (scheduler_.sleep_for(config_.syscall_ns) == Wake::cancelled) return -ECANCELED;
+  if (faults_ && scheduler_.decisions().chance(config_.poll_eintr_per_million)) {
+    probes_.hit(Probe::poll_eintr);
+    scheduler_.trace(TraceKind::fault, 1);
+    return -EINTR;
+  }
+  const std::uint64_t deadline_ns = scheduler_.now_ns() + timeout_ns;
+  // Each pass either returns or waits; a wake without an event for us (a
+  // wakeup on a ring not polled) loops, bounded.
+  for (int pass = 0; pass < 1'000'000; pass++) {
+    if (interrupted_) {
+      interrupted_ = false;
+      return -EINTR;
+    }
+    int ready = 0;
+    for (std::size_t i = 0; i < events.size(); i++) {
+      core::PollEvents& e = events[i];
+      e.readable = false;
+      e.hangup = false;
+      if (!e.wanted) continue;
+      SimRing& r = live_ring(i);
+      e.readable = r.take_wakeup();
+      e.hangup = r.hung_up();
+      if (e.hangup && r.holds_unread_data()) probes_.hit(Probe::pollhup_with_data);
+      if (e.readable || e.hangup) ready++;
+    }
+    scheduler_.trace(TraceKind::polled, static_cast<std::uint64_t>(ready));
+    if (ready > 0) return ready;
+    const Wake wake = kernel_.poll_queue().wait(deadline_ns);
+    if (wake == Wake::cancelled) return -ECANCELED;
+    if (wake == Wake::timed_out) return 0;
+  }
+  VERIFY_MSG(false, "poll woke a million times without an event");
+  return 0;
+}
+
+void SimSession::release(std::size_t index) {
+  VERIFY(index < released_.size());
+  VERIFY_MSG(!released_[index], "mapping released twice");
+  released_[index] = true;
+  scheduler_.trace(TraceKind::released, index);
+}
+
+bool SimSession::take_snapshot_request() {
+  const bool requested = snapshot_requested_;
+  snapshot_requested_ = false;
+  return requested;
+}
+
+void SimSession::interrupt() {
+  interrupted_ = true;
+  kernel_.poll_queue().notify_all();
+}
+
+void SimSession::request_snapshot() {
+  probes_.hit(Probe::snapshot_request);
+  snapshot_requested_ = true;
+  interrupt();
+}
+
+void SimSession::request_stop() {
+  if (!kernel_.all_exited()) probes_.hit(Probe::stop_request);
+  stop_requested_ = true;
+  kernel_.disable_all();
+  interrupt();
+}
+
+}  // namespace ringsim::sim

@@ -1,0 +1,92 @@
+// The simulated backend's side of the seam: a RingSession and RingMapping
+// (core/backend.h) over the simulated kernel.
+//
+// Every call is a scheduling point: it may yield to another fiber first
+// (SchedulerLimits::yield_per_million). Calls also cost virtual time: a
+// system call `syscall_ns`, a copy `copy_ns_per_kib` per KiB. During a
+// copy's time the kernel keeps running; with copy_interrupt_per_million the
+// copy is split and the kernel may write between its halves, so a reader
+// that copies bytes it does not own (an unpaused overwrite ring, space it
+// already released) reads torn data, as it would on a real machine.
+//
+// Faults (fault phase only): poll fails with EINTR. Signals: a snapshot
+// request and a stop request interrupt a waiting poll (EINTR), like
+// SIGUSR2 and SIGINT. Touching a released mapping is a VERIFY failure.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/backend.h"
+#include "sim/kernel.h"
+#include "sim/probes.h"
+#include "sim/scheduler.h"
+
+namespace ringsim::sim {
+
+struct SessionConfig {
+  std::uint64_t syscall_ns = 1000;
+  std::uint64_t copy_ns_per_kib = 250;
+  std::uint32_t poll_eintr_per_million = 0;
+  std::uint32_t copy_interrupt_per_million = 0;
+};
+
+class SimSession;
+
+class SimMapping {
+ public:
+  SimMapping(SimSession& session, std::size_t index) : session_(session), index_(index) {}
+  std::uint64_t data_size_bytes() const;
+  std::uint64_t load_head();
+  void store_tail(std::uint64_t tail);
+  void copy_out(std::uint64_t position, std::span<std::byte> destination);
+  int pause_output(bool paused);
+
+ private:
+  SimRing& ring() const;
+  SimSession& session_;
+  const std::size_t index_;
+};
+
+class SimSession {
+ public:
+  using Mapping = SimMapping;
+
+  SimSession(Scheduler& scheduler, Kernel& kernel, Probes& probes, const SessionConfig& config);
+
+  // core::RingSession
+  std::size_t mapping_count() const { return mappings_.size(); }
+  SimMapping& mapping(std::size_t index);
+  int poll(std::span<core::PollEvents> events, std::uint64_t timeout_ns);
+  void release(std::size_t index);
+  std::uint64_t now_ns() const { return scheduler_.now_ns(); }
+  bool stop_requested() const { return stop_requested_; }
+  bool take_snapshot_request();
+
+  // Driven by the run's helper fibers.
+  void request_snapshot();
+  void request_stop();
+  void set_faults(bool enabled) { faults_ = enabled; }
+  bool released(std::size_t index) const { return released_[index]; }
+
+ private:
+  friend class SimMapping;
+  void interrupt();
+  SimRing& live_ring(std::size_t index);
+
+  Scheduler& scheduler_;
+  Kernel& kernel_;
+  Probes& probes_;
+  const SessionConfig config_;
+  std::vector<std::unique_ptr<SimMapping>> mappings_;
+  std::vector<bool> released_;
+  bool faults_ = true;
+  bool interrupted_ = false;
+  bool snapshot_requested_ = false;
+  bool stop_requested_ = false;
+};
+
+}  // namespace ringsim::sim
