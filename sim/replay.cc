@@ -71,7 +71,14 @@ std::string need(const nlohmann::json& j, const char* key, nlohmann::json::value
 std::string replay_to_text(const ReplayFile& replay) {
   nlohmann::json j = body_of(replay);
   j["checksum"] = checksum_of(j);
-  return j.dump(1) + "\n";
+  // Readable layout, with the tape on one line (the checksum covers the
+  // parsed content, not the layout).
+  const std::string tape = j["decisions"]["tape"].dump();
+  j["decisions"]["tape"] = "@tape@";
+  std::string text = j.dump(1);
+  const std::string marker = "\"@tape@\"";
+  text.replace(text.find(marker), marker.size(), tape);
+  return text + "\n";
 }
 
 std::string replay_from_text(const std::string& text, ReplayFile& out) {
