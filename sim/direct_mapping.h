@@ -1,0 +1,60 @@
+// Test helper: a core::RingMapping over a SimRing with no scheduler. Each
+// call acts at once, so a test (or a stateful property) decides exactly
+// what the kernel writes between two reader steps. `on_copy` runs in the
+// middle of every copy_out, for tests that write into the ring while the
+// reader copies.
+#pragma once
+
+#include <cerrno>
+#include <cstring>
+#include <functional>
+#include <span>
+
+#include "core/verify.h"
+#include "sim/kernel.h"
+
+namespace ringsim::sim {
+
+class DirectMapping {
+ public:
+  explicit DirectMapping(SimRing& ring) : ring_(ring) {}
+
+  std::uint64_t data_size_bytes() const { return ring_.data_size_bytes(); }
+  std::uint64_t load_head() {
+    head_loads++;
+    if (ring_.mode() == core::RingMode::backward && ring_.paused()) ring_.note_reader_head(ring_.head());
+    return ring_.head();
+  }
+  void store_tail(std::uint64_t tail) {
+    tail_stores++;
+    ring_.store_tail(tail);
+  }
+  void copy_out(std::uint64_t position, std::span<std::byte> destination) {
+    const std::span<const std::byte> data = ring_.data();
+    const std::uint64_t index = position & (data.size() - 1);
+    VERIFY(index + destination.size() <= data.size());
+    const std::size_t half = destination.size() / 2;
+    std::memcpy(destination.data(), data.data() + index, half);
+    if (on_copy) on_copy(destination.size());
+    std::memcpy(destination.data() + half, data.data() + index + half, destination.size() - half);
+    copies++;
+  }
+  int pause_output(bool paused) {
+    if (fail_pause) return -EINVAL;
+    pause_calls++;
+    ring_.set_paused(paused);
+    return 0;
+  }
+
+  std::function<void(std::size_t)> on_copy;  // called with the copy's length
+  bool fail_pause = false;
+  int head_loads = 0;
+  int tail_stores = 0;
+  int copies = 0;
+  int pause_calls = 0;
+
+ private:
+  SimRing& ring_;
+};
+
+}  // namespace ringsim::sim

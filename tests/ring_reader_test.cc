@@ -1,0 +1,185 @@
+// The core's ring reader (core/ring_reader.h) against a simulated kernel
+// ring, driven step by step.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "core/records.h"
+#include "core/ring_reader.h"
+#include "sim/direct_mapping.h"
+#include "tests/test_util.h"
+
+namespace ringsim::core {
+namespace {
+
+using sim::DirectMapping;
+using testing::RingFixture;
+
+TEST(RingReader, ChunkAcrossTheEndIsCopiedInTwoPartsByteForByte) {
+  RingFixture f(4096);
+  DirectMapping m(*f.ring);
+  RingReader<DirectMapping> reader(m, RingMode::normal);
+  ASSERT_EQ(f.put(4000), sim::SimRing::Output::written);
+  PositionRange chunk;
+  std::vector<std::byte> buffer(4096);
+  ASSERT_EQ(reader.available(chunk), ReadStatus::ready);
+  reader.copy(chunk, buffer);
+  reader.consume(chunk.end);
+  EXPECT_EQ(f.ring->tail(), 4000u);
+  ASSERT_EQ(f.put(200), sim::SimRing::Output::written);  // straddles the end
+  ASSERT_EQ(f.put(48), sim::SimRing::Output::written);
+  ASSERT_EQ(reader.available(chunk), ReadStatus::ready);
+  EXPECT_EQ(chunk.begin, 4000u);
+  EXPECT_EQ(chunk.end, 4248u);
+  reader.copy(chunk, buffer);
+  EXPECT_EQ(reader.stats().wrapped_chunks, 1u);
+  EXPECT_EQ(0, std::memcmp(buffer.data(), f.log.bytes.data() + f.log.written[1].offset, 248));
+  RecordCounts counts;
+  const WalkResult walk = walk_records(std::span<const std::byte>(buffer.data(), chunk.bytes()), counts);
+  EXPECT_EQ(walk.error, RecordError::none);
+  EXPECT_EQ(counts.samples, 2u);
+  reader.consume(chunk.end);
+  EXPECT_EQ(reader.available(chunk), ReadStatus::empty);
+}
+
+TEST(RingReader, ReleasesSpaceOnlyWhenConsumed) {
+  RingFixture f(4096);
+  DirectMapping m(*f.ring);
+  RingReader<DirectMapping> reader(m, RingMode::normal);
+  for (int i = 0; i < 8; i++) f.put(512);
+  PositionRange chunk;
+  std::vector<std::byte> buffer(4096);
+  ASSERT_EQ(reader.available(chunk), ReadStatus::ready);
+  reader.copy(chunk, buffer);
+  EXPECT_EQ(m.tail_stores, 0);
+  EXPECT_EQ(f.put(64), sim::SimRing::Output::dropped_full);  // copied is not released
+  reader.consume(chunk.end);
+  EXPECT_EQ(m.tail_stores, 1);
+  EXPECT_EQ(f.put(64), sim::SimRing::Output::written);
+}
+
+TEST(RingReader, CorruptHeadIsReportedNotRead) {
+  RingFixture f(4096);
+  DirectMapping m(*f.ring);
+  RingReader<DirectMapping> reader(m, RingMode::normal);
+  PositionRange chunk;
+  f.ring->set_head_for_test(12);
+  EXPECT_EQ(reader.available(chunk), ReadStatus::head_unaligned);
+  f.ring->set_head_for_test(4096 + 8);  // more than one ring ahead of tail 0
+  EXPECT_EQ(reader.available(chunk), ReadStatus::head_past_ring);
+  EXPECT_EQ(m.copies, 0);
+  EXPECT_EQ(reader.stats().corrupt, 2u);
+}
+
+// Backward: writes n records of `size`, returns their bytes newest last.
+std::vector<std::vector<std::byte>> fill_backward(RingFixture& f, int n, std::uint32_t size) {
+  std::vector<std::vector<std::byte>> records;
+  for (int i = 0; i < n; i++) {
+    EXPECT_EQ(f.put(size), sim::SimRing::Output::written);
+    const model::WrittenRecord& r = f.log.written.back();
+    records.emplace_back(f.log.bytes.begin() + static_cast<std::ptrdiff_t>(r.offset),
+                         f.log.bytes.begin() + static_cast<std::ptrdiff_t>(r.offset + r.size));
+  }
+  return records;
+}
+
+TEST(RingReader, SnapshotReturnsNewRecordsOldestFirstThenOnlyNewerOnes) {
+  RingFixture f(4096, RingMode::backward);
+  DirectMapping m(*f.ring);
+  RingReader<DirectMapping> reader(m, RingMode::backward);
+  std::vector<std::byte> buffer(4096);
+  const auto first = fill_backward(f, 5, 64);
+  Snapshot s = reader.snapshot(buffer);
+  ASSERT_EQ(s.status, ReadStatus::ready);
+  EXPECT_EQ(s.records, 5u);
+  EXPECT_EQ(s.gap.bytes(), 0u);
+  for (int i = 0; i < 5; i++) EXPECT_EQ(0, std::memcmp(buffer.data() + 64 * i, first[i].data(), 64)) << i;
+  EXPECT_EQ(m.pause_calls, 2);  // paused and resumed
+  EXPECT_FALSE(f.ring->paused());
+  const auto second = fill_backward(f, 3, 128);
+  s = reader.snapshot(buffer);
+  ASSERT_EQ(s.status, ReadStatus::ready);
+  EXPECT_EQ(s.records, 3u);
+  for (int i = 0; i < 3; i++) EXPECT_EQ(0, std::memcmp(buffer.data() + 128 * i, second[i].data(), 128)) << i;
+  s = reader.snapshot(buffer);
+  EXPECT_EQ(s.status, ReadStatus::empty);
+}
+
+TEST(RingReader, SnapshotAfterFallingBehindReportsTheOverwrittenRange) {
+  RingFixture f(4096, RingMode::backward);
+  DirectMapping m(*f.ring);
+  RingReader<DirectMapping> reader(m, RingMode::backward);
+  std::vector<std::byte> buffer(4096);
+  fill_backward(f, 100, 96);  // 9600 bytes: more than two rings
+  const Snapshot s = reader.snapshot(buffer);
+  ASSERT_EQ(s.status, ReadStatus::ready);
+  // 4096 / 96 = 42 whole records fit within one ring from head.
+  EXPECT_EQ(s.records, 42u);
+  EXPECT_EQ(s.bytes, 42u * 96);
+  EXPECT_EQ(s.gap.begin, s.head + 42 * 96);
+  EXPECT_EQ(s.gap.end, 0u);  // back to where writing started
+  EXPECT_EQ(reader.stats().fell_behind, 1u);
+  // The newest record is last in the buffer and is the last one written.
+  EXPECT_EQ(0, std::memcmp(buffer.data() + 41 * 96, f.log.bytes.data() + f.log.written.back().offset, 96));
+}
+
+TEST(RingReader, SnapshotStopsAtACorruptHeader) {
+  RingFixture f(4096, RingMode::backward);
+  DirectMapping m(*f.ring);
+  RingReader<DirectMapping> reader(m, RingMode::backward);
+  std::vector<std::byte> buffer(4096);
+  fill_backward(f, 4, 64);
+  // Corrupt the size of the second-newest record: 12 is not 8-aligned.
+  const std::uint64_t index = (f.ring->head() + 64) & 4095;
+  const std::uint16_t bad = 12;
+  std::memcpy(f.ring->data_for_test().data() + index + 6, &bad, 2);
+  const Snapshot s = reader.snapshot(buffer);
+  EXPECT_EQ(s.status, ReadStatus::record_corrupt);
+  EXPECT_EQ(s.corrupt_at, f.ring->head() + 64);
+  EXPECT_FALSE(f.ring->paused());  // resumed even on error
+}
+
+TEST(RingReader, SnapshotRefusesWhenPauseFails) {
+  RingFixture f(4096, RingMode::backward);
+  DirectMapping m(*f.ring);
+  m.fail_pause = true;
+  RingReader<DirectMapping> reader(m, RingMode::backward);
+  std::vector<std::byte> buffer(4096);
+  fill_backward(f, 4, 64);
+  EXPECT_EQ(reader.snapshot(buffer).status, ReadStatus::pause_failed);
+  EXPECT_EQ(m.copies, 0);
+}
+
+// Without the pause, a kernel write in the middle of the reader's copy
+// tears a record; the record loop's second walk is what catches it (see
+// record_loop_test), the reader alone cannot.
+TEST(RingReader, CopyWithoutPauseCanTear) {
+  RingFixture f(4096, RingMode::backward);
+  DirectMapping m(*f.ring);
+  RingReader<DirectMapping> reader(m, RingMode::backward);
+  std::vector<std::byte> buffer(4096);
+  fill_backward(f, 60, 64);  // a full ring and more
+  bool wrote = false;
+  m.on_copy = [&](std::size_t length) {
+    if (!wrote && length > 8) {  // a record copy, not a header read of the walk
+      wrote = true;
+      f.ring->set_paused(false);
+      for (int i = 0; i < 8; i++) f.put(64);
+    }
+  };
+  const Snapshot s = reader.snapshot(buffer);
+  ASSERT_EQ(s.status, ReadStatus::ready);
+  // The oldest record copied first was overwritten mid-copy.
+  bool all_intact = true;
+  for (std::uint64_t i = 0; i < s.records; i++) {
+    bool found = false;
+    for (const model::WrittenRecord& r : f.log.written) {
+      found |= std::memcmp(buffer.data() + 64 * i, f.log.bytes.data() + r.offset, 64) == 0;
+    }
+    all_intact &= found;
+  }
+  EXPECT_FALSE(all_intact);
+}
+
+}  // namespace
+}  // namespace ringsim::core
