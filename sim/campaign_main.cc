@@ -65,10 +65,15 @@ int main(int argc, char** argv) {
     std::cerr << "campaign: error: " << error << "\n";
     return kExitUsage;
   }
-  // Check the fixed fields against each other once, on the first seed.
-  if (const std::string error = validate(campaign_config(options, options.first_seed)); !error.empty()) {
-    std::cerr << "campaign: error: the options give an invalid configuration: " << error << "\n";
-    return kExitUsage;
+  // Every seed's configuration, with the fixed fields, must be valid before
+  // anything runs.
+  for (std::uint64_t i = options.shard_index; i < options.runs; i += options.shard_count) {
+    const std::uint64_t seed = options.first_seed + i;
+    if (const std::string error = validate(campaign_config(options, seed)); !error.empty()) {
+      std::cerr << "campaign: error: the options give seed " << seed << " an invalid configuration: " << error
+                << "\n";
+      return kExitUsage;
+    }
   }
   if (const char* outputs = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
       outputs != nullptr && app.count("--replay-dir") == 0) {

@@ -24,20 +24,21 @@ void ConfigOptions::add_to(CLI::App& app) {
   size_mix_option_ = app.add_option("--size-mix", size_mix_, "record sizes")
                          ->check(CLI::IsMember({"small", "mixed", "large", "huge"}))
                          ->group("Run configuration (default: drawn per seed)");
-  mutant_option_ = app.add_option("--mutant", mutant_, "run a deliberately broken consumer")
+  mutant_option_ = app.add_option("--mutant", mutant_,
+                                  "run a deliberately broken consumer (implies the mode it breaks unless --mode is given)")
                        ->check(CLI::IsMember({"none", "early_release", "no_pause", "drop_lost"}))
                        ->group("Run configuration (default: drawn per seed)");
 }
 
 std::vector<std::function<void(RunConfig&)>> ConfigOptions::overrides() const {
+  // Order matters: the mode first (it clears a drawn snapshot interval that
+  // normal mode cannot have), then the mutant (which implies the mode it
+  // breaks, unless --mode was given), then the integer fields, so that an
+  // explicit --snapshot-interval-ns with --mode=normal is refused, not
+  // silently dropped.
   std::vector<std::function<void(RunConfig&)>> out;
-  for (const Integer& i : integers_) {
-    if (i.option->count() == 0) continue;
-    const ConfigField* field = i.field;
-    const std::uint64_t value = i.value;
-    out.push_back([field, value](RunConfig& c) { field->set(c, value); });
-  }
-  if (mode_option_->count() > 0) {
+  const bool mode_given = mode_option_->count() > 0;
+  if (mode_given) {
     core::RingMode mode{};
     parse_mode(mode_, mode);
     out.push_back([mode](RunConfig& c) {
@@ -45,15 +46,32 @@ std::vector<std::function<void(RunConfig&)>> ConfigOptions::overrides() const {
       if (mode == core::RingMode::normal) c.snapshot_interval_ns = 0;
     });
   }
+  if (mutant_option_->count() > 0) {
+    Mutant mutant{};
+    parse_mutant(mutant_, mutant);
+    out.push_back([mutant, mode_given](RunConfig& c) {
+      c.mutant = mutant;
+      if (mode_given) return;
+      if (mutant == Mutant::early_release) {
+        c.mode = core::RingMode::normal;
+        c.snapshot_interval_ns = 0;
+      }
+      if (mutant == Mutant::no_pause) {
+        c.mode = core::RingMode::backward;
+        if (c.snapshot_interval_ns == 0) c.snapshot_interval_ns = 20'000 + 1'000 * (c.seed % 64);
+      }
+    });
+  }
   if (size_mix_option_->count() > 0) {
     SizeMix mix{};
     parse_size_mix(size_mix_, mix);
     out.push_back([mix](RunConfig& c) { c.size_mix = mix; });
   }
-  if (mutant_option_->count() > 0) {
-    Mutant mutant{};
-    parse_mutant(mutant_, mutant);
-    out.push_back([mutant](RunConfig& c) { c.mutant = mutant; });
+  for (const Integer& i : integers_) {
+    if (i.option->count() == 0) continue;
+    const ConfigField* field = i.field;
+    const std::uint64_t value = i.value;
+    out.push_back([field, value](RunConfig& c) { field->set(c, value); });
   }
   return out;
 }

@@ -8,6 +8,10 @@
 #include <cerrno>
 #include <cstring>
 #include <functional>
+#include <memory>
+#include <vector>
+
+#include "core/backend.h"
 #include <span>
 
 #include "core/verify.h"
@@ -55,6 +59,50 @@ class DirectMapping {
 
  private:
   SimRing& ring_;
+};
+
+}  // namespace ringsim::sim
+
+namespace ringsim::sim {
+
+// Test helper: a core::RingSession over DirectMappings, with no scheduler.
+// poll() never waits: it reports wakeups and hangups as they are.
+class DirectSession {
+ public:
+  using Mapping = DirectMapping;
+  explicit DirectSession(std::vector<SimRing*> rings) : rings_(std::move(rings)) {
+    for (SimRing* ring : rings_) mappings_.push_back(std::make_unique<DirectMapping>(*ring));
+    released_.assign(rings_.size(), false);
+  }
+  std::size_t mapping_count() const { return mappings_.size(); }
+  DirectMapping& mapping(std::size_t i) {
+    VERIFY(!released_[i]);
+    return *mappings_[i];
+  }
+  int poll(std::span<core::PollEvents> events, std::uint64_t) {
+    polls++;
+    int ready = 0;
+    for (std::size_t i = 0; i < events.size(); i++) {
+      events[i].readable = events[i].wanted && rings_[i]->take_wakeup();
+      events[i].hangup = events[i].wanted && rings_[i]->hung_up();
+      ready += events[i].readable || events[i].hangup;
+    }
+    return ready;
+  }
+  void release(std::size_t i) {
+    VERIFY(!released_[i]);
+    released_[i] = true;
+  }
+  std::uint64_t now_ns() const { return 0; }
+  bool stop_requested() const { return false; }
+  bool take_snapshot_request() { return false; }
+  bool released(std::size_t i) const { return released_[i]; }
+  int polls = 0;
+
+ private:
+  std::vector<SimRing*> rings_;
+  std::vector<std::unique_ptr<DirectMapping>> mappings_;
+  std::vector<bool> released_;
 };
 
 }  // namespace ringsim::sim

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The simulator's commands as a user runs them: bad options and bad replay
+# files get one clear line and a distinct exit status; a failing campaign
+# prints its seed, a reproduction and a replay that the replay command
+# reproduces, naming the property.
+set -u
+campaign="$1"
+replay="$2"
+work="${TEST_TMPDIR:-$(mktemp -d)}"
+failures=0
+
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# expect_error STATUS PATTERN -- COMMAND...: exactly one line on stderr,
+# matching PATTERN, and exit status STATUS.
+expect_error() {
+  local status="$1" pattern="$2"; shift 3
+  "$@" >"$work/out" 2>"$work/err"
+  local rc=$?
+  [ "$rc" -eq "$status" ] || fail "$* exited $rc, expected $status"
+  [ "$(wc -l <"$work/err")" -eq 1 ] || fail "$*: expected one line on stderr, got: $(cat "$work/err")"
+  grep -q -- "$pattern" "$work/err" || fail "$*: stderr does not say '$pattern': $(cat "$work/err")"
+}
+
+expect_error 64 "cpus" -- "$campaign" --cpus=9
+expect_error 64 "cpus" -- "$campaign" --cpus=0
+expect_error 64 "runs" -- "$campaign" --runs=0
+expect_error 64 "mode" -- "$campaign" --mode=sideways
+expect_error 64 "ring-pages" -- "$campaign" --ring-pages=128
+expect_error 64 "power of two" -- "$campaign" --ring-pages=3 --runs=1
+expect_error 64 "snapshots need mode=backward" -- "$campaign" --mode=normal --snapshot-interval-ns=5000 --runs=1
+expect_error 64 "nosuch" -- "$campaign" --nosuch
+expect_error 65 "cannot open" -- "$replay" "$work/missing.json"
+printf 'not json' >"$work/bad.json"
+expect_error 65 "not JSON" -- "$replay" "$work/bad.json"
+
+# A clean campaign: exit 0, a summary, a JSON summary.
+"$campaign" --runs=20 --no-progress --json="$work/summary.json" >"$work/out" 2>"$work/err" || fail "clean campaign failed: $(cat "$work/out" "$work/err")"
+grep -q "20 runs from seed 1, 0 failed" "$work/out" || fail "no summary line: $(cat "$work/out")"
+grep -q '"runs": 20' "$work/summary.json" || fail "JSON summary lacks runs"
+grep -q '"exactly_once"' "$work/summary.json" || fail "JSON summary lacks per-property counts"
+
+# A broken consumer: exit 1, a reproduction line, replays that reproduce.
+"$campaign" --runs=10 --mutant=drop_lost --no-progress --shrink-s=3 --max-failures=1 \
+  --replay-dir="$work/replays" >"$work/out" 2>"$work/err"
+rc=$?
+[ "$rc" -eq 1 ] || fail "mutant campaign exited $rc, expected 1"
+grep -q "^FAIL seed=" "$work/err" || fail "no FAIL line with a seed: $(cat "$work/err")"
+grep -q "reproduce: .* --seed=.* --runs=1 --mutant=drop_lost" "$work/err" || fail "no reproduction line"
+file=$(ls "$work/replays"/*.shrunk.replay.json 2>/dev/null | head -1)
+[ -n "$file" ] || fail "no shrunk replay written"
+for f in "$work/replays"/*.json; do
+  "$replay" "$f" >"$work/replay.out" 2>&1
+  rc=$?
+  [ "$rc" -eq 1 ] || fail "replay of $f exited $rc, expected 1"
+  grep -q "^VIOLATED " "$work/replay.out" || fail "replay of $f names no property"
+  grep -q "trace hash [0-9a-f]* (as recorded)" "$work/replay.out" || fail "replay of $f is not exact: $(cat "$work/replay.out")"
+done
+# Its reproduction line reproduces the same failure.
+seed=$(sed -n 's/^FAIL seed=\([0-9]*\).*/\1/p' "$work/err" | head -1)
+"$campaign" --seed="$seed" --runs=1 --mutant=drop_lost --no-progress --shrink-s=0 \
+  --replay-dir="$work/again" >/dev/null 2>"$work/err2"
+grep -q "^FAIL seed=$seed " "$work/err2" || fail "the reproduction line did not reproduce seed $seed"
+
+# A corrupted replay is refused, naming the file and the problem.
+sed 's/"cpus": 1,/"cpus": 2,/' "$file" >"$work/edited.json"
+expect_error 65 "checksum mismatch" -- "$replay" "$work/edited.json"
+head -c 200 "$file" >"$work/cut.json"
+expect_error 65 "truncated" -- "$replay" "$work/cut.json"
+
+if [ "$failures" -eq 0 ]; then echo "cli_test: all checks passed"; fi
+exit $((failures > 0))
