@@ -90,7 +90,10 @@ RC_GTEST_PROP(CorruptRing, ReportedNeverLoopsNeverOverruns, ()) {
   RC_ASSERT(!sink.corrupt[1]);
   // The valid prefix of ring 0 and all of ring 1 were delivered.
   RC_ASSERT(sink.out[0].size() == first_bad);
-  RC_ASSERT(std::memcmp(sink.out[0].data(), logs[0].bytes.data(), first_bad) == 0);
+  if (first_bad > 0) {
+    const bool same = std::memcmp(sink.out[0].data(), logs[0].bytes.data(), first_bad) == 0;
+    RC_ASSERT(same);
+  }
   RC_ASSERT(sink.out[1] == logs[1].bytes);
   RC_ASSERT(session.released(0));
   RC_ASSERT(session.released(1));
