@@ -167,8 +167,9 @@ class Progress {
       log_ << "\r[" << std::setw(7) << done << "/" << total_ << "] " << std::setw(3) << percent << "% "
            << seconds(elapsed) << ", " << std::fixed << std::setprecision(0) << (elapsed > 0 ? done / elapsed : 0)
            << " runs/s, " << failed << " failed, seed " << seed << "   " << std::flush;
-    } else if (force || percent >= next_percent_) {
+    } else if (percent >= next_percent_ || (force && done != last_done_)) {
       while (next_percent_ <= percent) next_percent_ += 10;
+      last_done_ = done;
       log_ << "progress: " << done << "/" << total_ << " runs (" << percent << "%), " << failed << " failed, "
            << seconds(elapsed) << "\n" << std::flush;
     }
@@ -185,6 +186,7 @@ class Progress {
   const Clock::time_point start_;
   Clock::time_point last_{};
   std::uint64_t next_percent_ = 0;
+  std::uint64_t last_done_ = UINT64_MAX;
 };
 
 void report_failure(const CampaignOptions& options, const RunResult& r, const std::vector<Decision>& tape,
