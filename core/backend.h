@@ -110,9 +110,69 @@ concept RingSession = requires(S& session, const S& const_session, std::size_t i
   // loop drains every ring once more and stops.
   { session.stop_requested() } -> std::same_as<bool>;
 
+  // The recording ends early (an output error): stop every event producing
+  // (PERF_EVENT_IOC_DISABLE), so the kernel stops filling rings nobody will
+  // read. Never blocks.
+  { session.disable_events() } -> std::same_as<void>;
+
   // Overwrite mode: a snapshot was requested (SIGUSR2, a scheduled request in
   // the simulator). Reading the request clears it.
   { session.take_snapshot_request() } -> std::same_as<bool>;
+};
+
+// The output file and its writes: synchronous (write_at) and asynchronous
+// (POSIX AIO in the real backend: aio_write / aio_error / aio_return /
+// aio_suspend). Asynchronous writes are identified by control-block slot,
+// 0 <= slot < the number of slots the writer was built for; a slot has at
+// most one write in flight.
+template <class D>
+concept TraceDisk = requires(D& disk, std::uint32_t index, std::uint32_t slot,
+                             std::span<const std::byte> data, std::uint64_t offset,
+                             std::span<const std::uint32_t> slots, std::uint64_t duration_ns) {
+  // Creates (truncating) output file number `index` (0 first; rotation opens
+  // 1, 2, ...) and makes it current. The previous file is closed. Returns 0
+  // or -errno (-EACCES, -ENOENT, -EROFS, ...).
+  { disk.open_output(index) } -> std::same_as<int>;
+
+  // Closes the current file; no write on it may be in flight. 0 or -errno.
+  { disk.close_output() } -> std::same_as<int>;
+
+  // Closes the current file and removes it: used when not even its header
+  // could be written, so no unreadable file is left behind. 0 or -errno.
+  { disk.remove_output() } -> std::same_as<int>;
+
+  // Writes data at offset of the current file and waits for it (pwrite).
+  // Returns the bytes written, 1..data.size() (fewer is a short write), or
+  // -errno: -EINTR and -EAGAIN (try again), -ENOSPC, -EIO, ... May block.
+  { disk.write_at(data, offset) } -> std::same_as<std::int64_t>;
+
+  // Cuts the current file to `offset` bytes. 0 or -errno.
+  { disk.truncate(offset) } -> std::same_as<int>;
+
+  // Starts an asynchronous write of data at offset on the current file in
+  // `slot`. Ownership: the bytes must stay unchanged, and the slot unused,
+  // until aio_error() says the write is no longer in progress. Returns 0
+  // (queued), -EAGAIN (the queue is full now: try again later), or -errno.
+  // Never blocks.
+  { disk.aio_submit(slot, data, offset) } -> std::same_as<int>;
+
+  // The slot's write: EINPROGRESS, 0 (complete: call aio_return once), or
+  // an errno (EINTR: interrupted, nothing known to be written; EIO, ENOSPC,
+  // ...: failed; call aio_return once too). Never blocks.
+  { disk.aio_error(slot) } -> std::same_as<int>;
+
+  // After aio_error() returned 0: the bytes written (0..size; fewer is a
+  // short write). After an error: -1. Exactly once per write.
+  { disk.aio_return(slot) } -> std::same_as<std::int64_t>;
+
+  // Waits until a write in one of `slots` is no longer in progress, or
+  // duration_ns passes. Returns 0, -EAGAIN (timed out), -EINTR, or another
+  // -errno (the simulator: -ECANCELED when the run is being cancelled).
+  // May block.
+  { disk.aio_suspend(slots, duration_ns) } -> std::same_as<int>;
+
+  // Sleeps for duration_ns (back-off; virtual time in the simulator).
+  { disk.sleep_ns(duration_ns) } -> std::same_as<void>;
 };
 
 }  // namespace ringsim::core

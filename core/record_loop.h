@@ -96,6 +96,7 @@ struct LoopResult {
   std::uint64_t mappings_corrupt = 0;
   std::uint64_t corrupt_bytes = 0;    // dropped: after a corrupt header
   std::uint64_t abandoned_bytes = 0;  // dropped: left in rings after a sink error
+  std::uint64_t mappings_held = 0;    // not released: writes on them never completed
 };
 
 template <RingSession Session, ChunkSink Sink>
@@ -118,7 +119,8 @@ class RecordLoop {
 
   LoopResult run() {
     const std::size_t count = state_.size();
-    for (result_.rounds = 0; result_.rounds < options_.rounds_max; result_.rounds++) {
+    for (std::uint64_t round = 0; round < options_.rounds_max; round++) {
+      result_.rounds = round + 1;
       const bool stopping = session_.stop_requested();
       if (!stopping) {
         for (std::size_t i = 0; i < count; i++) events_[i] = PollEvents{state_[i] == State::live};
@@ -286,6 +288,9 @@ class RecordLoop {
   void finish(LoopStatus status, int error) {
     result_.status = status;
     result_.error = error;
+    const bool early = status == LoopStatus::sink_error || status == LoopStatus::poll_error ||
+                       status == LoopStatus::rounds_exhausted;
+    if (early) session_.disable_events();
     const int flush_rc = sink_.flush();
     if (flush_rc < 0 && result_.error == 0) {
       result_.status = LoopStatus::sink_error;
@@ -299,11 +304,17 @@ class RecordLoop {
           result_.abandoned_bytes += chunk.bytes();
         }
       }
-      VERIFY(sink_.references(i) == 0);
+      // A write still in flight (the sink could not wait for it) keeps its
+      // mapping: releasing it could free memory the write still reads.
+      if (sink_.references(i) != 0) {
+        result_.mappings_held++;
+        continue;
+      }
       release(i);
     }
     for (const auto& reader : readers_) result_.ring.add(reader->stats());
-    VERIFY(released_ == state_.size());
+    VERIFY(released_ + result_.mappings_held == state_.size());
+    VERIFY(result_.mappings_held == 0 || result_.status != LoopStatus::done);
   }
 
   Session& session_;

@@ -318,7 +318,7 @@ void print_summary(std::ostream& out, const CampaignOptions& options, const Tota
       << " identical\n";
   out << "  properties (passed/checked):\n";
   for (const auto& [name, count] : t.properties) {
-    out << "    " << std::left << std::setw(18) << name << std::right << count.passed << "/" << count.checked << "\n";
+    out << "    " << std::left << std::setw(21) << name << std::right << count.passed << "/" << count.checked << "\n";
   }
   out << "  probes (hits, runs that hit it):\n";
   for (std::size_t i = 0; i < kProbeCount; i++) {

@@ -24,16 +24,20 @@ void ConfigOptions::add_to(CLI::App& app) {
   size_mix_option_ = app.add_option("--size-mix", size_mix_, "record sizes")
                          ->check(CLI::IsMember({"small", "mixed", "large", "huge"}))
                          ->group("Run configuration (default: drawn per seed)");
+  output_option_ = app.add_option("--output", output_, "where the record loop writes")
+                       ->check(CLI::IsMember({"memory", "serial", "aio"}))
+                       ->group("Run configuration (default: drawn per seed)");
   mutant_option_ = app.add_option("--mutant", mutant_,
-                                  "run a deliberately broken consumer (implies the mode it breaks unless --mode is given)")
-                       ->check(CLI::IsMember({"none", "early_release", "no_pause", "drop_lost"}))
+                                  "run a deliberately broken consumer (implies the mode and output it breaks unless "
+                                  "--mode or --output is given)")
+                       ->check(CLI::IsMember(mutant_names()))
                        ->group("Run configuration (default: drawn per seed)");
 }
 
 std::vector<std::function<void(RunConfig&)>> ConfigOptions::overrides() const {
-  // Order matters: the mode first (it clears a drawn snapshot interval that
-  // normal mode cannot have), then the mutant (which implies the mode it
-  // breaks, unless --mode was given), then the integer fields, so that an
+  // Order matters: the mode and output first (they clear drawn fields that
+  // they cannot have), then the mutant (which implies the mode and output it
+  // breaks, unless given), then the integer fields, so that an
   // explicit --snapshot-interval-ns with --mode=normal is refused, not
   // silently dropped.
   std::vector<std::function<void(RunConfig&)>> out;
@@ -46,21 +50,17 @@ std::vector<std::function<void(RunConfig&)>> ConfigOptions::overrides() const {
       if (mode == core::RingMode::normal) c.snapshot_interval_ns = 0;
     });
   }
+  const bool output_given = output_option_->count() > 0;
+  if (output_given) {
+    Output output{};
+    parse_output(output_, output);
+    out.push_back([output](RunConfig& c) { set_output(c, output); });
+  }
   if (mutant_option_->count() > 0) {
     Mutant mutant{};
     parse_mutant(mutant_, mutant);
-    out.push_back([mutant, mode_given](RunConfig& c) {
-      c.mutant = mutant;
-      if (mode_given) return;
-      if (mutant == Mutant::early_release) {
-        c.mode = core::RingMode::normal;
-        c.snapshot_interval_ns = 0;
-      }
-      if (mutant == Mutant::no_pause) {
-        c.mode = core::RingMode::backward;
-        if (c.snapshot_interval_ns == 0) c.snapshot_interval_ns = 20'000 + 1'000 * (c.seed % 64);
-      }
-    });
+    const bool keep = mode_given || output_given;
+    out.push_back([mutant, keep](RunConfig& c) { set_mutant(c, mutant, keep); });
   }
   if (size_mix_option_->count() > 0) {
     SizeMix mix{};
@@ -83,6 +83,7 @@ std::string ConfigOptions::as_args() const {
     if (i.option->count() > 0) add(i.option->get_name() + "=" + std::to_string(i.value));
   }
   if (mode_option_->count() > 0) add("--mode=" + mode_);
+  if (output_option_->count() > 0) add("--output=" + output_);
   if (size_mix_option_->count() > 0) add("--size-mix=" + size_mix_);
   if (mutant_option_->count() > 0) add("--mutant=" + mutant_);
   return args;

@@ -29,8 +29,9 @@ class ConfigOptions {
     CLI::Option* option = nullptr;
   };
   std::deque<Integer> integers_;
-  std::string mode_, size_mix_, mutant_;
+  std::string mode_, size_mix_, mutant_, output_;
   CLI::Option* mode_option_ = nullptr;
+  CLI::Option* output_option_ = nullptr;
   CLI::Option* size_mix_option_ = nullptr;
   CLI::Option* mutant_option_ = nullptr;
 };

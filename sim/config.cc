@@ -7,20 +7,58 @@
 
 namespace ringsim::sim {
 
+namespace {
+constexpr Mutant kMutants[] = {Mutant::none,          Mutant::early_release, Mutant::no_pause,
+                               Mutant::drop_lost,     Mutant::shared_offset, Mutant::reuse_buffer,
+                               Mutant::eagain_busy_loop, Mutant::error_resubmit};
+}  // namespace
+
 const char* to_string(Mutant mutant) {
   switch (mutant) {
     case Mutant::none: return "none";
     case Mutant::early_release: return "early_release";
     case Mutant::no_pause: return "no_pause";
     case Mutant::drop_lost: return "drop_lost";
+    case Mutant::shared_offset: return "shared_offset";
+    case Mutant::reuse_buffer: return "reuse_buffer";
+    case Mutant::eagain_busy_loop: return "eagain_busy_loop";
+    case Mutant::error_resubmit: return "error_resubmit";
   }
   return "unknown";
 }
 
 bool parse_mutant(const std::string& text, Mutant& out) {
-  for (Mutant m : {Mutant::none, Mutant::early_release, Mutant::no_pause, Mutant::drop_lost}) {
+  for (Mutant m : kMutants) {
     if (text == to_string(m)) {
       out = m;
+      return true;
+    }
+  }
+  return false;
+}
+
+const std::vector<std::string>& mutant_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (Mutant m : kMutants) v.push_back(to_string(m));
+    return v;
+  }();
+  return names;
+}
+
+const char* to_string(Output output) {
+  switch (output) {
+    case Output::memory: return "memory";
+    case Output::serial: return "serial";
+    case Output::aio: return "aio";
+  }
+  return "unknown";
+}
+
+bool parse_output(const std::string& text, Output& out) {
+  for (Output o : {Output::memory, Output::serial, Output::aio}) {
+    if (text == to_string(o)) {
+      out = o;
       return true;
     }
   }
@@ -80,10 +118,68 @@ const std::vector<ConfigField>& config_fields() {
       RINGSIM_FIELD(copy_interrupt_per_million, "chance the kernel runs inside a copy", 0, 1'000'000),
       RINGSIM_FIELD(quiet_budget_ns, "quiet phase budget, virtual ns", kMs, 3600 * kS),
       RINGSIM_FIELD(switches_max, "fiber switch budget", 1'000, 1'000'000'000),
+      RINGSIM_FIELD(cblocks, "control blocks per ring (output=aio)", 1, 4),
+      RINGSIM_FIELD(rotate_bytes, "switch output files after this many data bytes (0: never)", 0, std::uint64_t{1} << 40),
+      RINGSIM_FIELD(disk_queue_depth, "disk: writes in flight at most", 1, 64),
+      RINGSIM_FIELD(disk_latency_ns_min, "disk: least write latency, ns", 0, kS),
+      RINGSIM_FIELD(disk_latency_ns_max, "disk: largest write latency, ns", 0, kS),
+      RINGSIM_FIELD(disk_ns_per_kib, "disk: ns per KiB written", 0, kMs),
+      RINGSIM_FIELD(disk_stall_per_million, "disk: chance a write stalls", 0, 1'000'000),
+      RINGSIM_FIELD(disk_stall_ns, "disk: length of a stall, ns", 0, 10 * kS),
+      RINGSIM_FIELD(disk_short_per_million, "disk: chance a write is short", 0, 1'000'000),
+      RINGSIM_FIELD(disk_eagain_per_million, "disk: chance a submit gets EAGAIN", 0, 1'000'000),
+      RINGSIM_FIELD(disk_eagain_burst_per_million, "disk: chance a burst of EAGAIN starts", 0, 1'000'000),
+      RINGSIM_FIELD(disk_eagain_burst_ns, "disk: length of an EAGAIN burst, ns", 0, kS),
+      RINGSIM_FIELD(disk_eintr_per_million, "disk: chance a write completes with EINTR", 0, 1'000'000),
+      RINGSIM_FIELD(disk_suspend_eintr_per_million, "disk: chance a wait or pwrite gets EINTR", 0, 1'000'000),
+      RINGSIM_FIELD(disk_eio_per_million, "disk: chance a write fails with EIO", 0, 1'000'000),
+      RINGSIM_FIELD(disk_capacity_bytes, "disk: ENOSPC past this file size (0: unlimited)", 0, std::uint64_t{1} << 40),
+      RINGSIM_FIELD(disk_open_fails, "disk: 1 makes creating the output fail (EACCES)", 0, 1),
   };
   return fields;
 }
 #undef RINGSIM_FIELD
+
+void set_output(RunConfig& c, Output output) {
+  c.output = output;
+  if (output == Output::memory) {
+    c.rotate_bytes = 0;
+    c.disk_capacity_bytes = 0;
+    c.disk_open_fails = 0;
+  }
+}
+
+void set_mutant(RunConfig& c, Mutant mutant, bool keep_mode_and_output) {
+  c.mutant = mutant;
+  if (keep_mode_and_output) return;
+  switch (mutant) {
+    case Mutant::none:
+      break;
+    case Mutant::early_release:
+      c.mode = core::RingMode::normal;
+      c.snapshot_interval_ns = 0;
+      break;
+    case Mutant::no_pause:
+      c.mode = core::RingMode::backward;
+      if (c.snapshot_interval_ns == 0) c.snapshot_interval_ns = 20'000 + 1'000 * (c.seed % 64);
+      break;
+    case Mutant::drop_lost:
+      set_output(c, Output::memory);
+      break;
+    case Mutant::shared_offset:
+    case Mutant::reuse_buffer:
+    case Mutant::eagain_busy_loop:
+    case Mutant::error_resubmit:
+      set_output(c, Output::aio);
+      break;
+  }
+  if (mutant == Mutant::eagain_busy_loop && c.disk_eagain_burst_per_million == 0) {
+    c.disk_eagain_burst_per_million = 20'000;
+  }
+  if (mutant == Mutant::error_resubmit && c.disk_eio_per_million == 0 && c.disk_capacity_bytes == 0) {
+    c.disk_capacity_bytes = 4096 * (16 + c.seed % 256);
+  }
+}
 
 RunConfig random_config(std::uint64_t seed) {
   DecisionSource d(seed ^ 0x5ca1ab1e0ddba11ull, false);
@@ -112,6 +208,29 @@ RunConfig random_config(std::uint64_t seed) {
   c.copy_interrupt_per_million = static_cast<std::uint32_t>(d.between(0, 200'000));
   c.quiet_budget_ns = 10 * kS;
   c.switches_max = 2'000'000;
+  // Output: a third each; the disk's faults on most writer runs.
+  const std::uint64_t output = d.draw(3);
+  c.output = output == 0 ? Output::memory : output == 1 ? Output::serial : Output::aio;
+  c.cblocks = static_cast<std::uint32_t>(d.between(1, 4));
+  c.rotate_bytes = d.draw(6) == 0 ? 4096 * d.between(1, 256) : 0;
+  c.disk_queue_depth = static_cast<std::uint32_t>(d.between(1, 16));
+  c.disk_latency_ns_min = d.between(0, 50'000);
+  c.disk_latency_ns_max = c.disk_latency_ns_min + d.between(0, 500'000);
+  c.disk_ns_per_kib = d.between(0, 5'000);
+  const bool faulty = d.draw(4) != 0;
+  c.disk_stall_per_million = faulty ? static_cast<std::uint32_t>(d.between(0, 20'000)) : 0;
+  c.disk_stall_ns = d.between(100'000, 10 * kMs);
+  c.disk_short_per_million = faulty ? static_cast<std::uint32_t>(d.between(0, 200'000)) : 0;
+  c.disk_eagain_per_million = faulty ? static_cast<std::uint32_t>(d.between(0, 200'000)) : 0;
+  c.disk_eagain_burst_per_million = faulty ? static_cast<std::uint32_t>(d.between(0, 20'000)) : 0;
+  c.disk_eagain_burst_ns = d.between(10'000, 2 * kMs);
+  c.disk_eintr_per_million = faulty ? static_cast<std::uint32_t>(d.between(0, 100'000)) : 0;
+  c.disk_suspend_eintr_per_million = faulty ? static_cast<std::uint32_t>(d.between(0, 100'000)) : 0;
+  // Hard errors end the recording: on a few runs only.
+  c.disk_eio_per_million = d.draw(20) == 0 ? static_cast<std::uint32_t>(d.between(100, 20'000)) : 0;
+  c.disk_capacity_bytes = d.draw(20) == 0 ? 4096 * d.between(1, 2048) : 0;
+  c.disk_open_fails = d.draw(100) == 0 ? 1 : 0;
+  set_output(c, c.output);
   c.mutant = Mutant::none;
   VERIFY(validate(c).empty());
   return c;
@@ -138,6 +257,24 @@ std::string validate(const RunConfig& c) {
   if (c.snapshot_interval_ns != 0 && c.mode != core::RingMode::backward) {
     return "snapshot_interval_ns: snapshots need mode=backward";
   }
+  if (c.disk_latency_ns_max < c.disk_latency_ns_min) {
+    return "disk_latency_ns_max: " + std::to_string(c.disk_latency_ns_max) + " is below disk_latency_ns_min (" +
+           std::to_string(c.disk_latency_ns_min) + ")";
+  }
+  if (c.rotate_bytes != 0 && c.rotate_bytes < 4096) return "rotate_bytes: must be 0 or at least 4096";
+  if (c.disk_capacity_bytes != 0 && c.disk_capacity_bytes < 4096) {
+    return "disk_capacity_bytes: must be 0 or at least 4096";
+  }
+  if (c.output == Output::memory &&
+      (c.rotate_bytes != 0 || c.disk_capacity_bytes != 0 || c.disk_open_fails != 0)) {
+    return "output: rotation and disk capacity or open failures need output=serial or aio";
+  }
+  const bool aio_mutant = c.mutant == Mutant::shared_offset || c.mutant == Mutant::reuse_buffer ||
+                          c.mutant == Mutant::eagain_busy_loop || c.mutant == Mutant::error_resubmit;
+  if (aio_mutant && c.output != Output::aio) {
+    return std::string("mutant: ") + to_string(c.mutant) + " needs output=aio";
+  }
+  if (c.mutant == Mutant::drop_lost && c.output != Output::memory) return "mutant: drop_lost needs output=memory";
   if (c.mutant == Mutant::early_release && c.mode != core::RingMode::normal) {
     return "mutant: early_release needs mode=normal";
   }
@@ -149,7 +286,7 @@ std::string validate(const RunConfig& c) {
 
 std::string describe(const RunConfig& c) {
   std::ostringstream s;
-  s << "mode=" << core::to_string(c.mode) << " size_mix=" << to_string(c.size_mix);
+  s << "mode=" << core::to_string(c.mode) << " size_mix=" << to_string(c.size_mix) << " output=" << to_string(c.output);
   for (const ConfigField& f : config_fields()) s << ' ' << f.name << '=' << f.get(c);
   if (c.mutant != Mutant::none) s << " mutant=" << to_string(c.mutant);
   return s.str();
@@ -161,6 +298,7 @@ nlohmann::json to_json(const RunConfig& c) {
   j["mode"] = core::to_string(c.mode);
   j["size_mix"] = to_string(c.size_mix);
   j["mutant"] = to_string(c.mutant);
+  j["output"] = to_string(c.output);
   return j;
 }
 
@@ -190,7 +328,9 @@ std::string from_json(const nlohmann::json& j, RunConfig& out) {
   if (!parse_size_mix(value, c.size_mix)) return "config.size_mix: unknown mix '" + value + "'";
   if (std::string e = text("mutant", value); !e.empty()) return e;
   if (!parse_mutant(value, c.mutant)) return "config.mutant: unknown mutant '" + value + "'";
-  known += 3;
+  if (std::string e = text("output", value); !e.empty()) return e;
+  if (!parse_output(value, c.output)) return "config.output: unknown output '" + value + "'";
+  known += 4;
   if (j.size() != known) return "config: has fields this version does not know";
   if (std::string e = validate(c); !e.empty()) return "config." + e;
   out = c;

@@ -21,10 +21,23 @@ namespace ringsim::sim {
 // bugs they are meant to catch. Never used by default.
 enum class Mutant : std::uint8_t {
   none,
-  early_release,  // stores tail = head before copying (normal mode)
-  no_pause,       // snapshots without PAUSE_OUTPUT (overwrite mode)
-  drop_lost,      // the output loses PERF_RECORD_LOST records
+  early_release,      // stores tail = head before copying (normal mode)
+  no_pause,           // snapshots without PAUSE_OUTPUT (overwrite mode)
+  drop_lost,          // the output loses PERF_RECORD_LOST records
+  shared_offset,      // AIO: writes at the file's current end, not the reserved offset
+  reuse_buffer,       // AIO: believes a write complete as soon as it is queued
+  eagain_busy_loop,   // AIO: retries EAGAIN at once, without back-off or bound
+  error_resubmit,     // AIO: resubmits the whole chunk after a hard error, forever
 };
+
+// Where the record loop's output goes.
+enum class Output : std::uint8_t {
+  memory,  // an in-memory sink (the ring path alone)
+  serial,  // the trace writer, write() (pwrite) per chunk
+  aio,     // the trace writer, asynchronous writes with control blocks
+};
+const char* to_string(Output output);
+bool parse_output(const std::string& text, Output& out);
 const char* to_string(Mutant mutant);
 bool parse_mutant(const std::string& text, Mutant& out);
 
@@ -55,11 +68,36 @@ struct RunConfig {
   // Budgets (liveness).
   std::uint64_t quiet_budget_ns = 10'000'000'000;  // 1 ms..1 h of virtual time
   std::uint64_t switches_max = 50'000'000;         // 1,000..1,000,000,000
+  // Output and the simulated disk.
+  Output output = Output::memory;
+  std::uint32_t cblocks = 2;                        // 1..4 (aio)
+  std::uint64_t rotate_bytes = 0;                   // 0: one file; else 4096..2^40
+  std::uint32_t disk_queue_depth = 8;               // 1..64
+  std::uint64_t disk_latency_ns_min = 20'000;       // 0..1 s
+  std::uint64_t disk_latency_ns_max = 200'000;      // min..1 s
+  std::uint64_t disk_ns_per_kib = 500;              // 0..1 ms
+  std::uint32_t disk_stall_per_million = 0;
+  std::uint64_t disk_stall_ns = 5'000'000;          // 0..10 s
+  std::uint32_t disk_short_per_million = 0;
+  std::uint32_t disk_eagain_per_million = 0;
+  std::uint32_t disk_eagain_burst_per_million = 0;
+  std::uint64_t disk_eagain_burst_ns = 1'000'000;   // 0..1 s
+  std::uint32_t disk_eintr_per_million = 0;
+  std::uint32_t disk_suspend_eintr_per_million = 0;
+  std::uint32_t disk_eio_per_million = 0;
+  std::uint64_t disk_capacity_bytes = 0;            // 0: unlimited; else 4096..2^40
+  std::uint32_t disk_open_fails = 0;                // 0 or 1
   Mutant mutant = Mutant::none;
 
   std::uint64_t ring_bytes() const { return std::uint64_t{ring_pages} * 4096; }
   bool operator==(const RunConfig&) const = default;
 };
+
+// Sets the output; output=memory clears the fields only a disk has.
+void set_output(RunConfig& config, Output output);
+// Sets the mutant and, unless told not to, the mode and output it breaks
+// (and a fault for it to meet: EAGAIN bursts, a full disk).
+void set_mutant(RunConfig& config, Mutant mutant, bool keep_mode_and_output);
 
 // A configuration drawn from the seed (its own PRNG stream, not the run's
 // decisions), covering every mode and knob.
@@ -94,5 +132,6 @@ const std::vector<ConfigField>& config_fields();
 
 bool parse_mode(const std::string& text, core::RingMode& out);
 bool parse_size_mix(const std::string& text, SizeMix& out);
+const std::vector<std::string>& mutant_names();
 
 }  // namespace ringsim::sim

@@ -96,6 +96,8 @@ class DirectSession {
   std::uint64_t now_ns() const { return 0; }
   bool stop_requested() const { return false; }
   bool take_snapshot_request() { return false; }
+  void disable_events() { disabled = true; }
+  bool disabled = false;
   bool released(std::size_t i) const { return released_[i]; }
   int polls = 0;
 

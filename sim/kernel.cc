@@ -213,8 +213,7 @@ void Kernel::start() {
   }
 }
 
-std::uint32_t Kernel::draw_size() {
-  DecisionSource& d = scheduler_.decisions();
+std::uint32_t Kernel::draw_size(DecisionSource& d) {
   const std::uint64_t ring = config_.ring_bytes;
   auto sized = [&](std::uint64_t low, std::uint64_t high) {
     // Workload shaping, not input handling: ranges beyond what a u16 size
@@ -248,7 +247,11 @@ std::uint32_t Kernel::draw_size() {
 
 void Kernel::produce(std::size_t cpu) {
   SimRing& ring = *rings_[cpu];
-  DecisionSource& d = scheduler_.decisions();
+  // The workload (gaps, bursts, sizes) is a function of (seed, cpu) alone,
+  // not of the schedule or the faults: the same seed gives the same records
+  // under every output mode and disk, which is what makes side-by-side
+  // comparisons exact. The schedule and faults come from the run's tape.
+  DecisionSource d(config_.payload_seed * 0x9e3779b97f4a7c15ull + cpu + 1, false);
   std::vector<std::byte> record(kSampleBytesMax);
   std::uint32_t burst_left = 0;
   for (std::uint32_t sequence = 0; sequence < config_.records_per_cpu; sequence++) {
@@ -263,7 +266,7 @@ void Kernel::produce(std::size_t cpu) {
         burst_left = static_cast<std::uint32_t>(d.between(1, config_.burst_records_max));
       }
     }
-    const std::uint32_t size = draw_size();
+    const std::uint32_t size = draw_size(d);
     const std::span<std::byte> bytes(record.data(), size);
     build_sample(bytes, ring.identity(), scheduler_.now_ns(), sequence, config_.payload_seed);
     log_.cpus[cpu].samples_attempted++;

@@ -29,10 +29,11 @@
 //     LOST record fits, else logged as unreported (the real kernel never
 //     reports it either).
 //
-// What the workload varies (all drawn from the decision source): the time
-// between records (with bursts of back-to-back records), record sizes
-// (mixes from small to larger than the ring), and where the producer yields
-// to the reader. A record is written atomically with respect to the
+// What the workload varies: the time between records (with bursts of
+// back-to-back records) and record sizes (mixes from small to larger than
+// the ring), drawn from a stream of its own per CPU, a function of the seed
+// alone (the same records whatever the schedule, faults or output); and
+// where the producer yields to the reader (from the run's decisions). A record is written atomically with respect to the
 // reader's fiber; the reader's own copy, though, can be interrupted
 // (see SimMapping::copy_out), which is where torn reads come from.
 #pragma once
@@ -170,7 +171,7 @@ class Kernel {
 
  private:
   void produce(std::size_t cpu);
-  std::uint32_t draw_size();
+  std::uint32_t draw_size(DecisionSource& workload);
   void exit_event(std::size_t cpu);
 
   Scheduler& scheduler_;

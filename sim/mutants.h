@@ -8,12 +8,27 @@
 //                  kernel is still writing -> no_torn_records/exactly_once;
 //   drop_lost      (see MemorySink) the output loses LOST records ->
 //                  lost_accounting.
+// And the asynchronous writer's, as wrappers of the disk interface (the
+// weaknesses of the posted perf AIO code):
+//   shared_offset     each write goes where the file currently ends, as
+//                     with an offset taken from a shared descriptor ->
+//                     no_overlap (two writes in flight at one offset);
+//   reuse_buffer      a write counts as complete as soon as it is queued,
+//                     so its buffer is refilled while the disk still reads
+//                     it -> buffer_stable;
+//   eagain_busy_loop  a refused submit is retried at once, forever ->
+//                     liveness (the disk's livelock check);
+//   error_resubmit    a write that failed hard is resubmitted whole,
+//                     forever -> liveness / hard_error_handled.
 #pragma once
 
+#include <cerrno>
+#include <map>
 #include <memory>
 #include <vector>
 
 #include "sim/config.h"
+#include "sim/disk.h"
 #include "sim/session.h"
 
 namespace ringsim::sim {
@@ -56,10 +71,89 @@ class MutantSession {
   std::uint64_t now_ns() const { return base_.now_ns(); }
   bool stop_requested() const { return base_.stop_requested(); }
   bool take_snapshot_request() { return base_.take_snapshot_request(); }
+  void disable_events() { base_.disable_events(); }
 
  private:
   SimSession& base_;
   std::vector<std::unique_ptr<MutantMapping>> mappings_;
+};
+
+class MutantDisk {
+ public:
+  MutantDisk(SimDisk& base, Mutant mutant) : base_(base), mutant_(mutant), pretend_(base.config().slots) {}
+
+  int open_output(std::uint32_t index) { return base_.open_output(index); }
+  int close_output() { return base_.close_output(); }
+  int remove_output() { return base_.remove_output(); }
+  std::int64_t write_at(std::span<const std::byte> data, std::uint64_t offset) { return base_.write_at(data, offset); }
+  int truncate(std::uint64_t size) { return base_.truncate(size); }
+  void sleep_ns(std::uint64_t duration_ns) { base_.sleep_ns(duration_ns); }
+
+  int aio_submit(std::uint32_t slot, std::span<const std::byte> data, std::uint64_t offset) {
+    Pretend& p = pretend_[slot];
+    if (p.active) {
+      // The write the writer believed complete is still in flight; the disk
+      // reads the (refilled) buffer now.
+      base_.force_complete(slot);
+      base_.aio_error(slot);
+      base_.aio_return(slot);
+      p.active = false;
+    }
+    if (mutant_ == Mutant::shared_offset) offset = base_.current_size();
+    requests_[slot] = Request{data, offset};
+    if (mutant_ == Mutant::eagain_busy_loop) {
+      int rc = base_.aio_submit(slot, data, offset);
+      for (std::uint64_t spin = 0; rc == -EAGAIN && spin < 100'000'000; spin++) rc = base_.aio_submit(slot, data, offset);
+      return rc;
+    }
+    return base_.aio_submit(slot, data, offset);
+  }
+
+  int aio_error(std::uint32_t slot) {
+    if (mutant_ == Mutant::reuse_buffer) {
+      Pretend& p = pretend_[slot];
+      if (p.active) return 0;
+      const int error = base_.aio_error(slot);
+      if (error == EINPROGRESS) {
+        p.active = true;
+        p.result = static_cast<std::int64_t>(requests_[slot].data.size());
+        return 0;
+      }
+      return error;
+    }
+    const int error = base_.aio_error(slot);
+    if (mutant_ == Mutant::error_resubmit && error != 0 && error != EINPROGRESS && error != EINTR) {
+      base_.aio_return(slot);
+      const Request& r = requests_[slot];
+      base_.aio_submit(slot, r.data, r.offset);
+      return EINPROGRESS;
+    }
+    return error;
+  }
+
+  std::int64_t aio_return(std::uint32_t slot) {
+    Pretend& p = pretend_[slot];
+    if (mutant_ == Mutant::reuse_buffer && p.active) return p.result;
+    return base_.aio_return(slot);
+  }
+
+  int aio_suspend(std::span<const std::uint32_t> slots, std::uint64_t timeout_ns) {
+    return base_.aio_suspend(slots, timeout_ns);
+  }
+
+ private:
+  struct Pretend {
+    bool active = false;
+    std::int64_t result = 0;
+  };
+  struct Request {
+    std::span<const std::byte> data;
+    std::uint64_t offset = 0;
+  };
+  SimDisk& base_;
+  const Mutant mutant_;
+  std::vector<Pretend> pretend_;
+  std::map<std::uint32_t, Request> requests_;
 };
 
 }  // namespace ringsim::sim

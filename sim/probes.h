@@ -26,7 +26,21 @@ namespace ringsim::sim {
   X(poll_eintr, "poll interrupted (EINTR)")                                                \
   X(snapshot_request, "snapshot requested (overwrite mode)")                               \
   X(copy_interleaved, "kernel ran in the middle of a reader's copy")                       \
-  X(stop_request, "stop requested while events were still producing")
+  X(stop_request, "stop requested while events were still producing")                   \
+  X(disk_stall, "disk: a write stalled (heavy-tail latency)")                              \
+  X(disk_queue_full, "disk: submit refused, queue full (EAGAIN)")                          \
+  X(disk_eagain, "disk: submit refused (EAGAIN)")                                          \
+  X(disk_eagain_burst, "disk: a burst of EAGAIN began")                                    \
+  X(disk_short_write, "disk: a write completed short")                                     \
+  X(disk_eintr, "disk: a write or wait was interrupted (EINTR)")                           \
+  X(disk_eio, "disk: a write failed with EIO")                                             \
+  X(disk_enospc, "disk: a write failed with ENOSPC")                                       \
+  X(writer_short_restart, "writer restarted a short write with the remainder")            \
+  X(writer_eagain_retry, "writer backed off and retried a submit after EAGAIN")           \
+  X(writer_sync_fallback, "writer wrote a chunk synchronously after repeated EAGAIN")      \
+  X(writer_waited_cblock, "writer waited for a control block to complete")                \
+  X(output_switch, "writer switched to a new output file")                                \
+  X(hangup_with_write_in_flight, "POLLHUP while a write of that ring was in flight")
 
 enum class Probe : std::uint8_t {
 #define RINGSIM_PROBE_ENUM(name, text) name,

@@ -3,8 +3,13 @@
 #include <xxhash.h>
 
 #include "core/verify.h"
+#include <cerrno>
+
 #include "sim/kernel.h"
 #include "sim/memory_sink.h"
+#include "sim/output_files.h"
+#include "sim/recording_sink.h"
+#include "sim/sample.h"
 #include "sim/mutants.h"
 #include "sim/scheduler.h"
 #include "sim/session.h"
@@ -15,6 +20,10 @@ template class ringsim::core::RingReader<ringsim::sim::SimMapping>;
 template class ringsim::core::RecordLoop<ringsim::sim::SimSession, ringsim::sim::MemorySink>;
 template class ringsim::core::RingReader<ringsim::sim::MutantMapping>;
 template class ringsim::core::RecordLoop<ringsim::sim::MutantSession, ringsim::sim::MemorySink>;
+template class ringsim::core::TraceWriter<ringsim::sim::SimDisk>;
+template class ringsim::core::TraceWriter<ringsim::sim::MutantDisk>;
+template class ringsim::core::RecordLoop<ringsim::sim::SimSession,
+                                         ringsim::sim::RecordingSink<ringsim::core::TraceWriter<ringsim::sim::SimDisk>>>;
 
 namespace ringsim::sim {
 namespace {
@@ -37,14 +46,88 @@ std::uint64_t hash_output(const model::RunOutput& output) {
   return digest;
 }
 
-template <class Session>
-core::LoopResult consume(Session& session, MemorySink& sink, const RunConfig& config) {
+template <class Session, class Sink>
+core::LoopResult consume(Session& session, Sink& sink, const RunConfig& config) {
   core::LoopOptions options;
   options.poll_timeout_ns = config.poll_timeout_ns;
   options.drain_chunks_max = config.drain_chunks_max;
   options.rounds_max = 10'000'000;
-  core::RecordLoop<Session, MemorySink> loop(session, sink, config.mode, options);
+  core::RecordLoop<Session, Sink> loop(session, sink, config.mode, options);
   return loop.run();
+}
+
+core::PerfDataHead sim_head(std::uint32_t cpus) {
+  core::EventDescription event;
+  event.attr.type = PERF_TYPE_SOFTWARE;
+  event.attr.config = PERF_COUNT_SW_CPU_CLOCK;
+  event.attr.sample_type = kSampleType;
+  event.attr.sample_period = 1;
+  event.attr.sample_id_all = 1;
+  for (std::uint32_t cpu = 0; cpu < cpus; cpu++) event.ids.push_back(1000 + cpu);
+  return core::PerfDataHead({event});
+}
+
+core::WriterOptions writer_options(const RunConfig& config) {
+  core::WriterOptions o;
+  o.mode = config.output == Output::serial ? core::WriteMode::serial : core::WriteMode::aio;
+  o.cblocks = config.cblocks;
+  o.mappings = config.cpus;
+  o.buffer_bytes = config.ring_bytes();
+  o.rotate_bytes = config.rotate_bytes;
+  return o;
+}
+
+DiskConfig disk_config(const RunConfig& config, std::uint64_t data_offset) {
+  DiskConfig d;
+  const std::uint32_t per_mapping = config.output == Output::aio ? config.cblocks : 1;
+  d.slots = config.cpus * per_mapping;
+  d.slots_per_mapping = per_mapping;
+  d.queue_depth = config.disk_queue_depth;
+  d.latency_ns_min = config.disk_latency_ns_min;
+  d.latency_ns_max = config.disk_latency_ns_max;
+  d.ns_per_kib = config.disk_ns_per_kib;
+  d.stall_per_million = config.disk_stall_per_million;
+  d.stall_ns = config.disk_stall_ns;
+  d.short_per_million = config.disk_short_per_million;
+  d.eagain_per_million = config.disk_eagain_per_million;
+  d.eagain_burst_per_million = config.disk_eagain_burst_per_million;
+  d.eagain_burst_ns = config.disk_eagain_burst_ns;
+  d.eintr_per_million = config.disk_eintr_per_million;
+  d.suspend_eintr_per_million = config.disk_suspend_eintr_per_million;
+  d.eio_per_million = config.disk_eio_per_million;
+  d.capacity_bytes = config.disk_capacity_bytes;
+  d.open_fails = config.disk_open_fails != 0;
+  d.data_offset = data_offset;
+  return d;
+}
+
+// The consumer when the output is the trace writer over `disk`.
+template <class Disk, class Session>
+void write_trace(Disk& disk, Session& ring_session, SimSession& session, const RunConfig& config,
+                 Scheduler& scheduler, RunResult& result) {
+  core::TraceWriter<Disk> writer(disk, writer_options(config), sim_head(config.cpus));
+  const int started = writer.start();
+  if (started != 0) {
+    // No output: nothing to record into. Stop the events and let go of the
+    // rings, as the recorder does when it cannot create its file.
+    session.request_stop();
+    for (std::size_t i = 0; i < session.mapping_count(); i++) session.release(i);
+    result.writer = writer.stats();
+    result.loop.status = core::LoopStatus::sink_error;
+    result.loop.error = -started;
+    return;
+  }
+  RecordingSink<core::TraceWriter<Disk>> sink(writer, result.output, scheduler);
+  result.loop = consume(ring_session, sink, config);
+  writer.finish();
+  result.writer = writer.stats();
+  for (std::size_t i = 0; i < config.cpus; i++) {
+    if (writer.references(i) != 0 && !scheduler.cancelled()) {
+      result.violations.push_back(model::Violation{
+          kReleaseSafety, "mapping " + std::to_string(i) + " still holds " + std::to_string(writer.references(i)) +
+                              " references after the writer finished"});
+    }
+  }
 }
 
 }  // namespace
@@ -98,8 +181,28 @@ RunResult run_simulation(const RunConfig& config, DecisionSource& decisions) {
   session_config.copy_interrupt_per_million = config.copy_interrupt_per_million;
   SimSession session(scheduler, kernel, result.probes, session_config);
 
-  MemorySink sink(scheduler, result.output, config.cpus, config.ring_bytes());
-  sink.set_drop_lost_records(config.mutant == Mutant::drop_lost);
+  const bool to_disk = config.output != Output::memory;
+  const core::PerfDataHead head = sim_head(config.cpus);
+  SimDisk disk(scheduler, disk_config(config, head.data_offset()), result.probes);
+  MutantDisk mutant_disk(disk, config.mutant);
+  const bool disk_mutant = config.mutant == Mutant::shared_offset || config.mutant == Mutant::reuse_buffer ||
+                           config.mutant == Mutant::eagain_busy_loop || config.mutant == Mutant::error_resubmit;
+  result.output.cpus.assign(config.cpus, model::CpuOutput{});
+  MemorySink memory(scheduler, result.output, config.cpus, config.ring_bytes());
+  memory.set_drop_lost_records(config.mutant == Mutant::drop_lost);
+
+  // Release safety: no write of a mapping in flight when it goes, and (in a
+  // run that ends normally) no data left in it.
+  std::vector<bool> released_with_data(config.cpus, false);
+  session.set_release_check([&](std::size_t i) {
+    if (to_disk && disk.in_flight_for_mapping(i) > 0) {
+      result.violations.push_back(model::Violation{
+          kReleaseSafety, "mapping " + std::to_string(i) + " released with " +
+                              std::to_string(disk.in_flight_for_mapping(i)) + " writes of it in flight"});
+    }
+    released_with_data[i] = kernel.ring(i).holds_unread_data();
+  });
+  session.set_in_flight_query([&](std::size_t i) { return to_disk ? disk.in_flight_for_mapping(i) : 0u; });
 
   bool consumer_done = false;
   bool quiet = false;
@@ -108,11 +211,20 @@ RunResult run_simulation(const RunConfig& config, DecisionSource& decisions) {
   scheduler.run([&] {
     kernel.start();
     scheduler.spawn("consumer", [&] {
+      auto run_consumer = [&](auto& ring_session) {
+        if (!to_disk) {
+          result.loop = consume(ring_session, memory, config);
+        } else if (disk_mutant) {
+          write_trace(mutant_disk, ring_session, session, config, scheduler, result);
+        } else {
+          write_trace(disk, ring_session, session, config, scheduler, result);
+        }
+      };
       if (config.mutant == Mutant::early_release || config.mutant == Mutant::no_pause) {
         MutantSession mutant(session, config.mutant);
-        result.loop = consume(mutant, sink, config);
+        run_consumer(mutant);
       } else {
-        result.loop = consume(session, sink, config);
+        run_consumer(session);
       }
       consumer_done = true;
       result.finish_ns = scheduler.now_ns();
@@ -128,6 +240,7 @@ RunResult run_simulation(const RunConfig& config, DecisionSource& decisions) {
       quiet = true;
       result.quiet_start_ns = scheduler.now_ns();
       session.set_faults(false);
+      disk.set_faults(false);
       phase_queue.notify_all();
       const std::uint64_t deadline_ns = scheduler.now_ns() + config.quiet_budget_ns;
       while (!consumer_done) {
@@ -166,6 +279,23 @@ RunResult run_simulation(const RunConfig& config, DecisionSource& decisions) {
   if (scheduler.cancelled()) {
     for (std::size_t cpu = 0; cpu < kernel.cpus(); cpu++) kernel.ring(cpu).abandon_pending();
   }
+  // The output as the oracle sees it: in memory, or read back from the files.
+  model::PerfDataFile output_file;
+  if (to_disk) {
+    const bool finished = consumer_done && !scheduler.cancelled() && result.writer.error == 0;
+    OutputFiles files = read_output_files(disk, config.cpus, finished);
+    for (std::size_t cpu = 0; cpu < config.cpus; cpu++) result.output.cpus[cpu].bytes = std::move(files.output.cpus[cpu].bytes);
+    result.files = files.files;
+    result.file_bytes = files.bytes;
+    result.rounds_in_file = files.rounds;
+    result.disk = disk.stats();
+    result.violations.insert(result.violations.end(), disk.violations().begin(), disk.violations().end());
+    result.violations.insert(result.violations.end(), files.violations.begin(), files.violations.end());
+    output_file = std::move(files.combined);
+  } else {
+    output_file = memory_output_file(result.output);
+  }
+  model::loss_stats(output_file, result.loss);
   result.cancel_reason = scheduler.cancel_reason();
   result.virtual_ns = scheduler.now_ns();
   result.switches = scheduler.switches();
@@ -179,28 +309,49 @@ RunResult run_simulation(const RunConfig& config, DecisionSource& decisions) {
   }
   result.probes.hit(Probe::reader_fell_behind, result.loop.ring.fell_behind);
   result.probes.hit(Probe::chunk_wrapped, result.loop.ring.wrapped_chunks);
+  result.probes.hit(Probe::writer_short_restart, result.writer.short_writes_restarted);
+  result.probes.hit(Probe::writer_eagain_retry, result.writer.eagain_retries);
+  result.probes.hit(Probe::writer_sync_fallback, result.writer.eagain_sync_fallbacks);
+  result.probes.hit(Probe::writer_waited_cblock, result.writer.waits_for_cblock);
+  result.probes.hit(Probe::output_switch, result.writer.files > 1 ? result.writer.files - 1 : 0);
 
-  // The oracle, then the run-level properties.
-  result.oracle = model::check(result.log, result.output);
+  // The oracle, then the run-level properties. A hard write error (or an
+  // output that could not be created) legitimately cuts the output short.
+  const bool cut_short = result.writer.error != 0;
+  model::CheckOptions check_options;
+  check_options.allow_truncation = cut_short;
+  result.oracle = model::check(result.log, result.output, check_options);
+  std::vector<model::Violation> run_level = std::move(result.violations);
+  result.violations.clear();
   result.properties = model::oracle_properties(result.log.mode);
   result.properties.push_back(kLiveness);
   result.properties.push_back(kCleanFinish);
+  result.properties.push_back(kReleaseSafety);
+  if (to_disk) {
+    for (const char* p : {kFileValid, kNoOverlap, kBufferStable, kFlushBeforeSwitch, kHardErrorHandled}) {
+      result.properties.push_back(p);
+    }
+  }
   if (scheduler.cancelled()) {
     result.violations.push_back(model::Violation{kLiveness, scheduler.cancel_reason()});
   } else if (!consumer_done) {
     result.violations.push_back(model::Violation{kLiveness, "the consumer never finished"});
   }
-  // Liveness first: in a cancelled run the oracle's findings follow from it.
+  // Causes before consequences: liveness (in a cancelled run everything
+  // else follows from it), then what the disk and the release checks saw,
+  // then the files, then the oracle's verdict on the records.
+  result.violations.insert(result.violations.end(), run_level.begin(), run_level.end());
   result.violations.insert(result.violations.end(), result.oracle.violations.begin(), result.oracle.violations.end());
   if (consumer_done && !scheduler.cancelled()) {
     const core::LoopResult& loop = result.loop;
-    // A stop that arrives while the last round finishes may find the loop
-    // done already.
-    const bool status_ok = loop.status == core::LoopStatus::done ||
-                           (session.stop_requested() && loop.status == core::LoopStatus::stopped);
+    const bool stopped_ok = session.stop_requested() && loop.status == core::LoopStatus::stopped;
+    const bool error_ok = cut_short && (loop.status == core::LoopStatus::sink_error || loop.status == core::LoopStatus::done ||
+                                        loop.status == core::LoopStatus::stopped);
+    const bool status_ok = loop.status == core::LoopStatus::done || stopped_ok || error_ok;
     std::string problem;
     if (!status_ok) {
-      problem = std::string("the record loop ended with '") + core::to_string(loop.status) + "'";
+      problem = std::string("the record loop ended with '") + core::to_string(loop.status) + "'" +
+                (result.writer.error ? " (writer: " + result.writer.error_context + ")" : "");
     } else if (loop.mappings_corrupt > 0) {
       problem = std::to_string(loop.mappings_corrupt) + " rings declared corrupt";
       for (std::size_t cpu = 0; cpu < result.output.cpus.size(); cpu++) {
@@ -209,10 +360,27 @@ RunResult run_simulation(const RunConfig& config, DecisionSource& decisions) {
           break;
         }
       }
-    } else if (loop.abandoned_bytes > 0) {
+    } else if (loop.abandoned_bytes > 0 && !cut_short) {
       problem = std::to_string(loop.abandoned_bytes) + " bytes left in rings at the end";
     }
     if (!problem.empty()) result.violations.push_back(model::Violation{kCleanFinish, problem});
+    if (loop.status == core::LoopStatus::done) {
+      for (std::size_t cpu = 0; cpu < config.cpus; cpu++) {
+        if (released_with_data[cpu] && !result.output.cpus[cpu].corrupt) {
+          result.violations.push_back(
+              model::Violation{kReleaseSafety, "mapping " + std::to_string(cpu) + " released with data left in it"});
+        }
+      }
+    }
+    if (to_disk) {
+      // The error the writer reports is the one the disk gave it.
+      const int injected = config.disk_open_fails ? EACCES : result.disk.first_hard_error;
+      if (result.writer.error != injected) {
+        result.violations.push_back(model::Violation{
+            kHardErrorHandled, "the writer reported error " + std::to_string(result.writer.error) + " (" +
+                                   result.writer.error_context + "), the disk injected " + std::to_string(injected)});
+      }
+    }
   }
   if (decisions.mode() == DecisionSource::Mode::replay_strict) {
     decisions.check_fully_used();

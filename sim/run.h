@@ -13,6 +13,9 @@
 #include <vector>
 
 #include "core/record_loop.h"
+#include "core/trace_writer.h"
+#include "model/perf_data_file.h"
+#include "sim/disk.h"
 #include "model/log.h"
 #include "model/oracle.h"
 #include "sim/config.h"
@@ -36,6 +39,13 @@ enum ExitCode : int {
 inline constexpr const char* kLiveness = "liveness";
 inline constexpr const char* kCleanFinish = "clean_finish";
 inline constexpr const char* kReplayFaithful = "replay_faithful";
+// With the trace writer (output=serial or aio):
+inline constexpr const char* kFileValid = "file_valid";
+inline constexpr const char* kNoOverlap = "no_overlap";
+inline constexpr const char* kBufferStable = "buffer_stable";
+inline constexpr const char* kFlushBeforeSwitch = "flush_before_switch";
+inline constexpr const char* kReleaseSafety = "release_safety";
+inline constexpr const char* kHardErrorHandled = "hard_error_handled";
 
 struct RunResult {
   RunConfig config;
@@ -57,6 +67,14 @@ struct RunResult {
   std::uint64_t samples_attempted = 0;
   std::uint64_t bytes_written = 0;  // by the kernel into rings
   std::string cancel_reason;
+  // The trace writer and the disk (output=serial or aio).
+  core::WriterStats writer;
+  DiskStats disk;
+  std::uint64_t files = 0;
+  std::uint64_t file_bytes = 0;     // final size of all output files
+  std::uint64_t rounds_in_file = 0; // PERF_RECORD_FINISHED_ROUND records
+  // What the output holds and lost (the data-loss metric).
+  model::LossStats loss;
 
   bool ok() const { return violations.empty(); }
   // The first violated property ("" if none).

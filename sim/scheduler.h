@@ -66,6 +66,11 @@ enum class TraceKind : std::uint32_t {
   gap = 26,
   corrupt = 27,
   fault = 30,
+  aio_submit = 40,
+  aio_complete = 41,
+  sync_write = 42,
+  file_opened = 43,
+  file_closed = 44,
 };
 
 class Scheduler;

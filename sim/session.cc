@@ -15,7 +15,7 @@ std::uint64_t SimMapping::load_head() {
   session_.scheduler_.maybe_yield();
   SimRing& r = ring();
   const std::uint64_t head = r.head();  // (C): a plain load; one thread
-  if (r.mode() == core::RingMode::backward && r.paused()) r.note_reader_head(head);
+  if (r.mode() == core::RingMode::backward) r.note_reader_head(head);
   session_.scheduler_.trace(TraceKind::head_loaded, index_, head);
   return head;
 }
@@ -107,6 +107,7 @@ int SimSession::poll(std::span<core::PollEvents> events, std::uint64_t timeout_n
       e.readable = r.take_wakeup();
       e.hangup = r.hung_up();
       if (e.hangup && r.holds_unread_data()) probes_.hit(Probe::pollhup_with_data);
+      if (e.hangup && in_flight_query_ && in_flight_query_(i) > 0) probes_.hit(Probe::hangup_with_write_in_flight);
       if (e.readable || e.hangup) ready++;
     }
     scheduler_.trace(TraceKind::polled, static_cast<std::uint64_t>(ready));
@@ -122,6 +123,7 @@ int SimSession::poll(std::span<core::PollEvents> events, std::uint64_t timeout_n
 void SimSession::release(std::size_t index) {
   VERIFY(index < released_.size());
   VERIFY_MSG(!released_[index], "mapping released twice");
+  if (release_check_) release_check_(index);
   released_[index] = true;
   scheduler_.trace(TraceKind::released, index);
 }

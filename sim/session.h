@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -65,11 +66,17 @@ class SimSession {
   std::uint64_t now_ns() const { return scheduler_.now_ns(); }
   bool stop_requested() const { return stop_requested_; }
   bool take_snapshot_request();
+  void disable_events() { kernel_.disable_all(); }
 
   // Driven by the run's helper fibers.
   void request_snapshot();
   void request_stop();
   void set_faults(bool enabled) { faults_ = enabled; }
+  // Called at release(index), before the mapping goes (the run checks that
+  // nothing still refers to it).
+  void set_release_check(std::function<void(std::size_t)> check) { release_check_ = std::move(check); }
+  // Writes of a mapping in flight (for the hangup_with_write_in_flight probe).
+  void set_in_flight_query(std::function<std::uint32_t(std::size_t)> query) { in_flight_query_ = std::move(query); }
   bool released(std::size_t index) const { return released_[index]; }
 
  private:
@@ -83,6 +90,8 @@ class SimSession {
   const SessionConfig config_;
   std::vector<std::unique_ptr<SimMapping>> mappings_;
   std::vector<bool> released_;
+  std::function<void(std::size_t)> release_check_;
+  std::function<std::uint32_t(std::size_t)> in_flight_query_;
   bool faults_ = true;
   bool interrupted_ = false;
   bool snapshot_requested_ = false;

@@ -12,22 +12,14 @@ namespace {
 
 RunConfig mutant_config(std::uint64_t seed, Mutant mutant) {
   RunConfig c = random_config(seed);
-  c.mutant = mutant;
-  if (mutant == Mutant::early_release) {
-    c.mode = core::RingMode::normal;
-    c.snapshot_interval_ns = 0;
-  }
-  if (mutant == Mutant::no_pause) {
-    c.mode = core::RingMode::backward;
-    c.snapshot_interval_ns = 20'000 + 1'000 * (seed % 50);
-    c.copy_interrupt_per_million = 200'000;
-  }
+  set_mutant(c, mutant, false);
   return c;
 }
 
 struct Case {
   Mutant mutant;
-  const char* property;
+  std::vector<std::string> properties;  // any of these catches it
+  int seeds_min;                        // caught in at least this many of 60 seeds
 };
 
 class MutantCaught : public ::testing::TestWithParam<Case> {};
@@ -37,19 +29,23 @@ TEST_P(MutantCaught, WithinSixtySeedsAndReplaysExactly) {
   int caught = 0;
   std::uint64_t first_seed = 0;
   for (std::uint64_t seed = 1; seed <= 60; seed++) {
-    const RunResult clean = run_simulation(mutant_config(seed, Mutant::none));
+    RunConfig clean_config = mutant_config(seed, c.mutant);
+    clean_config.mutant = Mutant::none;
+    const RunResult clean = run_simulation(clean_config);
     ASSERT_TRUE(clean.ok()) << "seed " << seed << " fails without the mutant: " << clean.first_property() << ": "
                             << clean.violations.front().detail;
     const RunResult broken = run_simulation(mutant_config(seed, c.mutant));
     bool expected = false;
-    for (const model::Violation& v : broken.violations) expected |= v.property == c.property;
+    for (const model::Violation& v : broken.violations) {
+      for (const std::string& p : c.properties) expected |= v.property == p;
+    }
     if (expected) {
       caught++;
       if (first_seed == 0) first_seed = seed;
     }
   }
-  EXPECT_GE(caught, 3) << to_string(c.mutant) << " caught by " << c.property << " in only " << caught
-                       << " of 60 seeds";
+  EXPECT_GE(caught, c.seeds_min) << to_string(c.mutant) << " caught by " << ::testing::PrintToString(c.properties)
+                                 << " in only " << caught << " of 60 seeds";
   ASSERT_NE(first_seed, 0u);
 
   // Record, write, read back, replay strictly: the same run.
@@ -73,9 +69,13 @@ TEST_P(MutantCaught, WithinSixtySeedsAndReplaysExactly) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Mutants, MutantCaught,
-                         ::testing::Values(Case{Mutant::early_release, "exactly_once"},
-                                           Case{Mutant::no_pause, "clean_finish"},
-                                           Case{Mutant::drop_lost, "lost_accounting"}),
+                         ::testing::Values(Case{Mutant::early_release, {"exactly_once"}, 3},
+                                           Case{Mutant::no_pause, {"exactly_once", "no_torn_records", "clean_finish"}, 3},
+                                           Case{Mutant::drop_lost, {"lost_accounting"}, 3},
+                                           Case{Mutant::shared_offset, {"no_overlap"}, 10},
+                                           Case{Mutant::reuse_buffer, {"buffer_stable", "release_safety"}, 10},
+                                           Case{Mutant::eagain_busy_loop, {"liveness"}, 3},
+                                           Case{Mutant::error_resubmit, {"liveness", "release_safety", "hard_error_handled"}, 3}),
                          [](const auto& param_info) { return std::string(to_string(param_info.param.mutant)); });
 
 }  // namespace

@@ -1,0 +1,223 @@
+#include "model/perf_data_file.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <utility>
+
+namespace ringsim::model {
+namespace {
+
+constexpr std::uint64_t kMagic = 0x32454c4946524550ull;  // "PERFILE2"
+constexpr std::uint64_t kHeaderBytes = 104;
+constexpr std::uint64_t kAttrBytesMin = 64 + 16;  // PERF_ATTR_SIZE_VER0 + ids section
+constexpr std::uint32_t kSample = 9;
+constexpr std::uint32_t kLost = 2;
+// sample_type bits
+constexpr std::uint64_t kIp = 1u << 0, kTid = 1u << 1, kTime = 1u << 2, kAddr = 1u << 3, kId = 1u << 6,
+                        kCpu = 1u << 7, kStreamId = 1u << 9, kIdentifier = 1u << 16;
+
+template <class T>
+T load(const std::byte* at) {
+  T v;
+  std::memcpy(&v, at, sizeof v);
+  return v;
+}
+
+bool in_file(std::uint64_t offset, std::uint64_t size, std::uint64_t file_size) {
+  return offset <= file_size && size <= file_size - offset;
+}
+
+// Offset of the cpu / time field in a sample record, or -1.
+long sample_field_offset(std::uint64_t sample_type, std::uint64_t field) {
+  long offset = 8;  // header
+  if (sample_type & kIdentifier) offset += 8;
+  if (sample_type & kIp) offset += 8;
+  if (sample_type & kTid) offset += 8;
+  if (field == kTime) return (sample_type & kTime) ? offset : -1;
+  if (sample_type & kTime) offset += 8;
+  if (sample_type & kAddr) offset += 8;
+  if (sample_type & kId) offset += 8;
+  if (sample_type & kStreamId) offset += 8;
+  if (field == kCpu) return (sample_type & kCpu) ? offset : -1;
+  return -1;
+}
+
+// Offset from the end of a non-sample record (sample_id trailer).
+long trailer_field_offset_from_end(std::uint64_t sample_type, std::uint64_t field) {
+  // Trailer order: TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER.
+  long from_end = 0;
+  if (sample_type & kIdentifier) from_end += 8;
+  if (field == kCpu) return (sample_type & kCpu) ? from_end + 8 : -1;
+  if (sample_type & kCpu) from_end += 8;
+  if (sample_type & kStreamId) from_end += 8;
+  if (sample_type & kId) from_end += 8;
+  if (field == kTime) return (sample_type & kTime) ? from_end + 8 : -1;
+  return -1;
+}
+
+}  // namespace
+
+std::string parse_perf_data(std::span<const std::byte> file, PerfDataFile& out) {
+  const std::uint64_t size = file.size();
+  if (size < kHeaderBytes) return "shorter than a perf.data header (" + std::to_string(size) + " bytes)";
+  const std::byte* p = file.data();
+  if (load<std::uint64_t>(p) != kMagic) return "not a perf.data file (bad magic)";
+  if (load<std::uint64_t>(p + 8) != kHeaderBytes) return "unexpected header size " + std::to_string(load<std::uint64_t>(p + 8));
+  const std::uint64_t attr_size = load<std::uint64_t>(p + 16);
+  const std::uint64_t attrs_offset = load<std::uint64_t>(p + 24), attrs_size = load<std::uint64_t>(p + 32);
+  const std::uint64_t data_offset = load<std::uint64_t>(p + 40), data_size = load<std::uint64_t>(p + 48);
+  if (attr_size < kAttrBytesMin || attr_size > 4096) return "bad attribute size " + std::to_string(attr_size);
+  if (!in_file(attrs_offset, attrs_size, size)) return "attribute section outside the file";
+  if (attrs_size == 0 || attrs_size % attr_size != 0) return "attribute section is not a whole number of attributes";
+  if (!in_file(data_offset, data_size, size)) {
+    return "data section [" + std::to_string(data_offset) + ", +" + std::to_string(data_size) +
+           ") extends past the end of the file (" + std::to_string(size) + " bytes)";
+  }
+  PerfDataFile f;
+  f.data_offset = data_offset;
+  f.data_size = data_size;
+  f.file_size = size;
+  for (std::uint64_t at = attrs_offset; at < attrs_offset + attrs_size; at += attr_size) {
+    const std::byte* a = p + at;
+    PerfAttr attr;
+    attr.type = load<std::uint32_t>(a);
+    attr.config = load<std::uint64_t>(a + 8);
+    attr.sample_type = load<std::uint64_t>(a + 24);
+    const std::uint64_t flags = load<std::uint64_t>(a + 40);
+    attr.sample_id_all = (flags >> 18) & 1;
+    const std::uint64_t ids_offset = load<std::uint64_t>(a + attr_size - 16);
+    const std::uint64_t ids_size = load<std::uint64_t>(a + attr_size - 8);
+    if (!in_file(ids_offset, ids_size, size) || ids_size % 8 != 0) return "event ids outside the file";
+    for (std::uint64_t i = 0; i < ids_size; i += 8) attr.ids.push_back(load<std::uint64_t>(p + ids_offset + i));
+    f.attrs.push_back(std::move(attr));
+  }
+  f.data.assign(file.begin() + static_cast<std::ptrdiff_t>(data_offset),
+                file.begin() + static_cast<std::ptrdiff_t>(data_offset + data_size));
+  out = std::move(f);
+  return "";
+}
+
+std::string read_perf_data(const std::string& path, PerfDataFile& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return path + ": cannot open: " + std::strerror(errno);
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(text.data()), text.size());
+  const std::string problem = parse_perf_data(bytes, out);
+  return problem.empty() ? "" : path + ": " + problem;
+}
+
+std::string PerfDataFile::for_each_record(const std::function<void(const PerfRecord&)>& on_record) const {
+  std::uint64_t offset = 0;
+  const std::uint64_t size = data.size();
+  for (std::uint64_t steps = 0; steps <= size / 8 && offset < size; steps++) {
+    if (size - offset < 8) return "data section ends inside a record header at offset " + std::to_string(offset);
+    PerfRecord r;
+    r.type = load<std::uint32_t>(data.data() + offset);
+    r.misc = load<std::uint16_t>(data.data() + offset + 4);
+    r.size = load<std::uint16_t>(data.data() + offset + 6);
+    r.offset = offset;
+    if (r.size < 8 || r.size % 8 != 0 || r.size > size - offset) {
+      return "record at data offset " + std::to_string(offset) + " has an invalid size " + std::to_string(r.size);
+    }
+    r.bytes = std::span<const std::byte>(data.data() + offset, r.size);
+    on_record(r);
+    offset += r.size;
+  }
+  return "";
+}
+
+bool PerfDataFile::cpu_of(const PerfRecord& record, std::uint32_t& cpu) const {
+  if (attrs.empty()) return false;
+  const std::uint64_t sample_type = attrs.front().sample_type;
+  long at;
+  if (record.type == kSample) {
+    at = sample_field_offset(sample_type, kCpu);
+  } else {
+    if (!attrs.front().sample_id_all || record.type >= 64) return false;
+    const long from_end = trailer_field_offset_from_end(sample_type, kCpu);
+    at = from_end < 0 ? -1 : static_cast<long>(record.size) - from_end;
+  }
+  if (at < 8 || static_cast<std::uint64_t>(at) + 4 > record.size) return false;
+  cpu = load<std::uint32_t>(record.bytes.data() + at);
+  return true;
+}
+
+bool PerfDataFile::time_of(const PerfRecord& record, std::uint64_t& time_ns) const {
+  if (attrs.empty()) return false;
+  const std::uint64_t sample_type = attrs.front().sample_type;
+  long at;
+  if (record.type == kSample) {
+    at = sample_field_offset(sample_type, kTime);
+  } else {
+    if (!attrs.front().sample_id_all || record.type >= 64) return false;
+    const long from_end = trailer_field_offset_from_end(sample_type, kTime);
+    at = from_end < 0 ? -1 : static_cast<long>(record.size) - from_end;
+  }
+  if (at < 8 || static_cast<std::uint64_t>(at) + 8 > record.size) return false;
+  time_ns = load<std::uint64_t>(record.bytes.data() + at);
+  return true;
+}
+
+double LossStats::loss_metric() const {
+  const std::uint64_t elapsed = last_time_ns - first_time_ns;
+  return elapsed == 0 ? (lost_time_ns > 0 ? 1.0 : 0.0) : static_cast<double>(lost_time_ns) / static_cast<double>(elapsed);
+}
+
+double LossStats::lost_fraction() const {
+  const std::uint64_t total = samples + lost_sum;
+  return total == 0 ? 0.0 : static_cast<double>(lost_sum) / static_cast<double>(total);
+}
+
+std::string loss_stats(const PerfDataFile& file, LossStats& out) {
+  LossStats s;
+  bool any_time = false;
+  std::map<std::uint32_t, std::uint64_t> previous_on_cpu;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> intervals;
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> pending;  // LOST without a previous record: (cpu, time)
+  const std::string problem = file.for_each_record([&](const PerfRecord& r) {
+    s.records++;
+    if (r.type == kSample) s.samples++;
+    if (r.type == kLost && r.size >= 24) {
+      s.lost_records++;
+      s.lost_sum += load<std::uint64_t>(r.bytes.data() + 16);
+    }
+    std::uint64_t time = 0;
+    if (!file.time_of(r, time)) return;
+    if (!any_time || time < s.first_time_ns) s.first_time_ns = time;
+    if (!any_time || time > s.last_time_ns) s.last_time_ns = time;
+    any_time = true;
+    std::uint32_t cpu = 0;
+    if (!file.cpu_of(r, cpu)) cpu = UINT32_MAX;
+    if (r.type == kLost) {
+      const auto it = previous_on_cpu.find(cpu);
+      if (it == previous_on_cpu.end()) {
+        pending.emplace_back(cpu, time);
+      } else if (time > it->second) {
+        intervals.emplace_back(it->second, time);
+      }
+    }
+    previous_on_cpu[cpu] = time;
+  });
+  for (const auto& [cpu, time] : pending) {
+    if (time > s.first_time_ns) intervals.emplace_back(s.first_time_ns, time);
+  }
+  std::sort(intervals.begin(), intervals.end());
+  std::uint64_t covered_until = 0;
+  for (const auto& [begin, end] : intervals) {
+    const std::uint64_t from = std::max(begin, covered_until);
+    if (end > from) {
+      s.lost_time_ns += end - from;
+      covered_until = end;
+    }
+  }
+  out = s;
+  return problem;
+}
+
+}  // namespace ringsim::model

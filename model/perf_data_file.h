@@ -1,0 +1,77 @@
+// Reading perf.data files: ours (from the simulated disk or the real
+// recorder) and perf's own. Standard library only, no code shared with
+// core/: the oracle must not trust the writer it checks.
+//
+// Everything is checked before it is used: magic, header size, section
+// bounds, attribute sizes, every record header. A problem is returned as
+// one line, never an exception or a crash.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace ringsim::model {
+
+struct PerfAttr {
+  std::uint32_t type = 0;
+  std::uint64_t config = 0;
+  std::uint64_t sample_type = 0;
+  bool sample_id_all = false;
+  std::vector<std::uint64_t> ids;
+};
+
+struct PerfRecord {
+  std::uint32_t type = 0;
+  std::uint16_t misc = 0;
+  std::uint16_t size = 0;
+  std::uint64_t offset = 0;  // in the data section
+  std::span<const std::byte> bytes;
+};
+
+struct PerfDataFile {
+  std::vector<PerfAttr> attrs;
+  std::uint64_t data_offset = 0;
+  std::uint64_t data_size = 0;
+  std::uint64_t file_size = 0;
+  std::vector<std::byte> data;  // the data section
+
+  // Calls on_record for each record in order; stops at a malformed header
+  // and returns the problem ("" if every record is well formed).
+  std::string for_each_record(const std::function<void(const PerfRecord&)>& on_record) const;
+
+  // Fields found through the attributes' sample_type (samples) or the
+  // sample_id trailer (other records, with sample_id_all). false if the
+  // record does not carry it.
+  bool cpu_of(const PerfRecord& record, std::uint32_t& cpu) const;
+  bool time_of(const PerfRecord& record, std::uint64_t& time_ns) const;
+};
+
+// "" or the problem.
+std::string parse_perf_data(std::span<const std::byte> file, PerfDataFile& out);
+std::string read_perf_data(const std::string& path, PerfDataFile& out);
+
+// What a recording holds and lost. The data-loss metric of the perf AIO
+// series: lost_time / elapsed_time, lost_time being the total length of the
+// time intervals that contain PERF_RECORD_LOST records. Here, a LOST record
+// on a CPU covers the interval from the previous record on that CPU (or the
+// start of the recording) to the LOST record itself: the drops it reports
+// happened in there. Overlapping intervals of different CPUs count once.
+struct LossStats {
+  std::uint64_t records = 0;
+  std::uint64_t samples = 0;
+  std::uint64_t lost_records = 0;
+  std::uint64_t lost_sum = 0;
+  std::uint64_t first_time_ns = 0;
+  std::uint64_t last_time_ns = 0;
+  std::uint64_t lost_time_ns = 0;
+  double loss_metric() const;
+  double lost_fraction() const;  // lost_sum / (samples + lost_sum)
+};
+
+std::string loss_stats(const PerfDataFile& file, LossStats& out);
+
+}  // namespace ringsim::model

@@ -1,0 +1,317 @@
+#include "real/perf_event.h"
+
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <utility>
+
+#include "core/verify.h"
+
+namespace ringsim::real {
+namespace {
+
+// The first line of a /proc file, or "unreadable".
+std::string read_proc_line(const char* path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) return "unreadable";
+  return line;
+}
+
+// "ENOENT (No such file or directory)".
+std::string errno_text(int error) {
+  return errno_name(error) + " (" + std::strerror(error) + ")";
+}
+
+std::string memlock_limits() {
+  struct rlimit limit {};
+  std::string soft = "unknown";
+  if (::getrlimit(RLIMIT_MEMLOCK, &limit) == 0) {
+    soft = limit.rlim_cur == RLIM_INFINITY ? "unlimited" : std::to_string(limit.rlim_cur / 1024) + " KiB";
+  }
+  return "RLIMIT_MEMLOCK " + soft + ", /proc/sys/kernel/perf_event_mlock_kb " +
+         read_proc_line("/proc/sys/kernel/perf_event_mlock_kb") + " KiB per CPU";
+}
+
+// Why perf_event_open failed with `error`, and what to do about it.
+// expected_size: what the kernel wrote back into attr.size on E2BIG.
+std::string open_advice(int error, const perf_event_attr& attr, const EventTarget& target,
+                        std::uint32_t expected_size) {
+  switch (error) {
+    case EACCES:
+    case EPERM:
+      return "not allowed by /proc/sys/kernel/perf_event_paranoid (now " +
+             read_proc_line("/proc/sys/kernel/perf_event_paranoid") +
+             "): run as root or with CAP_PERFMON, or lower it (sysctl kernel.perf_event_paranoid=-1)";
+    case ENOENT:
+      return "event not supported: this kernel or machine has no event of type " + std::to_string(attr.type) +
+             " config " + std::to_string(attr.config) + " (no hardware PMU here?); use a software event such as cpu-clock";
+    case EOPNOTSUPP:
+      return "event not supported in this mode (sampling, exclusion or another requested feature); use a software "
+             "event such as cpu-clock or drop the feature";
+    case ENODEV:
+      return "cpu " + std::to_string(target.cpu) +
+             " does not exist or the event does not support it (see /sys/devices/system/cpu/online)";
+    case ESRCH:
+      return "no process or thread " + std::to_string(target.pid) + " (it has exited?)";
+    case E2BIG:
+      return "perf_event_attr.size " + std::to_string(attr.size) + " is not accepted by this kernel (it expects " +
+             std::to_string(expected_size) +
+             "): set it to sizeof(perf_event_attr), built against headers no newer than the kernel";
+    case EINVAL:
+      return "the kernel rejected the configuration: an unknown sample_type or read_format bit, a frequency above "
+             "/proc/sys/kernel/perf_event_max_sample_rate, or an invalid pid/cpu/flag combination";
+    case EMFILE:
+    case ENFILE:
+      return "out of file descriptors (one per event per CPU): raise the limit (ulimit -n)";
+    case EBUSY:
+      return "the PMU is in exclusive use by another user: stop that user and retry";
+    case EOVERFLOW:
+      return "sample_max_stack is above /proc/sys/kernel/perf_event_max_stack";
+    default:
+      return "perf_event_open failed";
+  }
+}
+
+// Why mmap of a perf ring failed with `error`, and what to do about it.
+std::string mmap_advice(int error) {
+  switch (error) {
+    case EPERM:
+      return "over the locked-memory limit (" + memlock_limits() + "): use a smaller -m or raise the limits";
+    case ENOMEM:
+      return "the kernel cannot allocate a ring this large or it is over the locked-memory limit (" +
+             memlock_limits() + "): use a smaller -m";
+    case EINVAL:
+      return "the kernel rejected the mapping: the size is not 1 + 2^n pages, or the event is an inherited "
+             "per-task event (inherit=1 with cpu -1, which cannot be mapped: open one per CPU instead)";
+    case EACCES:
+      return "the event's file does not allow this mapping";
+    default:
+      return "mmap failed";
+  }
+}
+
+const char* software_event_name(std::uint64_t config) {
+  switch (config) {
+    case PERF_COUNT_SW_CPU_CLOCK: return "cpu-clock";
+    case PERF_COUNT_SW_TASK_CLOCK: return "task-clock";
+    case PERF_COUNT_SW_PAGE_FAULTS: return "page-faults";
+    case PERF_COUNT_SW_CONTEXT_SWITCHES: return "context-switches";
+    case PERF_COUNT_SW_CPU_MIGRATIONS: return "cpu-migrations";
+    case PERF_COUNT_SW_PAGE_FAULTS_MIN: return "minor-faults";
+    case PERF_COUNT_SW_PAGE_FAULTS_MAJ: return "major-faults";
+    case PERF_COUNT_SW_DUMMY: return "dummy";
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+std::string errno_name(int error) {
+  const char* name = ::strerrorname_np(error);
+  if (name == nullptr) return "errno " + std::to_string(error);
+  return name;
+}
+
+std::uint64_t page_size_bytes() {
+  const long page = ::sysconf(_SC_PAGESIZE);
+  VERIFY(page > 0);
+  VERIFY((page & (page - 1)) == 0);
+  return static_cast<std::uint64_t>(page);
+}
+
+PerfEvent::~PerfEvent() { close(); }
+
+PerfEvent::PerfEvent(PerfEvent&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)),
+      attr_(other.attr_),
+      target_(other.target_),
+      base_(std::exchange(other.base_, nullptr)),
+      length_bytes_(std::exchange(other.length_bytes_, 0)),
+      data_(std::exchange(other.data_, nullptr)),
+      data_size_bytes_(std::exchange(other.data_size_bytes_, 0)),
+      data_pages_(std::exchange(other.data_pages_, 0)) {}
+
+PerfEvent& PerfEvent::operator=(PerfEvent&& other) noexcept {
+  if (this == &other) return *this;
+  close();
+  fd_ = std::exchange(other.fd_, -1);
+  attr_ = other.attr_;
+  target_ = other.target_;
+  base_ = std::exchange(other.base_, nullptr);
+  length_bytes_ = std::exchange(other.length_bytes_, 0);
+  data_ = std::exchange(other.data_, nullptr);
+  data_size_bytes_ = std::exchange(other.data_size_bytes_, 0);
+  data_pages_ = std::exchange(other.data_pages_, 0);
+  return *this;
+}
+
+std::string PerfEvent::describe() const {
+  std::string name;
+  const char* software = attr_.type == PERF_TYPE_SOFTWARE ? software_event_name(attr_.config) : nullptr;
+  if (software != nullptr) {
+    name = software;
+  } else {
+    char text[64];
+    std::snprintf(text, sizeof text, "event type %u config %#llx", attr_.type,
+                  static_cast<unsigned long long>(attr_.config));
+    name = text;
+  }
+  if (target_.pid < 0) return name + " on cpu " + std::to_string(target_.cpu);
+  name += " for pid " + std::to_string(target_.pid);
+  if (target_.cpu >= 0) name += " on cpu " + std::to_string(target_.cpu);
+  return name;
+}
+
+Error PerfEvent::open(const perf_event_attr& attr, const EventTarget& target, PerfEvent& out) {
+  out.close();
+  out.attr_ = attr;
+  out.target_ = target;
+  if (out.attr_.size == 0) out.attr_.size = sizeof(perf_event_attr);
+  if (target.pid < 0 && target.cpu < 0) {
+    return Error{EINVAL, "perf_event_open(" + out.describe() +
+                             "): EINVAL: pid -1 with cpu -1 (every task on every CPU) is not an event; open one per CPU"};
+  }
+  // On E2BIG the kernel writes the size it expects into attr.size.
+  const perf_event_attr requested = out.attr_;
+  const long fd = ::syscall(SYS_perf_event_open, &out.attr_, target.pid, target.cpu, -1, PERF_FLAG_FD_CLOEXEC);
+  if (fd < 0) {
+    const int error = errno;
+    VERIFY(error != 0);
+    const std::string advice = open_advice(error, requested, target, out.attr_.size);
+    out.attr_ = requested;
+    return Error{error, "perf_event_open(" + out.describe() + "): " + errno_text(error) + ": " + advice};
+  }
+  VERIFY(fd <= 0x7fffffff);
+  out.fd_ = static_cast<int>(fd);
+  return Error{};
+}
+
+Error PerfEvent::ioctl_error(const char* request, int error) const {
+  std::string advice;
+  if (error == EINVAL && std::strcmp(request, "PERF_EVENT_IOC_PAUSE_OUTPUT") == 0) {
+    advice = ": the event has no mapped ring (map it first)";
+  } else if (error == EBADF) {
+    advice = ": the event is not open";
+  }
+  return Error{error, std::string("ioctl(") + request + ") on " + describe() + ": " + errno_text(error) + advice};
+}
+
+Error PerfEvent::enable() {
+  if (fd_ < 0) return ioctl_error("PERF_EVENT_IOC_ENABLE", EBADF);
+  if (::ioctl(fd_, PERF_EVENT_IOC_ENABLE, 0) != 0) return ioctl_error("PERF_EVENT_IOC_ENABLE", errno);
+  return Error{};
+}
+
+Error PerfEvent::disable() {
+  if (fd_ < 0) return ioctl_error("PERF_EVENT_IOC_DISABLE", EBADF);
+  if (::ioctl(fd_, PERF_EVENT_IOC_DISABLE, 0) != 0) return ioctl_error("PERF_EVENT_IOC_DISABLE", errno);
+  return Error{};
+}
+
+Error PerfEvent::id(std::uint64_t& id_out) const {
+  if (fd_ < 0) return ioctl_error("PERF_EVENT_IOC_ID", EBADF);
+  __u64 value = 0;
+  if (::ioctl(fd_, PERF_EVENT_IOC_ID, &value) != 0) return ioctl_error("PERF_EVENT_IOC_ID", errno);
+  id_out = value;
+  return Error{};
+}
+
+Error PerfEvent::pause_output(bool paused) {
+  if (fd_ < 0) return ioctl_error("PERF_EVENT_IOC_PAUSE_OUTPUT", EBADF);
+  if (::ioctl(fd_, PERF_EVENT_IOC_PAUSE_OUTPUT, paused ? 1 : 0) != 0) {
+    return ioctl_error("PERF_EVENT_IOC_PAUSE_OUTPUT", errno);
+  }
+  return Error{};
+}
+
+Error PerfEvent::read_count(std::uint64_t& value_out) const {
+  if (fd_ < 0) return Error{EBADF, "read of " + describe() + ": EBADF: the event is not open"};
+  // Large enough for any non-group read format (value, enabled, running,
+  // id, lost); a group format may be longer and fails with ENOSPC.
+  std::uint64_t values[8] = {};
+  const ssize_t got = ::read(fd_, values, sizeof values);
+  if (got < 0) {
+    const int error = errno;
+    return Error{error, "read of " + describe() + ": " + errno_text(error) +
+                            (error == ENOSPC ? ": a group read format needs a larger buffer" : "")};
+  }
+  if (got < static_cast<ssize_t>(sizeof values[0])) {
+    return Error{EIO, "read of " + describe() + ": EIO: " + std::to_string(got) + " bytes, less than one value"};
+  }
+  value_out = values[0];
+  return Error{};
+}
+
+Error PerfEvent::map(std::uint64_t data_pages) {
+  const std::string what = "mmap of 1 + " + std::to_string(data_pages) + " pages for " + describe();
+  if (fd_ < 0) return Error{EBADF, what + ": EBADF: the event is not open (open it first)"};
+  if (base_ != nullptr) return Error{EBUSY, what + ": EBUSY: the ring is already mapped (unmap it first)"};
+  if (data_pages == 0 || (data_pages & (data_pages - 1)) != 0) {
+    return Error{EINVAL, what + ": EINVAL: " + std::to_string(data_pages) +
+                             " data pages is not a power of two: use 2^n data pages (1, 2, 4, ...)"};
+  }
+  if (data_pages > kDataPagesMax) {
+    return Error{EINVAL, what + ": EINVAL: " + std::to_string(data_pages) + " data pages is more than the " +
+                             std::to_string(kDataPagesMax) + " any kernel maps: use a smaller -m"};
+  }
+  const std::uint64_t page_bytes = page_size_bytes();
+  const std::uint64_t expected_size_bytes = data_pages * page_bytes;
+  const std::size_t length_bytes = static_cast<std::size_t>(expected_size_bytes + page_bytes);
+  const int protection = overwrite() ? PROT_READ : (PROT_READ | PROT_WRITE);
+  void* base = ::mmap(nullptr, length_bytes, protection, MAP_SHARED, fd_, 0);
+  if (base == MAP_FAILED) {
+    const int error = errno;
+    return Error{error, what + ": " + errno_text(error) + ": " + mmap_advice(error)};
+  }
+  // data_offset and data_size exist since Linux 4.1; 0 means an older
+  // kernel, whose area starts right after the control page.
+  const perf_event_mmap_page* page = static_cast<const perf_event_mmap_page*>(base);
+  const std::uint64_t offset_bytes = page->data_offset != 0 ? page->data_offset : page_bytes;
+  const std::uint64_t size_bytes = page->data_size != 0 ? page->data_size : expected_size_bytes;
+  if (offset_bytes != page_bytes || size_bytes != expected_size_bytes) {
+    ::munmap(base, length_bytes);
+    return Error{EPROTO, what + ": EPROTO: the control page describes a data area at offset " +
+                             std::to_string(offset_bytes) + " of " + std::to_string(size_bytes) +
+                             " bytes, not the one mapped: kernel ABI mismatch"};
+  }
+  VERIFY(size_bytes >= 8);
+  VERIFY((size_bytes & (size_bytes - 1)) == 0);
+  base_ = base;
+  length_bytes_ = length_bytes;
+  data_ = static_cast<std::byte*>(base) + offset_bytes;
+  data_size_bytes_ = size_bytes;
+  data_pages_ = data_pages;
+  return Error{};
+}
+
+void PerfEvent::unmap() {
+  if (base_ == nullptr) return;
+  VERIFY(length_bytes_ > data_size_bytes_);
+  // munmap fails only for a bad range, which would be a bug here.
+  const int rc = ::munmap(base_, length_bytes_);
+  VERIFY(rc == 0);
+  base_ = nullptr;
+  length_bytes_ = 0;
+  data_ = nullptr;
+  data_size_bytes_ = 0;
+  data_pages_ = 0;
+}
+
+void PerfEvent::close() {
+  unmap();
+  if (fd_ < 0) return;
+  // close(2) of a perf event does not fail in a way the caller can act on
+  // (EINTR still closes on Linux).
+  ::close(fd_);
+  fd_ = -1;
+}
+
+}  // namespace ringsim::real

@@ -1,0 +1,458 @@
+#include "real/real_backend.h"
+
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <initializer_list>
+#include <sstream>
+#include <string>
+
+#include "core/verify.h"
+
+// The core, compiled once more for the real backend.
+template class ringsim::core::RingReader<ringsim::real::RealMapping>;
+
+namespace ringsim::real {
+namespace {
+
+// Process-wide request state, written by the signal handlers. Lock-free
+// atomics are the only shared state a handler may touch.
+std::atomic<bool> g_signal_stop{false};
+std::atomic<bool> g_signal_snapshot{false};
+std::atomic<int> g_wake_fd{-1};
+std::atomic<int> g_wake_fd_error{0};
+static_assert(std::atomic<bool>::is_always_lock_free);
+static_assert(std::atomic<int>::is_always_lock_free);
+
+// The eventfd every session polls, so that a request wakes a waiting poll.
+// Created once, on first use (never from a handler), and never closed: a
+// handler may write to it at any time. Returns -1 if it cannot be created
+// (g_wake_fd_error holds the errno).
+int wake_fd() {
+  static const int fd = [] {
+    const int created = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (created < 0) g_wake_fd_error.store(errno);
+    g_wake_fd.store(created, std::memory_order_release);
+    return created;
+  }();
+  return fd;
+}
+
+Error wake_fd_error() {
+  const int error = g_wake_fd_error.load();
+  return Error{error != 0 ? error : EBADF,
+               "eventfd for poll wakeups: " + errno_name(error) + " (" + std::strerror(error) +
+                   "): out of file descriptors? raise the limit (ulimit -n)"};
+}
+
+// Async-signal-safe: one write(2) to the eventfd, errno preserved.
+void wake() {
+  const int fd = g_wake_fd.load(std::memory_order_acquire);
+  if (fd < 0) return;
+  const int saved_errno = errno;
+  const std::uint64_t one = 1;
+  // EAGAIN means the counter is saturated: a wakeup is pending anyway.
+  const ssize_t written = ::write(fd, &one, sizeof one);
+  static_cast<void>(written);
+  errno = saved_errno;
+}
+
+// Reads the eventfd back to zero (it is non-blocking).
+void drain_wake_fd(int fd) {
+  std::uint64_t count = 0;
+  const ssize_t got = ::read(fd, &count, sizeof count);
+  // EAGAIN: another poller drained it first.
+  VERIFY(got == static_cast<ssize_t>(sizeof count) || (got < 0 && errno == EAGAIN));
+}
+
+void on_stop_signal(int) { signal_stop_request(); }
+void on_snapshot_signal(int) { signal_snapshot_request(); }
+
+Error prefixed(std::size_t index, std::size_t count, const Error& error) {
+  VERIFY(!error.ok());
+  VERIFY(index < count);
+  return Error{error.error,
+               "event " + std::to_string(index) + " of " + std::to_string(count) + ": " + error.message};
+}
+
+}  // namespace
+
+// --- RealMapping -----------------------------------------------------------
+
+RealMapping::RealMapping(PerfEvent& event)
+    : page_(event.control_page()),
+      data_(event.data()),
+      size_bytes_(event.data_size_bytes()),
+      mask_(event.data_size_bytes() - 1),
+      fd_(event.fd()),
+      writable_(!event.overwrite()) {
+  VERIFY_MSG(event.mapped(), "RealMapping over an event that is not mapped");
+  VERIFY(fd_ >= 0);
+  VERIFY(size_bytes_ >= core::kRecordAlignBytes);
+  VERIFY((size_bytes_ & mask_) == 0);
+  const auto head_address = reinterpret_cast<std::uintptr_t>(&page_->data_head);
+  const auto tail_address = reinterpret_cast<std::uintptr_t>(&page_->data_tail);
+  VERIFY(head_address % std::atomic_ref<__u64>::required_alignment == 0);
+  VERIFY(tail_address % std::atomic_ref<__u64>::required_alignment == 0);
+}
+
+std::uint64_t RealMapping::load_head() {
+  VERIFY_MSG(page_ != nullptr, "load_head on a released mapping");
+  // (C) acquire: pairs with the kernel's (B), the smp_wmb() in
+  // perf_output_put_handle() before it stores data_head: the record bytes
+  // below the head loaded here are in memory before any copy_out() that
+  // follows. (perf's tools/include/linux/ring_buffer.h does the same:
+  // smp_load_acquire(&base->data_head).)
+  const std::uint64_t head = std::atomic_ref<__u64>(page_->data_head).load(std::memory_order_acquire);
+  return head;
+}
+
+void RealMapping::store_tail(std::uint64_t tail) {
+  VERIFY_MSG(page_ != nullptr, "store_tail on a released mapping");
+  VERIFY_MSG(writable_, "store_tail on a read-only (write_backward) mapping");
+  // (D) release: pairs with the kernel's (A), the ordering in
+  // __perf_output_begin() between its load of data_tail and its record
+  // writes: every copy_out() before this store has finished reading before
+  // the kernel can see the space as free. (perf: smp_store_release(
+  // &base->data_tail, tail).)
+  std::atomic_ref<__u64>(page_->data_tail).store(tail, std::memory_order_release);
+}
+
+void RealMapping::copy_out(std::uint64_t position, std::span<std::byte> destination) {
+  VERIFY_MSG(data_ != nullptr, "copy_out on a released mapping");
+  const std::uint64_t index = position & mask_;
+  const std::uint64_t length = destination.size();
+  VERIFY_MSG(length <= size_bytes_, "copy_out longer than the data area");
+  VERIFY_MSG(index + length <= size_bytes_, "copy_out crosses the end of the data area");
+  if (length == 0) return;
+  // Plain bytes: the protocol (C)/(D), or PAUSE_OUTPUT in overwrite mode,
+  // is what keeps the kernel away from them during the copy.
+  std::memcpy(destination.data(), data_ + index, length);
+}
+
+int RealMapping::pause_output(bool paused) {
+  VERIFY_MSG(page_ != nullptr, "pause_output on a released mapping");
+  VERIFY(fd_ >= 0);
+  if (::ioctl(fd_, PERF_EVENT_IOC_PAUSE_OUTPUT, paused ? 1 : 0) != 0) {
+    const int error = errno;
+    VERIFY(error > 0);
+    return -error;
+  }
+  return 0;
+}
+
+void RealMapping::detach() {
+  VERIFY_MSG(page_ != nullptr, "mapping detached twice");
+  VERIFY(data_ != nullptr);
+  page_ = nullptr;
+  data_ = nullptr;
+}
+
+// --- CPU lists and specs ---------------------------------------------------
+
+Error parse_cpu_list(std::string_view text, std::vector<int>& cpus_out) {
+  // The kernel's cpulist format: "0-3,5,7-8" and a newline.
+  constexpr int kCpuMax = 1 << 16;
+  cpus_out.clear();
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+  const auto bad = [&](const char* why) {
+    return Error{EINVAL, "cpu list \"" + std::string(text) + "\": " + why};
+  };
+  if (text.empty()) return bad("empty");
+  const char* at = text.data();
+  const char* const end = text.data() + text.size();
+  // Each pass consumes at least one character.
+  for (std::size_t pass = 0; pass < text.size() && at < end; pass++) {
+    int first = 0;
+    auto parsed = std::from_chars(at, end, first);
+    if (parsed.ec != std::errc{} || first < 0 || first > kCpuMax) return bad("expected a cpu number");
+    at = parsed.ptr;
+    int last = first;
+    if (at < end && *at == '-') {
+      parsed = std::from_chars(at + 1, end, last);
+      if (parsed.ec != std::errc{} || last < first || last > kCpuMax) return bad("bad range");
+      at = parsed.ptr;
+    }
+    for (int cpu = first; cpu <= last; cpu++) cpus_out.push_back(cpu);
+    if (at < end) {
+      if (*at != ',') return bad("expected ','");
+      at++;
+      if (at == end) return bad("ends with ','");
+    }
+  }
+  VERIFY(at == end);
+  VERIFY(!cpus_out.empty());
+  return Error{};
+}
+
+Error online_cpus(std::vector<int>& cpus_out) {
+  const char* path = "/sys/devices/system/cpu/online";
+  std::ifstream in(path);
+  if (!in) return Error{ENOENT, std::string(path) + ": cannot read it (is /sys mounted?)"};
+  std::ostringstream text;
+  text << in.rdbuf();
+  const Error error = parse_cpu_list(text.str(), cpus_out);
+  if (!error.ok()) return Error{error.error, std::string(path) + ": " + error.message};
+  return error;
+}
+
+std::vector<RingSpec> system_wide_specs(const perf_event_attr& attr, std::span<const int> cpus,
+                                        std::uint64_t data_pages) {
+  std::vector<RingSpec> specs;
+  for (const int cpu : cpus) specs.push_back(RingSpec{attr, EventTarget{-1, cpu}, data_pages});
+  return specs;
+}
+
+std::vector<RingSpec> command_specs(const perf_event_attr& attr, pid_t pid, std::span<const int> cpus,
+                                    std::uint64_t data_pages) {
+  perf_event_attr inherited = attr;
+  inherited.inherit = 1;
+  std::vector<RingSpec> specs;
+  for (const int cpu : cpus) specs.push_back(RingSpec{inherited, EventTarget{pid, cpu}, data_pages});
+  return specs;
+}
+
+// --- RealSession -----------------------------------------------------------
+
+Error RealSession::open(std::span<const RingSpec> specs, std::unique_ptr<RealSession>& out) {
+  out.reset();
+  const std::size_t count = specs.size();
+  if (count == 0) return Error{EINVAL, "session: no events to open (no CPUs given?)"};
+  const bool overwrite = specs[0].attr.write_backward != 0;
+  for (std::size_t i = 0; i < count; i++) {
+    if ((specs[i].attr.write_backward != 0) != overwrite) {
+      return Error{EINVAL, "session: event " + std::to_string(i) + " and event 0 differ in write_backward: one "
+                           "session reads rings of one mode"};
+    }
+  }
+  if (wake_fd() < 0) return wake_fd_error();
+  // A wakeup left by an earlier session's request is not this session's
+  // (the requests themselves are flags, read every round).
+  drain_wake_fd(wake_fd());
+  std::unique_ptr<RealSession> session(new RealSession());
+  // Sized once: the mappings below keep references into it.
+  session->events_.resize(count);
+  for (std::size_t i = 0; i < count; i++) {
+    PerfEvent& event = session->events_[i];
+    Error error = PerfEvent::open(specs[i].attr, specs[i].target, event);
+    if (!error.ok()) return prefixed(i, count, error);
+    error = event.map(specs[i].data_pages);
+    if (!error.ok()) return prefixed(i, count, error);
+  }
+  for (std::size_t i = 0; i < count; i++) {
+    session->mappings_.push_back(std::make_unique<RealMapping>(session->events_[i]));
+  }
+  session->mode_ = overwrite ? core::RingMode::backward : core::RingMode::normal;
+  session->released_.assign(count, false);
+  session->poll_fds_.assign(count + 1, pollfd{-1, 0, 0});
+  VERIFY(session->mappings_.size() == count);
+  VERIFY(session->mappings_[0]->mode() == session->mode_);
+  out = std::move(session);
+  return Error{};
+}
+
+Error RealSession::enable_all() {
+  for (std::size_t i = 0; i < events_.size(); i++) {
+    if (released_[i]) continue;
+    const Error error = events_[i].enable();
+    if (!error.ok()) return prefixed(i, events_.size(), error);
+  }
+  return Error{};
+}
+
+Error RealSession::disable_all() {
+  for (std::size_t i = 0; i < events_.size(); i++) {
+    if (released_[i]) continue;
+    const Error error = events_[i].disable();
+    if (!error.ok()) return prefixed(i, events_.size(), error);
+  }
+  return Error{};
+}
+
+std::uint64_t RealSession::data_size_bytes_max() const {
+  std::uint64_t size_bytes = 0;
+  for (const auto& mapping : mappings_) size_bytes = std::max(size_bytes, mapping->data_size_bytes());
+  VERIFY(size_bytes > 0);
+  return size_bytes;
+}
+
+PerfEvent& RealSession::event(std::size_t index) {
+  VERIFY(index < events_.size());
+  return events_[index];
+}
+
+bool RealSession::released(std::size_t index) const {
+  VERIFY(index < released_.size());
+  return released_[index];
+}
+
+RealMapping& RealSession::mapping(std::size_t index) {
+  VERIFY(index < mappings_.size());
+  VERIFY_MSG(!released_[index], "access to a released (unmapped) ring");
+  return *mappings_[index];
+}
+
+int RealSession::poll(std::span<core::PollEvents> events, std::uint64_t timeout_ns) {
+  const std::size_t count = mappings_.size();
+  VERIFY(events.size() == count);
+  VERIFY(poll_fds_.size() == count + 1);
+  for (std::size_t i = 0; i < count; i++) {
+    core::PollEvents& e = events[i];
+    e.readable = false;
+    e.hangup = false;
+    VERIFY_MSG(!e.wanted || !released_[i], "poll of a released ring");
+    // A negative fd is skipped by poll(2).
+    poll_fds_[i] = pollfd{e.wanted ? events_[i].fd() : -1, POLLIN, 0};
+  }
+  const int wake = wake_fd();
+  VERIFY(wake >= 0);  // open() made sure
+  poll_fds_[count] = pollfd{wake, POLLIN, 0};
+  constexpr std::uint64_t kNsPerSecond = 1'000'000'000;
+  timespec timeout{};
+  timeout.tv_sec = static_cast<time_t>(timeout_ns / kNsPerSecond);
+  timeout.tv_nsec = static_cast<long>(timeout_ns % kNsPerSecond);
+  const int polled = ::ppoll(poll_fds_.data(), poll_fds_.size(), &timeout, nullptr);
+  if (polled < 0) {
+    const int error = errno;
+    VERIFY(error > 0);
+    return -error;  // -EINTR: a signal; the caller serves the round and retries
+  }
+  if (polled == 0) return 0;
+  int ready = 0;
+  for (std::size_t i = 0; i < count; i++) {
+    if (poll_fds_[i].fd < 0) continue;
+    const short revents = poll_fds_[i].revents;
+    VERIFY_MSG((revents & POLLNVAL) == 0, "polled a closed perf event fd");
+    events[i].readable = (revents & POLLIN) != 0;
+    // POLLHUP: the event's task exited (and its children). POLLERR: a pinned
+    // event went into error state; it never produces data again either.
+    events[i].hangup = (revents & (POLLHUP | POLLERR)) != 0;
+    if (events[i].readable || events[i].hangup) ready++;
+  }
+  const short wake_revents = poll_fds_[count].revents;
+  VERIFY((wake_revents & (POLLNVAL | POLLERR)) == 0);
+  if ((wake_revents & POLLIN) != 0) {
+    drain_wake_fd(wake);
+    // A request and no ring event: report it as an interruption, as a
+    // signal would; the loop serves the round and looks at the requests.
+    if (ready == 0) return -EINTR;
+  }
+  // ready == 0 here only if the kernel set a bit the loop does not read;
+  // the round is served as after a timeout.
+  return ready;
+}
+
+void RealSession::release(std::size_t index) {
+  VERIFY(index < mappings_.size());
+  VERIFY_MSG(!released_[index], "mapping released twice");
+  mappings_[index]->detach();
+  events_[index].close();
+  released_[index] = true;
+}
+
+std::uint64_t RealSession::now_ns() const {
+  timespec now{};
+  const int rc = ::clock_gettime(CLOCK_MONOTONIC, &now);
+  VERIFY(rc == 0);
+  VERIFY(now.tv_sec >= 0);
+  return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000 + static_cast<std::uint64_t>(now.tv_nsec);
+}
+
+bool RealSession::stop_requested() {
+  const bool requested = stop_.load(std::memory_order_acquire) || g_signal_stop.load(std::memory_order_acquire);
+  if (!requested) return false;
+  if (!stopped_) {
+    // Disable before the loop's final drain, which follows this call in
+    // the same round: DISABLE runs on the event's CPU (an IPI) and returns
+    // when the event is stopped there, so no write is in flight after it.
+    stopped_ = true;
+    for (std::size_t i = 0; i < events_.size(); i++) {
+      if (released_[i]) continue;
+      const Error error = events_[i].disable();
+      if (!error.ok()) {
+        disable_failures_++;
+        last_disable_error_ = prefixed(i, events_.size(), error);
+      }
+    }
+  }
+  return true;
+}
+
+bool RealSession::take_snapshot_request() {
+  // Both are read and cleared, whichever is set.
+  const bool own = snapshot_.exchange(false, std::memory_order_acq_rel);
+  const bool signalled = g_signal_snapshot.exchange(false, std::memory_order_acq_rel);
+  return own || signalled;
+}
+
+void RealSession::request_stop() {
+  stop_.store(true, std::memory_order_release);
+  wake();
+}
+
+void RealSession::request_snapshot() {
+  snapshot_.store(true, std::memory_order_release);
+  wake();
+}
+
+// --- Signals -----------------------------------------------------------------
+
+void signal_stop_request() {
+  g_signal_stop.store(true, std::memory_order_release);
+  wake();
+}
+
+void signal_snapshot_request() {
+  g_signal_snapshot.store(true, std::memory_order_release);
+  wake();
+}
+
+Error install_signal_handlers() {
+  if (wake_fd() < 0) return wake_fd_error();
+  g_signal_stop.store(false);
+  g_signal_snapshot.store(false);
+  struct Handler {
+    int signal;
+    const char* name;
+    void (*handler)(int);
+  };
+  const Handler handlers[] = {
+      {SIGINT, "SIGINT", on_stop_signal},
+      {SIGTERM, "SIGTERM", on_stop_signal},
+      {SIGUSR2, "SIGUSR2", on_snapshot_signal},
+  };
+  for (const Handler& h : handlers) {
+    struct sigaction action {};
+    action.sa_handler = h.handler;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = 0;  // no SA_RESTART: a blocked poll returns EINTR
+    if (::sigaction(h.signal, &action, nullptr) != 0) {
+      const int error = errno;
+      return Error{error, std::string("sigaction(") + h.name + "): " + errno_name(error) + " (" +
+                              std::strerror(error) + ")"};
+    }
+  }
+  return Error{};
+}
+
+void restore_signal_handlers() {
+  g_signal_stop.store(false);
+  g_signal_snapshot.store(false);
+  for (const int signal : {SIGINT, SIGTERM, SIGUSR2}) {
+    struct sigaction action {};
+    action.sa_handler = SIG_DFL;
+    sigemptyset(&action.sa_mask);
+    const int rc = ::sigaction(signal, &action, nullptr);
+    VERIFY(rc == 0);
+  }
+}
+
+}  // namespace ringsim::real

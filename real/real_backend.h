@@ -1,0 +1,187 @@
+// The real backend's side of the seam: a core::RingMapping over a mapped
+// perf ring and a core::RingSession over a set of them, read with poll(2).
+//
+// RealMapping is a view of one mapped PerfEvent: plain memory accesses on
+// the control page and the data area (with the ordering the protocol in
+// core/backend.h needs) and one ioctl. RealSession owns the events and
+// their mappings: one per CPU for a system-wide recording (pid -1), or one
+// per CPU with inherit=1 for a command and its children (the kernel refuses
+// to map an inherited event with cpu -1), or one per thread (cpu -1,
+// inherit=0).
+//
+// Signals: install_signal_handlers() makes SIGINT and SIGTERM request a stop
+// and SIGUSR2 a snapshot, without SA_RESTART. The handlers set process-wide
+// flags and write to a process-wide eventfd that every session polls, so a
+// request wakes a waiting poll() whichever thread the signal lands on, and
+// a request that arrives just before poll() is not missed until the
+// timeout. RealSession::request_stop() and request_snapshot() do the same
+// for one session from any thread.
+//
+// Stop: the first time stop_requested() returns true it disables every
+// event that is still open (PERF_EVENT_IOC_DISABLE), before it returns, so
+// the record loop's final drain (which follows that call in the same round)
+// reads rings the kernel no longer writes to.
+//
+// Known limit (the kernel's; perf has it too): PAUSE_OUTPUT only sets a
+// flag. A record that a writer on another CPU had already reserved when the
+// ioctl returned is still written after it, below the head the reader
+// loads, which in an overwrite ring is where the oldest bytes of the
+// reader's window are. For a per-CPU event whose writer runs in interrupt
+// context (cpu-clock, task-clock) a reader running on the event's CPU sees
+// exact pauses. Elsewhere a snapshot can, rarely, meet such a write: the
+// core reports it when it sees it (a header that does not walk:
+// record_corrupt; bytes that changed between walk and copy:
+// snapshot_changed), but a record rewritten completely before the walk
+// reaches it is indistinguishable from a valid one.
+#pragma once
+
+#include <poll.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/ring_reader.h"
+#include "real/perf_event.h"
+
+namespace ringsim::real {
+
+class RealMapping {
+ public:
+  // A view of `event`, which must be mapped and stay mapped until detach().
+  explicit RealMapping(PerfEvent& event);
+  RealMapping(const RealMapping&) = delete;
+  RealMapping& operator=(const RealMapping&) = delete;
+
+  // core::RingMapping. load_head() changes no state of this object: it may
+  // be called from any thread while the ring is mapped.
+  std::uint64_t data_size_bytes() const { return size_bytes_; }
+  std::uint64_t load_head();
+  void store_tail(std::uint64_t tail);
+  void copy_out(std::uint64_t position, std::span<std::byte> destination);
+  int pause_output(bool paused);
+
+  // write_backward: read-only mapping, read by snapshots.
+  bool overwrite() const { return !writable_; }
+  core::RingMode mode() const { return writable_ ? core::RingMode::normal : core::RingMode::backward; }
+
+  // Called before the event is unmapped: every later access (other than
+  // data_size_bytes()) fails a VERIFY instead of touching unmapped memory.
+  void detach();
+  bool detached() const { return page_ == nullptr; }
+
+ private:
+  perf_event_mmap_page* page_;
+  std::byte* data_;
+  const std::uint64_t size_bytes_;
+  const std::uint64_t mask_;
+  const int fd_;
+  const bool writable_;
+};
+
+// One event to open and map.
+struct RingSpec {
+  perf_event_attr attr{};
+  EventTarget target{};
+  std::uint64_t data_pages = 0;  // a power of two
+};
+
+// The CPUs the kernel lists in a cpu list such as /sys/devices/system/cpu/online
+// ("0-3,5\n"). Fails on anything else.
+Error parse_cpu_list(std::string_view text, std::vector<int>& cpus_out);
+// The online CPUs.
+Error online_cpus(std::vector<int>& cpus_out);
+
+// One spec per CPU: pid -1 (every task on that CPU).
+std::vector<RingSpec> system_wide_specs(const perf_event_attr& attr, std::span<const int> cpus,
+                                        std::uint64_t data_pages);
+// One spec per CPU for `pid` and (with inherit=1) the tasks it creates
+// after the events are opened.
+std::vector<RingSpec> command_specs(const perf_event_attr& attr, pid_t pid, std::span<const int> cpus,
+                                    std::uint64_t data_pages);
+
+// Threads: the record loop's thread calls the core::RingSession methods;
+// request_stop() and request_snapshot() may be called from any thread (and
+// the signal handlers from any thread). poll() returns -EINTR both for a
+// signal and for a request that woke it through the eventfd; only one
+// session should poll at a time (they share the eventfd).
+class RealSession {
+ public:
+  using Mapping = RealMapping;
+
+  // Opens and maps every spec, in order. Every spec must have the same
+  // attr.write_backward (one session reads one mode). Events are left as
+  // their attr says (open them with attr.disabled = 1 and call enable_all()
+  // once the reader is ready). On failure returns the first error, prefixed
+  // with the spec's index, closes everything opened so far, and leaves
+  // `out` empty.
+  static Error open(std::span<const RingSpec> specs, std::unique_ptr<RealSession>& out);
+
+  RealSession(const RealSession&) = delete;
+  RealSession& operator=(const RealSession&) = delete;
+  ~RealSession() = default;  // the events unmap and close themselves
+
+  Error enable_all();
+  Error disable_all();
+  core::RingMode mode() const { return mode_; }
+  std::uint64_t data_size_bytes_max() const;
+  PerfEvent& event(std::size_t index);
+  bool released(std::size_t index) const;
+  // DISABLE failures when a stop was requested, and the last of them.
+  std::uint64_t disable_failures() const { return disable_failures_; }
+  const Error& last_disable_error() const { return last_disable_error_; }
+
+  // core::RingSession
+  std::size_t mapping_count() const { return mappings_.size(); }
+  RealMapping& mapping(std::size_t index);
+  int poll(std::span<core::PollEvents> events, std::uint64_t timeout_ns);
+  void release(std::size_t index);
+  std::uint64_t now_ns() const;
+  bool stop_requested();
+  bool take_snapshot_request();
+  // The loop ends early on an error: stop the events (failures are
+  // counted in disable_failures()).
+  void disable_events() { disable_all(); }
+
+  // From any thread: wake the loop with a stop or a snapshot request.
+  void request_stop();
+  void request_snapshot();
+
+ private:
+  RealSession() = default;
+
+  core::RingMode mode_ = core::RingMode::normal;
+  std::vector<PerfEvent> events_;  // never resized after open(): mappings view them
+  std::vector<std::unique_ptr<RealMapping>> mappings_;
+  std::vector<bool> released_;
+  std::vector<pollfd> poll_fds_;  // one per mapping, then the wake eventfd
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> snapshot_{false};
+  bool stopped_ = false;  // events disabled for the stop
+  std::uint64_t disable_failures_ = 0;
+  Error last_disable_error_;
+};
+
+// SIGINT, SIGTERM: stop; SIGUSR2: snapshot. Installed without SA_RESTART
+// (a blocked poll returns EINTR) and with the process-wide wake eventfd
+// (a request is seen at once). Clears earlier signal requests.
+Error install_signal_handlers();
+// Restores the default dispositions of those signals and clears the
+// requests they made.
+void restore_signal_handlers();
+
+// What the handlers call; async-signal-safe.
+void signal_stop_request();
+void signal_snapshot_request();
+
+static_assert(core::RingMapping<RealMapping>);
+static_assert(core::RingSession<RealSession>);
+
+}  // namespace ringsim::real
+
+extern template class ringsim::core::RingReader<ringsim::real::RealMapping>;
