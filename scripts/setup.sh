@@ -16,6 +16,7 @@ packages=(
   libxxhash-dev
   nlohmann-json3-dev
   libcli11-dev
+  linux-perf           # perf itself: the tests check that it reads our files
 )
 
 missing=()
