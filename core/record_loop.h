@@ -122,7 +122,18 @@ class RecordLoop {
     for (std::uint64_t round = 0; round < options_.rounds_max; round++) {
       result_.rounds = round + 1;
       const bool stopping = session_.stop_requested();
-      if (!stopping) {
+      bool any_live = false;
+      for (std::size_t i = 0; i < count; i++) any_live |= state_[i] == State::live;
+      if (!stopping && !any_live) {
+        // Every event is gone; what is left are writes in flight on drained
+        // rings. Wait for them rather than for a poll timeout nothing would
+        // cut short.
+        const int flushed = sink_.flush();
+        if (flushed < 0) {
+          finish(LoopStatus::sink_error, -flushed);
+          return result_;
+        }
+      } else if (!stopping) {
         for (std::size_t i = 0; i < count; i++) events_[i] = PollEvents{state_[i] == State::live};
         const int polled = session_.poll(events_, options_.poll_timeout_ns);
         // Interrupted (a signal, e.g. a snapshot request): serve the round

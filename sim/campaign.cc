@@ -65,6 +65,22 @@ struct Totals {
   std::uint64_t determinism_checked = 0;
   std::uint64_t determinism_passed = 0;
   std::uint64_t mode_runs[2] = {0, 0};
+  std::uint64_t output_runs[3] = {0, 0, 0};  // memory, serial, aio
+  // The writer and the disk.
+  std::uint64_t file_bytes = 0;
+  std::uint64_t files = 0;
+  std::uint64_t writes_completed = 0;
+  std::uint64_t short_restarted = 0;
+  std::uint64_t eagain_retries = 0;
+  std::uint64_t sync_fallbacks = 0;
+  std::uint64_t eintr_retries = 0;
+  std::uint64_t hard_error_runs = 0;
+  std::uint64_t records_lost_to_error = 0;
+  DiskStats disk;
+  // The data-loss metric, over all runs: total lost time / total elapsed.
+  std::uint64_t lost_time_ns = 0;
+  std::uint64_t elapsed_ns = 0;
+  std::uint64_t runs_with_loss = 0;
   std::map<std::string, PropertyCount> properties;
   Probes probes;
   std::array<std::uint64_t, kProbeCount> probe_runs{};
@@ -138,6 +154,32 @@ void add_run(Totals& t, const RunResult& r) {
   t.switches += r.switches;
   t.decisions += r.decisions;
   t.mode_runs[r.config.mode == core::RingMode::normal ? 0 : 1]++;
+  t.output_runs[static_cast<int>(r.config.output)]++;
+  t.file_bytes += r.file_bytes;
+  t.files += r.files;
+  t.writes_completed += r.writer.writes_completed;
+  t.short_restarted += r.writer.short_writes_restarted;
+  t.eagain_retries += r.writer.eagain_retries;
+  t.sync_fallbacks += r.writer.eagain_sync_fallbacks;
+  t.eintr_retries += r.writer.eintr_retries;
+  if (r.writer.error != 0) t.hard_error_runs++;
+  t.records_lost_to_error += r.writer.records_lost_to_error.records;
+  const DiskStats& d = r.disk;
+  t.disk.writes += d.writes;
+  t.disk.bytes += d.bytes;
+  t.disk.stalls += d.stalls;
+  t.disk.eagain_single += d.eagain_single;
+  t.disk.eagain_burst += d.eagain_burst;
+  t.disk.eagain_queue_full += d.eagain_queue_full;
+  t.disk.short_writes += d.short_writes;
+  t.disk.eintr_writes += d.eintr_writes;
+  t.disk.eintr_suspends += d.eintr_suspends;
+  t.disk.eio += d.eio;
+  t.disk.enospc += d.enospc;
+  t.disk.open_failures += d.open_failures;
+  t.lost_time_ns += r.loss.lost_time_ns;
+  t.elapsed_ns += r.loss.last_time_ns - r.loss.first_time_ns;
+  if (r.loss.lost_sum > 0) t.runs_with_loss++;
   for (const std::string& p : r.properties) {
     PropertyCount& count = t.properties[p];
     count.checked++;
@@ -274,6 +316,18 @@ nlohmann::json summary_json(const CampaignOptions& options, const Totals& t, dou
   j["decisions"] = t.decisions;
   j["determinism"] = {{"checked", t.determinism_checked}, {"identical", t.determinism_passed}};
   j["modes"] = {{"normal", t.mode_runs[0]}, {"backward", t.mode_runs[1]}};
+  j["outputs"] = {{"memory", t.output_runs[0]}, {"serial", t.output_runs[1]}, {"aio", t.output_runs[2]}};
+  j["files"] = {{"count", t.files}, {"bytes", t.file_bytes}, {"writes_completed", t.writes_completed}};
+  j["disk_faults"] = {{"short_writes", t.disk.short_writes},   {"eagain", t.disk.eagain_single},
+                      {"eagain_burst", t.disk.eagain_burst},   {"queue_full", t.disk.eagain_queue_full},
+                      {"eintr_writes", t.disk.eintr_writes},   {"eintr_waits", t.disk.eintr_suspends},
+                      {"stalls", t.disk.stalls},               {"eio", t.disk.eio},
+                      {"enospc", t.disk.enospc},               {"open_failures", t.disk.open_failures}};
+  j["writer"] = {{"short_writes_restarted", t.short_restarted}, {"eagain_retries", t.eagain_retries},
+                 {"sync_fallbacks", t.sync_fallbacks},           {"eintr_retries", t.eintr_retries},
+                 {"hard_error_runs", t.hard_error_runs},         {"records_cut_by_errors", t.records_lost_to_error}};
+  j["data_loss_metric"] = t.elapsed_ns ? static_cast<double>(t.lost_time_ns) / static_cast<double>(t.elapsed_ns) : 0.0;
+  j["runs_with_loss"] = t.runs_with_loss;
   nlohmann::json properties = nlohmann::json::object();
   for (const auto& [name, count] : t.properties) {
     properties[name] = {{"checked", count.checked}, {"passed", count.passed}};
@@ -312,6 +366,23 @@ void print_summary(std::ostream& out, const CampaignOptions& options, const Tota
       << " never reported (stopped or cancelled first)\n";
   out << "  overwritten      " << with_commas(t.overwritten_records)
       << " records overwritten before a snapshot read them (reported gaps)\n";
+  out << "  outputs          " << t.output_runs[0] << " in memory, " << t.output_runs[1] << " serial write(), "
+      << t.output_runs[2] << " AIO\n";
+  out << "  files            " << with_commas(t.files) << " perf.data files, " << with_commas(t.file_bytes)
+      << " bytes; " << with_commas(t.writes_completed) << " chunk writes completed\n";
+  out << "  disk faults      " << with_commas(t.disk.short_writes) << " short writes, "
+      << with_commas(t.disk.eagain_single) << " EAGAIN, " << with_commas(t.disk.eagain_burst) << " EAGAIN in bursts, "
+      << with_commas(t.disk.eagain_queue_full) << " queue full, " << with_commas(t.disk.eintr_writes)
+      << " EINTR writes, " << with_commas(t.disk.eintr_suspends) << " EINTR waits, " << with_commas(t.disk.stalls)
+      << " stalls, " << t.disk.eio << " EIO, " << t.disk.enospc << " ENOSPC, " << t.disk.open_failures
+      << " open failures\n";
+  out << "  writer           " << with_commas(t.short_restarted) << " short writes restarted, "
+      << with_commas(t.eagain_retries) << " EAGAIN retries, " << with_commas(t.sync_fallbacks)
+      << " synchronous fallbacks, " << with_commas(t.eintr_retries) << " EINTR retries; " << t.hard_error_runs
+      << " runs ended by a hard error (" << with_commas(t.records_lost_to_error) << " records cut off)\n";
+  out << "  data-loss metric " << std::fixed << std::setprecision(2)
+      << (t.elapsed_ns ? 100.0 * static_cast<double>(t.lost_time_ns) / static_cast<double>(t.elapsed_ns) : 0.0)
+      << "% (lost time / elapsed, all runs), " << t.runs_with_loss << " runs lost records\n";
   out << "  scheduling       " << with_commas(t.switches) << " fiber switches, " << with_commas(t.decisions)
       << " decisions\n";
   out << "  determinism      " << t.determinism_checked << " seeds run twice, " << t.determinism_passed
@@ -322,7 +393,7 @@ void print_summary(std::ostream& out, const CampaignOptions& options, const Tota
   }
   out << "  probes (hits, runs that hit it):\n";
   for (std::size_t i = 0; i < kProbeCount; i++) {
-    out << "    " << std::left << std::setw(22) << kProbeInfo[i].name << std::right << std::setw(12)
+    out << "    " << std::left << std::setw(28) << kProbeInfo[i].name << std::right << std::setw(12)
         << with_commas(t.probes.count(i)) << std::setw(7) << t.probe_runs[i] << "  " << kProbeInfo[i].text << "\n";
   }
   out << std::flush;

@@ -223,12 +223,12 @@ RunConfig random_config(std::uint64_t seed) {
   c.disk_short_per_million = faulty ? static_cast<std::uint32_t>(d.between(0, 200'000)) : 0;
   c.disk_eagain_per_million = faulty ? static_cast<std::uint32_t>(d.between(0, 200'000)) : 0;
   c.disk_eagain_burst_per_million = faulty ? static_cast<std::uint32_t>(d.between(0, 20'000)) : 0;
-  c.disk_eagain_burst_ns = d.between(10'000, 2 * kMs);
+  c.disk_eagain_burst_ns = d.draw(10) == 0 ? d.between(50 * kMs, 300 * kMs) : d.between(10'000, 2 * kMs);
   c.disk_eintr_per_million = faulty ? static_cast<std::uint32_t>(d.between(0, 100'000)) : 0;
   c.disk_suspend_eintr_per_million = faulty ? static_cast<std::uint32_t>(d.between(0, 100'000)) : 0;
   // Hard errors end the recording: on a few runs only.
-  c.disk_eio_per_million = d.draw(20) == 0 ? static_cast<std::uint32_t>(d.between(100, 20'000)) : 0;
-  c.disk_capacity_bytes = d.draw(20) == 0 ? 4096 * d.between(1, 2048) : 0;
+  c.disk_eio_per_million = d.draw(20) == 0 ? static_cast<std::uint32_t>(d.between(10'000, 200'000)) : 0;
+  c.disk_capacity_bytes = d.draw(20) == 0 ? 4096 * d.between(1, 128) : 0;
   c.disk_open_fails = d.draw(100) == 0 ? 1 : 0;
   set_output(c, c.output);
   c.mutant = Mutant::none;

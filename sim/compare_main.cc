@@ -1,0 +1,183 @@
+// bazel run //sim:compare -- [--seed N] [--runs N] [run options]
+//
+// The same seeds, workloads and disk model, written with serial write()
+// and with AIO at 1, 2 and 4 control blocks, side by side: records the
+// kernel dropped (and reported with LOST records), the fraction of samples
+// lost, and the data-loss metric of the perf AIO series (lost time /
+// elapsed time). Each seed's workload (records, sizes, gaps) is a function
+// of the seed alone, so every mode sees exactly the same records; only the
+// consumer's output path differs. Hard disk errors, stops and overwrite
+// mode are off unless options ask for them: a run cut short measures
+// nothing. Every run is also checked against every property.
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+#include <iostream>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/cli.h"
+#include "sim/run.h"
+
+namespace {
+
+using namespace ringsim::sim;
+
+struct Mode {
+  const char* name;
+  Output output;
+  std::uint32_t cblocks;
+};
+
+struct Column {
+  std::uint64_t runs = 0;
+  std::uint64_t failed = 0;
+  std::uint64_t samples = 0;
+  std::uint64_t dropped = 0;
+  std::uint64_t runs_with_loss = 0;
+  std::uint64_t lost_time_ns = 0;
+  std::uint64_t elapsed_ns = 0;
+  std::uint64_t virtual_ns = 0;
+  std::vector<double> lost_fractions;
+  double wall_s = 0;
+};
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app("Serial write() vs AIO with 1, 2 and 4 control blocks, on the same seeds and disk model.", "compare");
+  std::uint64_t first_seed = 1;
+  std::uint64_t runs = 200;
+  std::string json_path;
+  app.add_option("--seed", first_seed, "first seed")->check(CLI::Range(std::uint64_t{0}, UINT64_MAX / 2));
+  app.add_option("--runs", runs, "seeds per mode")->check(CLI::Range(1, 1'000'000));
+  app.add_option("--json", json_path, "write the table as JSON");
+  ConfigOptions config_options;
+  config_options.add_to(app);
+  if (const int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
+  const auto overrides = config_options.overrides();
+
+  const std::vector<Mode> modes = {{"serial write()", Output::serial, 1},
+                                   {"AIO, 1 cblock", Output::aio, 1},
+                                   {"AIO, 2 cblocks", Output::aio, 2},
+                                   {"AIO, 4 cblocks", Output::aio, 4}};
+  std::vector<Column> columns(modes.size());
+  int exit_code = kExitOk;
+  for (std::uint64_t i = 0; i < runs; i++) {
+    const std::uint64_t seed = first_seed + i;
+    RunConfig base = random_config(seed);
+    base.mode = ringsim::core::RingMode::normal;
+    base.snapshot_interval_ns = 0;
+    base.stop_at_ns = 0;
+    base.disk_eio_per_million = 0;
+    base.disk_capacity_bytes = 0;
+    base.disk_open_fails = 0;
+    for (const auto& o : overrides) o(base);
+    base.seed = seed;
+    for (std::size_t m = 0; m < modes.size(); m++) {
+      RunConfig config = base;
+      set_output(config, modes[m].output);
+      config.cblocks = modes[m].cblocks;
+      if (const std::string e = validate(config); !e.empty()) {
+        std::cerr << "compare: error: seed " << seed << ": " << e << "\n";
+        return kExitUsage;
+      }
+      const auto start = std::chrono::steady_clock::now();
+      const RunResult r = run_simulation(config);
+      Column& c = columns[m];
+      c.wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      c.runs++;
+      if (!r.ok()) {
+        c.failed++;
+        exit_code = kExitCorrectness;
+        std::cerr << "FAIL seed=" << seed << " (" << modes[m].name << ") property=" << r.first_property() << ": "
+                  << r.violations.front().detail << "\n  reproduce: bazel run //sim:campaign -- --seed=" << seed
+                  << " --runs=1 --output=" << to_string(config.output) << " --cblocks=" << config.cblocks
+                  << " --mode=normal --snapshot-interval-ns=0 --stop-at-ns=0 --disk-eio-per-million=0"
+                     " --disk-capacity-bytes=0 --disk-open-fails=0"
+                  << (config_options.as_args().empty() ? "" : " " + config_options.as_args()) << "\n";
+      }
+      std::uint64_t dropped = 0;
+      for (const auto& cpu : r.log.cpus) dropped += cpu.dropped();
+      c.samples += r.samples_attempted;
+      c.dropped += dropped;
+      c.runs_with_loss += dropped > 0;
+      c.lost_time_ns += r.loss.lost_time_ns;
+      c.elapsed_ns += r.loss.last_time_ns - r.loss.first_time_ns;
+      c.virtual_ns += r.virtual_ns;
+      c.lost_fractions.push_back(r.samples_attempted ? static_cast<double>(dropped) / r.samples_attempted : 0.0);
+    }
+  }
+
+  const Column& serial = columns[0];
+  std::cout << "ringsim compare: seeds " << first_seed << ".." << first_seed + runs - 1
+            << ", the same workloads and disk model in every column"
+            << (config_options.as_args().empty() ? "" : ", fixed: " + config_options.as_args()) << "\n\n";
+  std::cout << std::left << std::setw(34) << "" << std::right;
+  for (const Mode& m : modes) std::cout << std::setw(17) << m.name;
+  std::cout << "\n";
+  auto row = [&](const char* label, auto value) {
+    std::cout << std::left << std::setw(34) << label << std::right;
+    for (const Column& c : columns) std::cout << std::setw(17) << value(c);
+    std::cout << "\n";
+  };
+  auto percent = [](double v) {
+    std::ostringstream s;
+    s << std::fixed << std::setprecision(2) << 100 * v << "%";
+    return s.str();
+  };
+  row("runs (failed)", [](const Column& c) { return std::to_string(c.runs) + " (" + std::to_string(c.failed) + ")"; });
+  row("samples generated", [](const Column& c) { return std::to_string(c.samples); });
+  row("records lost (kernel drops)", [](const Column& c) { return std::to_string(c.dropped); });
+  row("  vs serial", [&](const Column& c) {
+    std::ostringstream s;
+    s << std::fixed << std::setprecision(3) << (serial.dropped ? static_cast<double>(c.dropped) / serial.dropped : 0.0);
+    return s.str();
+  });
+  row("lost / generated", [&](const Column& c) { return percent(c.samples ? static_cast<double>(c.dropped) / c.samples : 0); });
+  row("median per-run lost fraction", [&](const Column& c) { return percent(median(c.lost_fractions)); });
+  row("runs that lost records", [](const Column& c) { return std::to_string(c.runs_with_loss); });
+  row("data-loss metric (lost/elapsed)", [&](const Column& c) {
+    return percent(c.elapsed_ns ? static_cast<double>(c.lost_time_ns) / c.elapsed_ns : 0);
+  });
+  row("virtual time simulated", [](const Column& c) {
+    std::ostringstream s;
+    s << std::fixed << std::setprecision(3) << c.virtual_ns / 1e9 << " s";
+    return s.str();
+  });
+  row("wall time", [](const Column& c) {
+    std::ostringstream s;
+    s << std::fixed << std::setprecision(2) << c.wall_s << " s";
+    return s.str();
+  });
+  if (!json_path.empty()) {
+    nlohmann::json j = nlohmann::json::array();
+    for (std::size_t m = 0; m < modes.size(); m++) {
+      const Column& c = columns[m];
+      j.push_back({{"mode", modes[m].name},
+                   {"runs", c.runs},
+                   {"failed", c.failed},
+                   {"samples", c.samples},
+                   {"records_lost", c.dropped},
+                   {"runs_with_loss", c.runs_with_loss},
+                   {"data_loss_metric", c.elapsed_ns ? static_cast<double>(c.lost_time_ns) / c.elapsed_ns : 0.0},
+                   {"median_lost_fraction", median(c.lost_fractions)}});
+    }
+    std::ofstream out(user_path(json_path));
+    out << j.dump(2) << "\n";
+    if (!out) {
+      std::cerr << "compare: cannot write " << json_path << "\n";
+      return kExitIo;
+    }
+  }
+  return exit_code;
+}
