@@ -35,6 +35,7 @@ std::uint64_t SimDisk::latency_ns(std::uint64_t bytes) {
   if (faults_ && d.chance(config_.stall_per_million)) {
     stats_.stalls++;
     probes_.hit(Probe::disk_stall);
+    scheduler_.trace(TraceKind::fault, static_cast<std::uint64_t>(FaultCode::disk_stall), config_.stall_ns);
     ns += config_.stall_ns;
   }
   return ns;
@@ -116,13 +117,13 @@ std::int64_t SimDisk::perform(std::uint32_t file_index, const std::byte* data, s
     stats_.eio++;
     probes_.hit(Probe::disk_eio);
     if (stats_.first_hard_error == 0) stats_.first_hard_error = EIO;
-    scheduler_.trace(TraceKind::fault, 10);
+    scheduler_.trace(TraceKind::fault, static_cast<std::uint64_t>(FaultCode::disk_eio), file_index, offset);
     return -EIO;
   }
   if (faults_ && d.chance(config_.eintr_per_million)) {
     stats_.eintr_writes++;
     probes_.hit(Probe::disk_eintr);
-    scheduler_.trace(TraceKind::fault, 11);
+    scheduler_.trace(TraceKind::fault, static_cast<std::uint64_t>(FaultCode::disk_eintr_write), file_index, offset);
     return -EINTR;
   }
   std::uint64_t n = size;
@@ -130,14 +131,14 @@ std::int64_t SimDisk::perform(std::uint32_t file_index, const std::byte* data, s
     n = d.between(1, size - 1);
     stats_.short_writes++;
     probes_.hit(Probe::disk_short_write);
-    scheduler_.trace(TraceKind::fault, 12, n);
+    scheduler_.trace(TraceKind::fault, static_cast<std::uint64_t>(FaultCode::disk_short_write), n, offset);
   }
   if (config_.capacity_bytes > 0 && offset + n > config_.capacity_bytes) {
     if (offset >= config_.capacity_bytes) {
       stats_.enospc++;
       probes_.hit(Probe::disk_enospc);
       if (stats_.first_hard_error == 0) stats_.first_hard_error = ENOSPC;
-      scheduler_.trace(TraceKind::fault, 13);
+      scheduler_.trace(TraceKind::fault, static_cast<std::uint64_t>(FaultCode::disk_enospc), file_index, offset);
       return -ENOSPC;
     }
     n = config_.capacity_bytes - offset;
@@ -188,6 +189,7 @@ std::int64_t SimDisk::write_at(std::span<const std::byte> data, std::uint64_t of
   if (faults_ && d.chance(config_.suspend_eintr_per_million)) {
     stats_.eintr_suspends++;
     probes_.hit(Probe::disk_eintr);
+    scheduler_.trace(TraceKind::fault, static_cast<std::uint64_t>(FaultCode::disk_eintr_wait));
     return -EINTR;
   }
   for (std::size_t i = 0; i < slots_.size(); i++) {
@@ -200,12 +202,13 @@ std::int64_t SimDisk::write_at(std::span<const std::byte> data, std::uint64_t of
   }
   const std::uint32_t file = current_;
   const std::uint64_t hash = XXH3_64bits(data.data(), data.size());
-  scheduler_.sleep_for(latency_ns(data.size()));
+  const std::uint64_t latency = latency_ns(data.size());
+  scheduler_.sleep_for(latency);
   if (XXH3_64bits(data.data(), data.size()) != hash) {
     violate("buffer_stable", "the buffer of a synchronous write changed while it was being written");
   }
   const std::int64_t n = perform(file, data.data(), data.size(), offset);
-  scheduler_.trace(TraceKind::sync_write, offset, data.size(), static_cast<std::uint64_t>(n));
+  scheduler_.trace(TraceKind::sync_write, offset, data.size(), latency);
   return n;
 }
 
@@ -277,24 +280,26 @@ int SimDisk::refuse(std::uint32_t slot_index, std::uint64_t now) {
   if (faults_ && now < eagain_until_ns_) {
     stats_.eagain_burst++;
     probes_.hit(Probe::disk_eagain);
+    scheduler_.trace(TraceKind::fault, static_cast<std::uint64_t>(FaultCode::disk_eagain_in_burst), slot_index);
     return -EAGAIN;
   }
   if (faults_ && d.chance(config_.eagain_burst_per_million)) {
     eagain_until_ns_ = now + config_.eagain_burst_ns;
     stats_.eagain_burst++;
     probes_.hit(Probe::disk_eagain_burst);
-    scheduler_.trace(TraceKind::fault, 20, slot_index);
+    scheduler_.trace(TraceKind::fault, static_cast<std::uint64_t>(FaultCode::disk_eagain_burst_start), slot_index);
     return -EAGAIN;
   }
   if (faults_ && d.chance(config_.eagain_per_million)) {
     stats_.eagain_single++;
     probes_.hit(Probe::disk_eagain);
-    scheduler_.trace(TraceKind::fault, 21, slot_index);
+    scheduler_.trace(TraceKind::fault, static_cast<std::uint64_t>(FaultCode::disk_eagain), slot_index);
     return -EAGAIN;
   }
   if (in_flight() >= config_.queue_depth) {
     stats_.eagain_queue_full++;
     probes_.hit(Probe::disk_queue_full);
+    scheduler_.trace(TraceKind::fault, static_cast<std::uint64_t>(FaultCode::disk_queue_full), slot_index);
     return -EAGAIN;
   }
   return 0;
@@ -310,6 +315,7 @@ void SimDisk::complete_due(Slot& slot, std::uint32_t index) {
   }
   const std::int64_t n = perform(slot.file, slot.data, slot.size, slot.offset);
   slot.state = SlotState::done;
+  stats_.async_completed++;
   slot.error = n < 0 ? static_cast<int>(-n) : 0;
   slot.result = n < 0 ? -1 : n;
   scheduler_.trace(TraceKind::aio_complete, index, static_cast<std::uint64_t>(n), slot.offset);
@@ -347,6 +353,7 @@ int SimDisk::aio_suspend(std::span<const std::uint32_t> slots, std::uint64_t tim
   if (faults_ && scheduler_.decisions().chance(config_.suspend_eintr_per_million)) {
     stats_.eintr_suspends++;
     probes_.hit(Probe::disk_eintr);
+    scheduler_.trace(TraceKind::fault, static_cast<std::uint64_t>(FaultCode::disk_eintr_wait));
     return -EINTR;
   }
   std::uint64_t earliest = UINT64_MAX;

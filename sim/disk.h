@@ -78,6 +78,7 @@ struct DiskStats {
   std::uint64_t writes = 0;         // completed (async and sync), including short ones
   std::uint64_t bytes = 0;          // written into files
   std::uint64_t async_submitted = 0;
+  std::uint64_t async_completed = 0;  // including short and failed ones
   std::uint64_t in_flight_max = 0;
   std::uint64_t eagain_single = 0;
   std::uint64_t eagain_burst = 0;

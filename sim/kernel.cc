@@ -200,8 +200,13 @@ Kernel::Kernel(Scheduler& scheduler, const KernelConfig& config, model::KernelLo
 void Kernel::disable_all() {
   if (disabled_) return;
   disabled_ = true;
-  for (auto& ring : rings_) {
-    if (!ring->disabled()) ring->disable(scheduler_.now_ns());
+  for (std::size_t cpu = 0; cpu < rings_.size(); cpu++) {
+    SimRing& ring = *rings_[cpu];
+    if (ring.disabled()) continue;
+    const std::uint64_t reported_before = log_.cpus[cpu].lost_reported;
+    ring.disable(scheduler_.now_ns());
+    const std::uint64_t reported = log_.cpus[cpu].lost_reported - reported_before;
+    if (reported > 0) scheduler_.trace(TraceKind::lost_emitted, cpu, reported);
   }
   space_queue_.notify_all();
   exit_queue_.notify_all();
@@ -271,11 +276,16 @@ void Kernel::produce(std::size_t cpu) {
     build_sample(bytes, ring.identity(), scheduler_.now_ns(), sequence, config_.payload_seed);
     log_.cpus[cpu].samples_attempted++;
     if (disabled_) break;
+    const std::uint64_t lost_before = ring.lost_pending();
+    const bool wakeup_before = ring.wakeup_pending();
     const SimRing::Output result = ring.output(bytes, scheduler_.now_ns());
+    if (result == SimRing::Output::written && lost_before > 0) {
+      scheduler_.trace(TraceKind::lost_emitted, cpu, lost_before);
+    }
     scheduler_.trace(result == SimRing::Output::written ? TraceKind::record_written : TraceKind::record_dropped,
                      cpu, size, ring.head());
     if (ring.wakeup_pending()) {
-      scheduler_.trace(TraceKind::wakeup, cpu);
+      if (!wakeup_before) scheduler_.trace(TraceKind::wakeup, cpu);
       poll_queue_.notify_all();
     }
     scheduler_.maybe_yield();
@@ -289,7 +299,11 @@ void Kernel::exit_event(std::size_t cpu) {
   if (ring.lost_pending() > 0 && !scheduler_.cancelled()) {
     const std::uint64_t deadline_ns = scheduler_.now_ns() + config_.exit_flush_timeout_ns;
     for (int attempt = 0; attempt < 100000; attempt++) {
-      if (ring.flush_lost(scheduler_.now_ns())) break;
+      const std::uint64_t pending = ring.lost_pending();
+      if (ring.flush_lost(scheduler_.now_ns())) {
+        if (pending > 0) scheduler_.trace(TraceKind::lost_emitted, cpu, pending);
+        break;
+      }
       if (attempt == 0) probes_.hit(Probe::lost_flushed_at_exit);
       const Wake wake = space_queue_.wait(deadline_ns);
       if (wake == Wake::cancelled) break;

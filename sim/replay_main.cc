@@ -1,16 +1,20 @@
-// bazel run //sim:replay -- FILE [--trace OUT.json]
+// bazel run //sim:replay -- FILE [-v] [--trace OUT.json]
 //
 // Replays a run recorded in a replay file (docs/replay-format.md) decision
-// for decision, checks every property, and names the ones violated. Exit
+// for decision, checks every property, and names the ones violated. With
+// --trace, also writes the run as a Chrome trace-event file
+// (sim/chrome_trace.h). Exit 74 if that file cannot be written. Exit
 // status: 0 no violation, 1 a safety property failed (or the replay
 // diverged from the tape), 2 liveness only, 3 a check crashed, 64 bad
 // options, 65 the file is not a valid replay.
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <string>
 
 #include "core/verify.h"
+#include "sim/chrome_trace.h"
 #include "sim/cli.h"
 #include "sim/replay.h"
 #include "sim/run.h"
@@ -40,6 +44,8 @@ int main(int argc, char** argv) {
   app.add_option("file", file, "replay file")->required();
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "print every violation and the run's figures");
+  std::string trace_path;
+  app.add_option("--trace", trace_path, "write the run as a Chrome trace-event JSON file (Perfetto, chrome://tracing)");
   if (const int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
   file = user_path(file);
 
@@ -57,7 +63,19 @@ int main(int argc, char** argv) {
             << (replay.property.empty() ? std::string("no violation") : replay.property + ": " + replay.detail)
             << "\n";
   DecisionSource decisions(replay.tape, DecisionSource::Mode::replay_strict);
-  const RunResult result = run_simulation(replay.config, decisions);
+  std::vector<TraceEvent> events;
+  const RunResult result = run_simulation(replay.config, decisions, trace_path.empty() ? nullptr : &events);
+  if (!trace_path.empty()) {
+    const std::string path = user_path(trace_path);
+    std::ofstream out(path);
+    out << chrome_trace(events, replay.config).dump() << "\n";
+    out.close();
+    if (!out) {
+      std::cerr << "replay: " << path << ": cannot write the trace\n";
+      return kExitIo;
+    }
+    std::cout << "  trace: " << path << " (" << events.size() << " events; open it in https://ui.perfetto.dev or chrome://tracing)\n";
+  }
 
   const bool same_trace = result.trace_hash == replay.trace_hash;
   const bool same_output = result.output_hash == replay.output_hash;

@@ -147,6 +147,10 @@ RunResult run_simulation(const RunConfig& config) {
 }
 
 RunResult run_simulation(const RunConfig& config, DecisionSource& decisions) {
+  return run_simulation(config, decisions, nullptr);
+}
+
+RunResult run_simulation(const RunConfig& config, DecisionSource& decisions, std::vector<TraceEvent>* events) {
   const std::string invalid = validate(config);
   VERIFY_MSG(invalid.empty(), invalid.c_str());
   RunResult result;
@@ -158,6 +162,7 @@ RunResult run_simulation(const RunConfig& config, DecisionSource& decisions) {
   // Far beyond any budget: a run that gets there has stopped making progress.
   limits.virtual_ns_max = 24ull * 3600 * 1'000'000'000;
   Scheduler scheduler(decisions, limits);
+  scheduler.set_event_log(events);
 
   KernelConfig kernel_config;
   kernel_config.cpus = config.cpus;

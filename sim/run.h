@@ -85,6 +85,9 @@ struct RunResult {
 // Runs `config` with `decisions` (random from config.seed, or a tape).
 RunResult run_simulation(const RunConfig& config, DecisionSource& decisions);
 
+// The same, keeping every traced event in `events` (for the Chrome trace).
+RunResult run_simulation(const RunConfig& config, DecisionSource& decisions, std::vector<TraceEvent>* events);
+
 // Convenience: random decisions from config.seed.
 RunResult run_simulation(const RunConfig& config);
 

@@ -53,6 +53,23 @@ class SimAlgorithm final : public boost::fibers::algo::algorithm {
   Scheduler& scheduler_;
 };
 
+const char* to_string(FaultCode code) {
+  switch (code) {
+    case FaultCode::poll_eintr: return "poll EINTR";
+    case FaultCode::disk_eio: return "write EIO";
+    case FaultCode::disk_eintr_write: return "write EINTR";
+    case FaultCode::disk_short_write: return "short write";
+    case FaultCode::disk_enospc: return "write ENOSPC";
+    case FaultCode::disk_eintr_wait: return "wait EINTR";
+    case FaultCode::disk_stall: return "disk stall";
+    case FaultCode::disk_eagain_burst_start: return "EAGAIN burst begins";
+    case FaultCode::disk_eagain: return "submit EAGAIN";
+    case FaultCode::disk_queue_full: return "submit EAGAIN (queue full)";
+    case FaultCode::disk_eagain_in_burst: return "submit EAGAIN (burst)";
+  }
+  return "fault";
+}
+
 WaitQueue::~WaitQueue() { VERIFY(waiters_.empty()); }
 
 Wake WaitQueue::wait(std::uint64_t deadline_ns) {
@@ -231,6 +248,7 @@ void Scheduler::trace(TraceKind kind, std::uint64_t a, std::uint64_t b, std::uin
   const std::uint64_t event[5] = {static_cast<std::uint64_t>(kind), now_ns_, a, b, c};
   VERIFY(XXH3_64bits_update(trace_state_, event, sizeof event) == XXH_OK);
   trace_events_++;
+  if (event_log_ != nullptr) event_log_->push_back(TraceEvent{kind, now_ns_, a, b, c});
 }
 
 std::uint64_t Scheduler::trace_hash() const { return XXH3_64bits_digest(trace_state_); }

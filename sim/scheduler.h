@@ -53,7 +53,7 @@ enum class TraceKind : std::uint32_t {
   cancelled = 3,
   record_written = 10,
   record_dropped = 11,
-  lost_emitted = 12,
+  lost_emitted = 12,  // (cpu, lost count)
   wakeup = 13,
   hangup = 14,
   pause = 15,
@@ -71,6 +71,29 @@ enum class TraceKind : std::uint32_t {
   sync_write = 42,
   file_opened = 43,
   file_closed = 44,
+};
+
+// TraceKind::fault's first argument.
+enum class FaultCode : std::uint64_t {
+  poll_eintr = 1,
+  disk_eio = 10,
+  disk_eintr_write = 11,
+  disk_short_write = 12,
+  disk_enospc = 13,
+  disk_eintr_wait = 14,
+  disk_stall = 15,
+  disk_eagain_burst_start = 20,
+  disk_eagain = 21,
+  disk_queue_full = 22,
+  disk_eagain_in_burst = 23,
+};
+const char* to_string(FaultCode code);
+
+// One traced event, when a run keeps them (for the Chrome trace export).
+struct TraceEvent {
+  TraceKind kind;
+  std::uint64_t time_ns;
+  std::uint64_t a, b, c;
 };
 
 class Scheduler;
@@ -128,6 +151,8 @@ class Scheduler {
   // Folds an event into the trace hash.
   void trace(TraceKind kind, std::uint64_t a = 0, std::uint64_t b = 0, std::uint64_t c = 0);
   std::uint64_t trace_hash() const;
+  // Keep every traced event in `events` too (nullptr: do not).
+  void set_event_log(std::vector<TraceEvent>* events) { event_log_ = events; }
   std::uint64_t trace_events() const { return trace_events_; }
 
   std::uint64_t switches() const { return switches_; }
@@ -160,6 +185,7 @@ class Scheduler {
   struct Fibers;
   Fibers* fibers_ = nullptr;
   XXH3_state_t* trace_state_ = nullptr;
+  std::vector<TraceEvent>* event_log_ = nullptr;
   std::uint64_t trace_events_ = 0;
 };
 

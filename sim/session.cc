@@ -86,7 +86,7 @@ int SimSession::poll(std::span<core::PollEvents> events, std::uint64_t timeout_n
   if (scheduler_.sleep_for(config_.syscall_ns) == Wake::cancelled) return -ECANCELED;
   if (faults_ && scheduler_.decisions().chance(config_.poll_eintr_per_million)) {
     probes_.hit(Probe::poll_eintr);
-    scheduler_.trace(TraceKind::fault, 1);
+    scheduler_.trace(TraceKind::fault, static_cast<std::uint64_t>(FaultCode::poll_eintr));
     return -EINTR;
   }
   const std::uint64_t deadline_ns = scheduler_.now_ns() + timeout_ns;
