@@ -40,6 +40,23 @@ inline rc::Gen<sim::RunConfig> gen_run_config(std::uint32_t records_max = 1500) 
     c.poll_eintr_per_million = *rc::gen::inRange<std::uint32_t>(0, 100'000);
     c.copy_interrupt_per_million = *rc::gen::inRange<std::uint32_t>(0, 300'000);
     c.switches_max = 2'000'000;
+    // Output: memory, serial write() or AIO, over a disk with faults.
+    c.output = *rc::gen::element(sim::Output::memory, sim::Output::serial, sim::Output::aio);
+    c.cblocks = *rc::gen::inRange<std::uint32_t>(1, 5);
+    c.disk_queue_depth = *rc::gen::inRange<std::uint32_t>(1, 17);
+    c.disk_latency_ns_min = *rc::gen::inRange<std::uint64_t>(0, 50'000);
+    c.disk_latency_ns_max = c.disk_latency_ns_min + *rc::gen::inRange<std::uint64_t>(0, 500'000);
+    c.disk_ns_per_kib = *rc::gen::inRange<std::uint64_t>(0, 5'000);
+    c.disk_stall_per_million = *rc::gen::inRange<std::uint32_t>(0, 20'000);
+    c.disk_short_per_million = *rc::gen::inRange<std::uint32_t>(0, 300'000);
+    c.disk_eagain_per_million = *rc::gen::inRange<std::uint32_t>(0, 300'000);
+    c.disk_eagain_burst_per_million = *rc::gen::inRange<std::uint32_t>(0, 30'000);
+    c.disk_eagain_burst_ns = *rc::gen::inRange<std::uint64_t>(0, 5'000'000);
+    c.disk_eintr_per_million = *rc::gen::inRange<std::uint32_t>(0, 200'000);
+    c.disk_suspend_eintr_per_million = *rc::gen::inRange<std::uint32_t>(0, 200'000);
+    if (c.output != sim::Output::memory && *rc::gen::inRange(0, 4) == 0) {
+      c.rotate_bytes = 4096 * *rc::gen::inRange<std::uint64_t>(1, 64);
+    }
     RC_ASSERT(sim::validate(c).empty());
     return c;
   });

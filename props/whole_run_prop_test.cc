@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <cerrno>
 #include <sstream>
 
 #include "props/run_gen.h"
@@ -53,6 +54,29 @@ RC_GTEST_PROP(WholeRun, BackwardSnapshotsNeverTorn, ()) {
   RC_CLASSIFY(r.probes.count(sim::Probe::copy_interleaved) > 0, "kernel ran inside a copy");
   RC_CLASSIFY(r.oracle.records_overwritten > 0, "overwritten");
   if (!r.ok()) RC_FAIL(failure_report(r));
+}
+
+// A hard write error (EIO, or ENOSPC on a full disk) ends the recording
+// with that error named, a file that parses and holds, per CPU, exactly a
+// prefix of what a full run delivers (the oracle's truncation mode), and no
+// write left in flight.
+RC_GTEST_PROP(WholeRun, HardErrorEndsCleanlyWithAValidPrefix, ()) {
+  sim::RunConfig config = *props::gen_run_config(800);
+  config.output = *rc::gen::element(sim::Output::serial, sim::Output::aio);
+  if (*rc::gen::arbitrary<bool>()) {
+    config.disk_eio_per_million = *rc::gen::inRange<std::uint32_t>(20'000, 300'000);
+  } else {
+    config.disk_capacity_bytes = 4096 * *rc::gen::inRange<std::uint64_t>(1, 64);
+  }
+  const sim::RunResult r = sim::run_simulation(config);
+  RC_CLASSIFY(r.writer.error == EIO, "EIO");
+  RC_CLASSIFY(r.writer.error == ENOSPC, "ENOSPC");
+  RC_CLASSIFY(r.writer.error == 0, "no error reached");
+  if (!r.ok()) RC_FAIL(failure_report(r));
+  if (r.writer.error != 0) {
+    RC_ASSERT(!r.writer.error_context.empty());
+    RC_ASSERT(r.disk.first_hard_error == r.writer.error);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,264 @@
+// The trace writer (core/trace_writer.h) against a disk whose every outcome
+// the test decides (sim/scripted_disk.h): the control-block state machine,
+// restarts, back-off, hard errors, the valid prefix, rotation.
+#include "core/trace_writer.h"
+
+#include <gtest/gtest.h>
+
+#include "model/perf_data_file.h"
+#include "sim/sample.h"
+#include "sim/scripted_disk.h"
+#include "tests/test_util.h"
+
+namespace ringsim::core {
+namespace {
+
+using sim::ScriptedDisk;
+
+PerfDataHead head(std::uint32_t cpus) {
+  EventDescription e;
+  e.attr.type = PERF_TYPE_SOFTWARE;
+  e.attr.sample_type = sim::kSampleType;
+  e.attr.sample_id_all = 1;
+  for (std::uint32_t i = 0; i < cpus; i++) e.ids.push_back(1000 + i);
+  return PerfDataHead({e});
+}
+
+WriterOptions options(WriteMode mode, std::uint32_t cblocks, std::uint32_t mappings = 2) {
+  WriterOptions o;
+  o.mode = mode;
+  o.cblocks = cblocks;
+  o.mappings = mappings;
+  o.buffer_bytes = 4096;
+  return o;
+}
+
+// A chunk of samples of these sizes, for cpu.
+std::vector<std::byte> chunk(std::initializer_list<std::uint32_t> sizes, std::uint32_t cpu, std::uint64_t first = 0) {
+  std::vector<std::byte> out;
+  for (std::uint32_t size : sizes) {
+    const auto s = testing::sample(size, first++, cpu);
+    out.insert(out.end(), s.begin(), s.end());
+  }
+  return out;
+}
+
+RecordCounts counts_of(const std::vector<std::byte>& bytes) {
+  RecordCounts counts;
+  EXPECT_EQ(walk_records(bytes, counts).error, RecordError::none);
+  return counts;
+}
+
+// acquire, copy in, commit: what the record loop does.
+int push(TraceWriter<ScriptedDisk>& w, std::size_t mapping, const std::vector<std::byte>& bytes) {
+  const std::span<std::byte> buffer = w.acquire(mapping);
+  if (buffer.empty()) return -1;
+  std::memcpy(buffer.data(), bytes.data(), bytes.size());
+  return w.commit(mapping, bytes.size(), counts_of(bytes));
+}
+
+// The data section of file `index`, without FINISHED_ROUND records.
+std::vector<std::byte> records_in(const ScriptedDisk& disk, std::size_t index, model::PerfDataFile* parsed = nullptr) {
+  model::PerfDataFile f;
+  const std::string problem = model::parse_perf_data(disk.files[index], f);
+  EXPECT_EQ(problem, "");
+  std::vector<std::byte> out;
+  EXPECT_EQ(f.for_each_record([&](const model::PerfRecord& r) {
+              if (r.type != kRecordFinishedRound) out.insert(out.end(), r.bytes.begin(), r.bytes.end());
+            }),
+            "");
+  if (parsed) *parsed = f;
+  return out;
+}
+
+TEST(TraceWriter, OptionsOutOfRangeAreErrorsNotClamped) {
+  EXPECT_EQ(validate(options(WriteMode::aio, 0)), "cblocks: 0 is outside 1..4");
+  EXPECT_EQ(validate(options(WriteMode::aio, 5)), "cblocks: 5 is outside 1..4");
+  EXPECT_EQ(validate(options(WriteMode::aio, 4)), "");
+}
+
+TEST(TraceWriter, SerialWritesInOrderMarksRoundsAndFixesTheHeader) {
+  ScriptedDisk disk(2);
+  TraceWriter<ScriptedDisk> w(disk, options(WriteMode::serial, 1), head(2));
+  ASSERT_EQ(w.start(), 0);
+  const auto a = chunk({48, 64}, 0), b = chunk({128}, 1), c = chunk({48}, 0, 2);
+  ASSERT_EQ(push(w, 0, a), 0);
+  ASSERT_EQ(push(w, 1, b), 0);
+  ASSERT_EQ(w.end_round(), 0);
+  ASSERT_EQ(push(w, 0, c), 0);
+  ASSERT_EQ(w.finish(), 0);
+  model::PerfDataFile f;
+  std::vector<std::byte> want = a;
+  want.insert(want.end(), b.begin(), b.end());
+  want.insert(want.end(), c.begin(), c.end());
+  EXPECT_EQ(records_in(disk, 0, &f), want);
+  EXPECT_EQ(f.data_size, want.size() + 8);  // one FINISHED_ROUND
+  EXPECT_EQ(disk.files[0].size(), f.data_offset + f.data_size);
+  EXPECT_EQ(w.stats().rounds_marked, 1u);
+  EXPECT_EQ(w.stats().records.samples, 4u);
+  EXPECT_EQ(w.references(0), 0u);
+  EXPECT_EQ(disk.submits, 0);
+}
+
+TEST(TraceWriter, ShortWriteIsRestartedWithTheRemainder) {
+  ScriptedDisk disk(2);
+  TraceWriter<ScriptedDisk> w(disk, options(WriteMode::aio, 1), head(2));
+  ASSERT_EQ(w.start(), 0);
+  const auto a = chunk({512, 512}, 0);
+  ASSERT_EQ(push(w, 0, a), 0);
+  ASSERT_EQ(disk.in_flight.count(0), 1u);
+  const std::uint64_t offset = disk.in_flight[0].offset;
+  const std::byte* buffer = disk.in_flight[0].data;
+  EXPECT_EQ(w.references(0), 1u);  // the write holds the mapping
+  disk.complete(0, 300);
+  ASSERT_EQ(w.end_round(), 0);     // reaps: resubmits the rest
+  ASSERT_EQ(disk.in_flight.count(0), 1u);
+  EXPECT_EQ(disk.in_flight[0].offset, offset + 300);
+  EXPECT_EQ(disk.in_flight[0].size, a.size() - 300);
+  EXPECT_EQ(disk.in_flight[0].data, buffer + 300);
+  EXPECT_EQ(w.references(0), 1u);
+  disk.complete(0, static_cast<std::int64_t>(a.size() - 300));
+  ASSERT_EQ(w.finish(), 0);
+  EXPECT_EQ(w.references(0), 0u);
+  EXPECT_EQ(records_in(disk, 0), a);
+  EXPECT_EQ(w.stats().short_writes_restarted, 1u);
+  EXPECT_EQ(disk.bytes_put_twice, 0u);
+}
+
+TEST(TraceWriter, InterruptedWriteIsResubmittedWhole) {
+  ScriptedDisk disk(2);
+  TraceWriter<ScriptedDisk> w(disk, options(WriteMode::aio, 1), head(2));
+  ASSERT_EQ(w.start(), 0);
+  const auto a = chunk({256}, 1);
+  ASSERT_EQ(push(w, 1, a), 0);
+  const std::uint64_t offset = disk.in_flight[1].offset;
+  disk.complete(1, -EINTR);
+  ASSERT_EQ(w.end_round(), 0);
+  ASSERT_EQ(disk.in_flight.count(1), 1u);
+  EXPECT_EQ(disk.in_flight[1].offset, offset);
+  EXPECT_EQ(disk.in_flight[1].size, a.size());
+  disk.complete_all_full();
+  ASSERT_EQ(w.finish(), 0);
+  EXPECT_EQ(w.stats().eintr_retries, 1u);
+  EXPECT_EQ(records_in(disk, 0), a);
+}
+
+TEST(TraceWriter, HardErrorIsReportedOnceAndNeverResubmitted) {
+  ScriptedDisk disk(4);
+  TraceWriter<ScriptedDisk> w(disk, options(WriteMode::aio, 2), head(2));
+  ASSERT_EQ(w.start(), 0);
+  const auto a = chunk({64}, 0), b = chunk({128}, 1), c = chunk({192}, 0, 1);
+  ASSERT_EQ(push(w, 0, a), 0);
+  ASSERT_EQ(push(w, 1, b), 0);
+  ASSERT_EQ(push(w, 0, c), 0);
+  // Out of order: c and a complete, b fails.
+  disk.complete(1, static_cast<std::int64_t>(c.size()));  // slot 1: mapping 0's second cblock
+  disk.complete(0, static_cast<std::int64_t>(a.size()));
+  disk.complete(2, -ENOSPC);                              // slot 2: mapping 1
+  const int submits = disk.submits;
+  EXPECT_EQ(w.end_round(), -ENOSPC);
+  EXPECT_EQ(disk.submits, submits);  // no resubmission
+  EXPECT_EQ(w.stats().error, ENOSPC);
+  EXPECT_NE(w.stats().error_context.find("write of 128 bytes"), std::string::npos) << w.stats().error_context;
+  EXPECT_EQ(w.references(0), 0u);
+  EXPECT_EQ(w.references(1), 0u);
+  EXPECT_TRUE(w.acquire(0).empty());  // the recording has stopped
+  EXPECT_EQ(w.finish(), -ENOSPC);
+  // The file holds a and nothing after the hole: c was written but is cut.
+  EXPECT_EQ(records_in(disk, 0), a);
+  EXPECT_EQ(w.stats().records_lost_to_error.samples, 2u);
+  EXPECT_EQ(w.stats().bytes_lost_to_error, b.size() + c.size());
+  EXPECT_EQ(disk.truncated_to, disk.files[0].size());
+}
+
+TEST(TraceWriter, EagainBacksOffThenWritesSynchronously) {
+  ScriptedDisk disk(2);
+  WriterOptions o = options(WriteMode::aio, 1);
+  o.eagain_attempts_max = 5;
+  TraceWriter<ScriptedDisk> w(disk, o, head(2));
+  ASSERT_EQ(w.start(), 0);
+  const int sync_before = disk.sync_writes;
+  for (int i = 0; i < 5; i++) disk.submit_results.push_back(-EAGAIN);
+  const auto a = chunk({96}, 0);
+  ASSERT_EQ(push(w, 0, a), 0);
+  EXPECT_EQ(w.stats().eagain_retries, 5u);
+  EXPECT_EQ(w.stats().eagain_sync_fallbacks, 1u);
+  // Doubling back-off: 10 + 20 + 40 + 80 + 160 us.
+  EXPECT_EQ(disk.slept_ns, 310'000u);
+  EXPECT_EQ(disk.sync_writes, sync_before + 1);
+  EXPECT_EQ(w.references(0), 0u);
+  ASSERT_EQ(w.finish(), 0);
+  EXPECT_EQ(records_in(disk, 0), a);
+}
+
+TEST(TraceWriter, AcquireWaitsForAFreeControlBlock) {
+  ScriptedDisk disk(1);
+  TraceWriter<ScriptedDisk> w(disk, options(WriteMode::aio, 1, 1), head(1));
+  ASSERT_EQ(w.start(), 0);
+  const auto a = chunk({64}, 0), b = chunk({72}, 0, 1);
+  ASSERT_EQ(push(w, 0, a), 0);
+  int suspends_before_completion = 0;
+  disk.on_suspend = [&](std::span<const std::uint32_t> slots) {
+    ASSERT_EQ(slots.size(), 1u);
+    if (++suspends_before_completion == 3) disk.complete(0, static_cast<std::int64_t>(a.size()));
+  };
+  ASSERT_EQ(push(w, 0, b), 0);  // waits (three suspends) for a's block
+  EXPECT_EQ(w.stats().waits_for_cblock, 1u);
+  EXPECT_EQ(disk.suspends, 3);
+  disk.on_suspend = [&](std::span<const std::uint32_t>) { disk.complete_all_full(); };
+  ASSERT_EQ(w.finish(), 0);
+  std::vector<std::byte> want = a;
+  want.insert(want.end(), b.begin(), b.end());
+  EXPECT_EQ(records_in(disk, 0), want);
+}
+
+TEST(TraceWriter, WaitingForeverIsBounded) {
+  ScriptedDisk disk(1);
+  WriterOptions o = options(WriteMode::aio, 1, 1);
+  o.suspends_max = 7;
+  TraceWriter<ScriptedDisk> w(disk, o, head(1));
+  ASSERT_EQ(w.start(), 0);
+  ASSERT_EQ(push(w, 0, chunk({64}, 0)), 0);
+  EXPECT_TRUE(w.acquire(0).empty());  // the disk never completes
+  EXPECT_EQ(w.stats().error, ETIMEDOUT);
+  EXPECT_EQ(disk.suspends, 7);
+  EXPECT_EQ(w.flush(), -ETIMEDOUT);
+  EXPECT_EQ(w.references(0), 1u);  // still in flight: the mapping must stay
+}
+
+TEST(TraceWriter, RotationFlushesAndStartsAValidFile) {
+  ScriptedDisk disk(2);
+  WriterOptions o = options(WriteMode::aio, 2, 1);
+  o.rotate_bytes = 256;
+  TraceWriter<ScriptedDisk> w(disk, o, head(1));
+  ASSERT_EQ(w.start(), 0);
+  const auto a = chunk({200, 96}, 0), b = chunk({64}, 0, 2);
+  ASSERT_EQ(push(w, 0, a), 0);
+  disk.on_suspend = [&](std::span<const std::uint32_t>) { disk.complete_all_full(); };
+  ASSERT_EQ(w.end_round(), 0);  // past 256 data bytes: flush, finish, open file 1
+  EXPECT_EQ(disk.opened, 2);
+  EXPECT_EQ(w.file_index(), 1u);
+  ASSERT_EQ(push(w, 0, b), 0);
+  ASSERT_EQ(w.finish(), 0);
+  EXPECT_EQ(records_in(disk, 0), a);
+  EXPECT_EQ(records_in(disk, 1), b);
+}
+
+TEST(TraceWriter, OutputThatCannotBeCreated) {
+  ScriptedDisk disk(1);
+  disk.open_error = EACCES;
+  TraceWriter<ScriptedDisk> w(disk, options(WriteMode::aio, 1, 1), head(1));
+  EXPECT_EQ(w.start(), -EACCES);
+  EXPECT_NE(w.stats().error_context.find("creating output file 0"), std::string::npos);
+}
+
+TEST(TraceWriter, HeaderThatCannotBeWrittenLeavesNoFile) {
+  ScriptedDisk disk(1);
+  disk.sync_results.push_back(-EIO);
+  TraceWriter<ScriptedDisk> w(disk, options(WriteMode::aio, 1, 1), head(1));
+  EXPECT_EQ(w.start(), -EIO);
+  EXPECT_EQ(disk.removed, 1);
+}
+
+}  // namespace
+}  // namespace ringsim::core
