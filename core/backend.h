@@ -71,6 +71,34 @@ concept RingMapping = requires(M& mapping, const M& const_mapping, std::uint64_t
   { mapping.pause_output(paused) } -> std::same_as<int>;
 };
 
+// A ring whose event also has an AUX area (aux_offset/aux_size in the same
+// control page; aux_head written by the kernel, aux_tail by the reader).
+// Optional: the record loop reads an AUX area only when the mapping type
+// provides these and aux_size_bytes() is not 0. The AUX protocol is the
+// data ring's, with its own labels: (C') load aux_head with acquire, pairing
+// with the PMU driver's release of aux_head after the data; (D') store
+// aux_tail with release, pairing with the driver's read of aux_tail before
+// it reuses the space.
+template <class M>
+concept AuxMapping = requires(M& mapping, const M& const_mapping, std::uint64_t position,
+                              std::span<std::byte> destination, bool enabled) {
+  // 0: no AUX area. Else a power of two. Constant while mapped.
+  { const_mapping.aux_size_bytes() } -> std::same_as<std::uint64_t>;
+  // Overwrite (snapshot) mode: the AUX area is mapped read-only and the
+  // driver ignores aux_tail.
+  { const_mapping.aux_overwrite() } -> std::same_as<bool>;
+  // (C'): aux_head, acquire. Never blocks.
+  { mapping.load_aux_head() } -> std::same_as<std::uint64_t>;
+  // (D'): aux_tail, release. Non-overwrite mode only.
+  { mapping.store_aux_tail(position) } -> std::same_as<void>;
+  // Copies destination.size() bytes of the AUX area from the index of
+  // `position`; the range does not cross the end of the area.
+  { mapping.copy_aux(position, destination) } -> std::same_as<void>;
+  // Snapshot mode: stop (false) or restart (true) the AUX output around a
+  // snapshot (the recorder disables and enables the event). 0 or -errno.
+  { mapping.set_aux_enabled(enabled) } -> std::same_as<int>;
+};
+
 // Poll results per mapping, as the record loop sees them.
 struct PollEvents {
   bool wanted = false;    // in: poll this mapping (hung-up ones are not)

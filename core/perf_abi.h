@@ -38,4 +38,25 @@ inline constexpr std::uint64_t kLostRecordBytesMin = kRecordHeaderBytes + 16;
 // PERF_RECORD_AUX: { header; u64 aux_offset; u64 aux_size; u64 flags; sample_id }.
 inline constexpr std::uint64_t kAuxRecordBytesMin = kRecordHeaderBytes + 24;
 
+// PERF_RECORD_AUXTRACE (a user-space record type of perf.data): AUX area
+// data as a recorder writes it. Unlike every other record, header.size
+// covers only the fixed part; `size` more bytes of data follow (a multiple
+// of 8: the data, zero-padded).
+//   { header; u64 size; u64 offset; u64 reference; u32 idx; u32 tid;
+//     u32 cpu; u32 reserved; } data[size]
+inline constexpr std::uint32_t kRecordAuxtrace = 71;
+inline constexpr std::uint64_t kAuxtraceHeaderBytes = 48;
+
+struct AuxtraceHeader {
+  perf_event_header header;
+  std::uint64_t size;
+  std::uint64_t offset;
+  std::uint64_t reference;
+  std::uint32_t idx;
+  std::uint32_t tid;
+  std::uint32_t cpu;
+  std::uint32_t reserved;
+};
+static_assert(sizeof(AuxtraceHeader) == kAuxtraceHeaderBytes);
+
 }  // namespace ringsim::core

@@ -23,8 +23,10 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <type_traits>
 #include <vector>
 
+#include "core/aux_reader.h"
 #include "core/backend.h"
 #include "core/records.h"
 #include "core/ring_reader.h"
@@ -88,6 +90,7 @@ struct LoopResult {
   LoopStatus status = LoopStatus::done;
   int error = 0;  // errno for sink_error / poll_error
   RingStats ring;
+  AuxStats aux;
   RecordCounts records;
   std::uint64_t rounds = 0;
   std::uint64_t poll_interrupted = 0;
@@ -97,6 +100,20 @@ struct LoopResult {
   std::uint64_t corrupt_bytes = 0;    // dropped: after a corrupt header
   std::uint64_t abandoned_bytes = 0;  // dropped: left in rings after a sink error
   std::uint64_t mappings_held = 0;    // not released: writes on them never completed
+};
+
+// The AUX readers of a record loop: a vector for mapping types with an AUX
+// area, nothing otherwise.
+struct NoAuxReaders {
+  void resize(std::size_t) {}
+};
+template <class M, bool = AuxMapping<M>>
+struct AuxReadersOf {
+  using type = NoAuxReaders;
+};
+template <class M>
+struct AuxReadersOf<M, true> {
+  using type = std::vector<std::unique_ptr<AuxReader<M>>>;
 };
 
 template <RingSession Session, ChunkSink Sink>
@@ -112,7 +129,15 @@ class RecordLoop {
     for (std::size_t i = 0; i < count; i++) {
       readers_.push_back(std::make_unique<RingReader<typename Session::Mapping>>(
           session_.mapping(i), mode_));
+      if constexpr (AuxMapping<typename Session::Mapping>) {
+        if (session_.mapping(i).aux_size_bytes() > 0) {
+          aux_.resize(count);
+          aux_[i] = std::make_unique<AuxReader<typename Session::Mapping>>(session_.mapping(i),
+                                                                           static_cast<std::uint32_t>(i));
+        }
+      }
     }
+    aux_.resize(count);
     state_.assign(count, State::live);
     events_.assign(count, PollEvents{});
   }
@@ -179,12 +204,27 @@ class RecordLoop {
   enum class State : std::uint8_t { live, hung_up, drained, broken, released };
 
   // Reads mapping i. Returns 0 or -errno from the sink.
+  // Reads mapping i: its data ring, then its AUX area if it has one. A hung-up
+  // mapping becomes drained when both are empty.
   int service(std::size_t i, bool read_snapshot, bool final_read) {
+    bool ring_drained = false;
+    int rc = service_ring(i, read_snapshot, final_read, ring_drained);
+    if (rc < 0 || state_[i] == State::broken) return rc;
+    bool aux_drained = true;
+    if constexpr (AuxMapping<typename Session::Mapping>) {
+      if (aux_[i]) rc = service_aux(i, read_snapshot, final_read, aux_drained);
+      if (rc < 0 || state_[i] == State::broken) return rc;
+    }
+    if (state_[i] == State::hung_up && ring_drained && aux_drained) state_[i] = State::drained;
+    return 0;
+  }
+
+  int service_ring(std::size_t i, bool read_snapshot, bool final_read, bool& drained) {
     RingReader<typename Session::Mapping>& reader = *readers_[i];
     if (mode_ == RingMode::backward) {
       if (!read_snapshot) return 0;
       const int rc = service_snapshot(i, reader);
-      if (rc == 0 && final_read && state_[i] == State::hung_up) state_[i] = State::drained;
+      drained = rc == 0 && final_read;
       return rc;
     }
     bool hung_up_with_data = state_[i] == State::hung_up;
@@ -192,7 +232,7 @@ class RecordLoop {
       PositionRange chunk;
       ReadStatus status = reader.available(chunk);
       if (status == ReadStatus::empty) {
-        if (state_[i] == State::hung_up) state_[i] = State::drained;
+        drained = true;
         return 0;
       }
       if (status != ReadStatus::ready) {
@@ -233,6 +273,50 @@ class RecordLoop {
       reader.consume(chunk.end);
       const int rc = commit(i, chunk.bytes(), counts);
       if (rc < 0) return rc;
+    }
+    return 0;  // more next round
+  }
+
+  // The AUX area of mapping i: new data every round (non-overwrite), a
+  // snapshot on request and at the end (overwrite).
+  int service_aux(std::size_t i, bool read_snapshot, bool final_read, bool& drained)
+    requires AuxMapping<typename Session::Mapping>
+  {
+    AuxReader<typename Session::Mapping>& aux = *aux_[i];
+    if (aux.overwrite() && !read_snapshot) {
+      drained = false;
+      return 0;
+    }
+    drained = false;
+    for (std::uint32_t k = 0; k < options_.drain_chunks_max; k++) {
+      if (!aux.overwrite() && !aux.has_data()) {
+        drained = true;
+        return 0;
+      }
+      const std::span<std::byte> buffer = sink_.acquire(i);
+      if (buffer.empty()) return -ECANCELED;
+      VERIFY_MSG(buffer.size() >= aux.record_bytes_max(), "the sink's buffers are smaller than an AUX area");
+      const AuxRead read = aux.overwrite() ? aux.snapshot(buffer) : aux.read(buffer, final_read);
+      if (read.status == ReadStatus::empty) {
+        sink_.abandon(i);
+        drained = aux.overwrite() ? final_read : true;
+        return 0;
+      }
+      if (read.status != ReadStatus::ready) {
+        sink_.abandon(i);
+        mark_corrupt(i, PositionRange{}, read.status);
+        return 0;
+      }
+      RecordCounts counts;
+      const WalkResult walk = walk_records(std::span<const std::byte>(buffer.data(), read.record_bytes), counts);
+      VERIFY(walk.error == RecordError::none);  // the reader built this record itself
+      VERIFY(counts.auxtrace_records == 1);
+      const int rc = commit(i, read.record_bytes, counts);
+      if (rc < 0) return rc;
+      if (aux.overwrite()) {
+        drained = final_read;
+        return 0;
+      }
     }
     return 0;  // more next round
   }
@@ -324,6 +408,11 @@ class RecordLoop {
       release(i);
     }
     for (const auto& reader : readers_) result_.ring.add(reader->stats());
+    if constexpr (AuxMapping<typename Session::Mapping>) {
+      for (const auto& aux : aux_) {
+        if (aux) result_.aux.add(aux->stats());
+      }
+    }
     VERIFY(released_ + result_.mappings_held == state_.size());
     VERIFY(result_.mappings_held == 0 || result_.status != LoopStatus::done);
   }
@@ -333,6 +422,8 @@ class RecordLoop {
   const RingMode mode_;
   const LoopOptions options_;
   std::vector<std::unique_ptr<RingReader<typename Session::Mapping>>> readers_;
+  // Present only for a mapping type with an AUX area.
+  typename AuxReadersOf<typename Session::Mapping>::type aux_;
   std::vector<State> state_;
   std::vector<PollEvents> events_;
   std::size_t released_ = 0;

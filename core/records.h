@@ -24,6 +24,7 @@ enum class RecordError : std::uint8_t {
   size_unaligned,    // not a multiple of 8
   size_past_end,     // claims more bytes than the chunk holds
   lost_too_small,    // a PERF_RECORD_LOST without its id and lost fields
+  auxtrace_bad,      // a PERF_RECORD_AUXTRACE whose data size is unaligned or past the end
 };
 
 const char* to_string(RecordError error);
@@ -37,6 +38,8 @@ struct RecordCounts {
   std::uint64_t lost_records = 0;
   std::uint64_t lost_sum = 0;
   std::uint64_t aux_records = 0;
+  std::uint64_t auxtrace_records = 0;
+  std::uint64_t auxtrace_bytes = 0;  // AUX data carried by them
   std::uint64_t other_records = 0;
 
   void add(const RecordCounts& other);
@@ -66,6 +69,17 @@ WalkResult walk_records(std::span<const std::byte> chunk, RecordCounts& counts,
     }
     const perf_event_header header = load_header(chunk.data() + offset);
     RecordError error = RecordError::none;
+    // AUXTRACE: the header's size is the fixed part; the data follows.
+    std::uint64_t length = header.size;
+    if (header.type == kRecordAuxtrace && header.size == kAuxtraceHeaderBytes && left >= kAuxtraceHeaderBytes) {
+      const std::uint64_t data_bytes = load_u64(chunk.data() + offset + kRecordHeaderBytes);
+      if (data_bytes % kRecordAlignBytes != 0 || data_bytes > left - kAuxtraceHeaderBytes) {
+        result.error = RecordError::auxtrace_bad;
+        result.bad_header = header;
+        break;
+      }
+      length += data_bytes;
+    }
     if (header.size == 0) {
       error = RecordError::size_zero;
     } else if (header.size < kRecordHeaderBytes) {
@@ -82,9 +96,9 @@ WalkResult walk_records(std::span<const std::byte> chunk, RecordCounts& counts,
       result.bad_header = header;
       break;
     }
-    const std::span<const std::byte> record = chunk.subspan(offset, header.size);
+    const std::span<const std::byte> record = chunk.subspan(offset, length);
     counts.records++;
-    counts.bytes += header.size;
+    counts.bytes += length;
     switch (header.type) {
       case PERF_RECORD_SAMPLE:
         counts.samples++;
@@ -96,12 +110,16 @@ WalkResult walk_records(std::span<const std::byte> chunk, RecordCounts& counts,
       case PERF_RECORD_AUX:
         counts.aux_records++;
         break;
+      case kRecordAuxtrace:
+        counts.auxtrace_records++;
+        counts.auxtrace_bytes += length - kAuxtraceHeaderBytes;
+        break;
       default:
         counts.other_records++;
         break;
     }
     on_record(header, record);
-    offset += header.size;
+    offset += length;
   }
   VERIFY(offset <= size_bytes);
   VERIFY(result.error != RecordError::none || offset == size_bytes);

@@ -5,6 +5,8 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "model/aux_content.h"
+
 namespace ringsim::model {
 namespace {
 
@@ -101,7 +103,115 @@ struct CpuChecker {
     return covered;
   }
 
+  void check_aux() {
+    const AuxLog& a = cpu_log.aux;
+    if (!a.present) {
+      if (!out.aux.empty()) violate(kAuxDelivery, "AUX data delivered for a CPU without an AUX area");
+      return;
+    }
+    constexpr std::uint64_t kTruncated = 0x1, kOverwrite = 0x2;
+    // The PMU's own accounting.
+    std::uint64_t reported = 0;
+    for (const AuxEnd& e : a.ends) reported += e.size;
+    if (reported != a.head) {
+      violate(kAuxDelivery, "PERF_RECORD_AUX sizes add up to " + std::to_string(reported) + ", aux_head is " +
+                                std::to_string(a.head));
+    }
+    if (a.head + a.truncated_bytes != a.attempted_bytes) {
+      violate(kAuxDelivery, "the PMU attempted " + std::to_string(a.attempted_bytes) + " bytes, wrote " +
+                                std::to_string(a.head) + " and truncated " + std::to_string(a.truncated_bytes));
+    }
+    report.aux_written += a.head;
+    report.aux_truncated += a.truncated_bytes;
+    // Wakeups, replayed from the rules.
+    std::uint64_t wakeup = 0;
+    for (std::size_t k = 0; k < a.ends.size(); k++) {
+      const AuxEnd& e = a.ends[k];
+      const bool truncated = (e.flags & kTruncated) != 0;
+      bool expected = truncated;
+      if (a.overwrite) {
+        if ((e.flags & kOverwrite) == 0) violate(kAuxWakeup, "a snapshot-mode AUX record without OVERWRITE");
+        if (e.wakeup_after != 0) violate(kAuxWakeup, "overwrite mode kept wakeup bookkeeping");
+      } else {
+        if (a.watermark_bytes == 0) {
+          violate(kAuxWakeup, "non-overwrite AUX with a zero watermark");
+          return;
+        }
+        if (e.head_after - wakeup >= a.watermark_bytes) {
+          expected = true;
+          wakeup = e.head_after - e.head_after % a.watermark_bytes;
+        }
+        if (e.wakeup_after != wakeup) {
+          violate(kAuxWakeup, "after the AUX end at head " + std::to_string(e.head_after) + " aux_wakeup is " +
+                                  std::to_string(e.wakeup_after) + ", the rules give " + std::to_string(wakeup));
+        }
+        if (e.head_after - e.wakeup_after >= a.watermark_bytes) {
+          violate(kAuxWakeup, "aux_wakeup " + std::to_string(e.wakeup_after) +
+                                  " is behind the last watermark boundary below aux_head " +
+                                  std::to_string(e.head_after));
+        }
+      }
+      if (e.woke != expected) {
+        violate(kAuxWakeup, std::string("the AUX end at head ") + std::to_string(e.head_after) +
+                                (e.woke ? " woke the consumer, the rules say it should not"
+                                        : " did not wake the consumer, the rules say it should"));
+      }
+      if (truncated && k + 1 != a.ends.size()) {
+        violate(kAuxTruncation, "an AUX record after a TRUNCATED one: the event was not disabled");
+      }
+    }
+    const bool any_truncated_record =
+        !a.ends.empty() && (a.ends.back().flags & kTruncated) != 0;
+    if (a.truncated_bytes > 0 && !any_truncated_record && a.full_disables == 0) {
+      violate(kAuxTruncation, std::to_string(a.truncated_bytes) +
+                                  " AUX bytes truncated without a TRUNCATED record or a full-area disable");
+    }
+    // Delivery.
+    std::uint64_t expected_offset = 0;
+    std::uint64_t delivered = 0;
+    std::uint64_t overwritten = 0;
+    for (const AuxChunk& chunk : out.aux) {
+      if (chunk.data.size() % 8 != 0) {
+        violate(kAuxDelivery, "an AUXTRACE record with " + std::to_string(chunk.data.size()) + " bytes of data");
+        return;
+      }
+      if (chunk.offset != expected_offset) {
+        const bool gap = a.overwrite && chunk.offset > expected_offset && chunk.data.size() >= a.size_bytes;
+        if (!gap) {
+          violate(kAuxDelivery, "AUX data delivered at offset " + std::to_string(chunk.offset) + ", expected " +
+                                    std::to_string(expected_offset) +
+                                    (a.overwrite ? " (a gap not followed by a whole-area snapshot)" : ""));
+          return;
+        }
+        overwritten += chunk.offset - expected_offset;
+      }
+      // Bytes past the final head can only be padding.
+      const std::uint64_t real = std::min<std::uint64_t>(chunk.data.size(), a.head > chunk.offset ? a.head - chunk.offset : 0);
+      for (std::uint64_t i = 0; i < chunk.data.size(); i++) {
+        const std::byte want = i < real ? aux_byte(log.seed, static_cast<std::uint32_t>(cpu), chunk.offset + i) : std::byte{0};
+        if (chunk.data[i] != want) {
+          violate(kAuxDelivery, "AUX byte at position " + std::to_string(chunk.offset + i) + " differs from what the PMU wrote");
+          return;
+        }
+      }
+      delivered += real;
+      expected_offset = chunk.offset + real;
+      if (real < chunk.data.size() && real % 8 == 0 && chunk.data.size() - real >= 8) {
+        violate(kAuxDelivery, "an AUXTRACE record reaches past the AUX data written");
+        return;
+      }
+    }
+    report.aux_delivered += delivered;
+    report.aux_overwritten += overwritten;
+    const bool complete = delivered + overwritten == a.head;
+    if (!complete && !(options.allow_truncation && delivered + overwritten < a.head)) {
+      violate(kAuxDelivery, std::to_string(delivered) + " AUX bytes delivered and " + std::to_string(overwritten) +
+                                " overwritten, the PMU wrote " + std::to_string(a.head));
+    }
+  }
+
   void run() {
+    check_aux();
     report.records_written += cpu_log.written.size();
     report.dropped += cpu_log.dropped();
     if (cpu_log.lost_reported + cpu_log.dropped_unreported != cpu_log.dropped()) {
@@ -197,9 +307,18 @@ bool OracleReport::violated(const std::string& property) const {
                      [&](const Violation& v) { return v.property == property; });
 }
 
-std::vector<std::string> oracle_properties(Mode mode) {
-  if (mode == Mode::backward) return {kExactlyOnce, kNoTornRecords, kLostAccounting, kGapsGenuine};
-  return {kExactlyOnce, kLostAccounting};
+std::vector<std::string> oracle_properties(Mode mode, bool aux) {
+  std::vector<std::string> p = {kExactlyOnce, kLostAccounting};
+  if (mode == Mode::backward) {
+    p.push_back(kNoTornRecords);
+    p.push_back(kGapsGenuine);
+  }
+  if (aux) {
+    p.push_back(kAuxDelivery);
+    p.push_back(kAuxWakeup);
+    p.push_back(kAuxTruncation);
+  }
+  return p;
 }
 
 OracleReport check(const KernelLog& log, const RunOutput& output, const CheckOptions& options) {

@@ -14,6 +14,21 @@
 //   gaps_genuine     a reported gap starts and ends on record boundaries
 //                    and its first record really was (partly) overwritten
 //                    when the snapshot that reported it was taken.
+// AUX areas:
+//   aux_delivery     the delivered AUX bytes are exactly the bytes the PMU
+//                    wrote, each once, at their positions, in order; in
+//                    snapshot mode minus genuine gaps (a gap is followed by a
+//                    snapshot of a whole area); delivered + overwritten =
+//                    written, and written + truncated = attempted;
+//   aux_wakeup       replaying the rules on the PMU's log: a wakeup happened
+//                    at exactly the ends where aux_head passed aux_wakeup +
+//                    watermark (or the record was truncated), aux_wakeup is
+//                    then aux_head rounded down to a watermark boundary and
+//                    never behind the last boundary below aux_head;
+//                    overwrite mode keeps no bookkeeping (watermark 0);
+//   aux_truncation   a TRUNCATED record woke the consumer and was the last
+//                    one (the event was disabled); bytes were truncated only
+//                    when a TRUNCATED record or a full-area disable says so.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +43,9 @@ inline constexpr const char* kExactlyOnce = "exactly_once";
 inline constexpr const char* kNoTornRecords = "no_torn_records";
 inline constexpr const char* kLostAccounting = "lost_accounting";
 inline constexpr const char* kGapsGenuine = "gaps_genuine";
+inline constexpr const char* kAuxDelivery = "aux_delivery";
+inline constexpr const char* kAuxWakeup = "aux_wakeup";
+inline constexpr const char* kAuxTruncation = "aux_truncation";
 
 struct Violation {
   std::string property;
@@ -50,6 +68,10 @@ struct OracleReport {
   std::uint64_t dropped = 0;              // by the kernel (LOST-reported)
   std::uint64_t lost_delivered = 0;       // sum of `lost` in delivered LOST records
   std::uint64_t records_cut = 0;          // missing at the end after a hard error
+  std::uint64_t aux_written = 0;          // AUX bytes the PMU reported
+  std::uint64_t aux_delivered = 0;
+  std::uint64_t aux_overwritten = 0;      // in snapshot gaps
+  std::uint64_t aux_truncated = 0;
 
   bool ok() const { return violations.empty(); }
   // Whether `property` was violated.
@@ -57,7 +79,7 @@ struct OracleReport {
 };
 
 // The properties this mode checks (for pass counts).
-std::vector<std::string> oracle_properties(Mode mode);
+std::vector<std::string> oracle_properties(Mode mode, bool aux);
 
 OracleReport check(const KernelLog& log, const RunOutput& output, const CheckOptions& options = {});
 

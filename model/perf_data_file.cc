@@ -16,6 +16,8 @@ constexpr std::uint64_t kHeaderBytes = 104;
 constexpr std::uint64_t kAttrBytesMin = 64 + 16;  // PERF_ATTR_SIZE_VER0 + ids section
 constexpr std::uint32_t kSample = 9;
 constexpr std::uint32_t kLost = 2;
+constexpr std::uint32_t kAuxtrace = 71;
+constexpr std::uint64_t kAuxtraceHeaderBytes = 48;
 // sample_type bits
 constexpr std::uint64_t kIp = 1u << 0, kTid = 1u << 1, kTime = 1u << 2, kAddr = 1u << 3, kId = 1u << 6,
                         kCpu = 1u << 7, kStreamId = 1u << 9, kIdentifier = 1u << 16;
@@ -125,9 +127,19 @@ std::string PerfDataFile::for_each_record(const std::function<void(const PerfRec
     if (r.size < 8 || r.size % 8 != 0 || r.size > size - offset) {
       return "record at data offset " + std::to_string(offset) + " has an invalid size " + std::to_string(r.size);
     }
-    r.bytes = std::span<const std::byte>(data.data() + offset, r.size);
+    // PERF_RECORD_AUXTRACE: its AUX data follows the 48-byte header.
+    std::uint64_t length = r.size;
+    if (r.type == kAuxtrace && r.size == kAuxtraceHeaderBytes) {
+      const std::uint64_t data_bytes = load<std::uint64_t>(data.data() + offset + 8);
+      if (data_bytes % 8 != 0 || data_bytes > size - offset - r.size) {
+        return "AUXTRACE record at data offset " + std::to_string(offset) + " claims " + std::to_string(data_bytes) +
+               " bytes of data";
+      }
+      length += data_bytes;
+    }
+    r.bytes = std::span<const std::byte>(data.data() + offset, length);
     on_record(r);
-    offset += r.size;
+    offset += length;
   }
   return "";
 }

@@ -57,6 +57,23 @@ inline rc::Gen<sim::RunConfig> gen_run_config(std::uint32_t records_max = 1500) 
     if (c.output != sim::Output::memory && *rc::gen::inRange(0, 4) == 0) {
       c.rotate_bytes = 4096 * *rc::gen::inRange<std::uint64_t>(1, 64);
     }
+    if (*rc::gen::inRange(0, 3) == 0) {
+      c.aux_pages = 1u << *rc::gen::inRange(0, 5);
+      c.aux_overwrite = *rc::gen::inRange(0, 3) == 0;
+      c.aux_watermark_bytes = *rc::gen::weightedOneOf<std::uint64_t>(
+          {{1, rc::gen::just<std::uint64_t>(0)},
+           {1, rc::gen::map(rc::gen::inRange<std::uint64_t>(1, c.aux_bytes() / 8 + 1),
+                            [](std::uint64_t v) { return 8 * v; })}});
+      c.aux_late = *rc::gen::arbitrary<bool>();
+      c.aux_bursts = *rc::gen::inRange<std::uint32_t>(1, 300);
+      c.aux_burst_bytes_max = 8 * *rc::gen::inRange<std::uint64_t>(1, c.aux_bytes() / 4 + 1);
+      c.aux_gap_ns_max = *rc::gen::inRange<std::uint64_t>(0, 100'000);
+      c.aux_transaction_ns = *rc::gen::inRange<std::uint64_t>(0, 100'000);
+      c.aux_partial_per_million = *rc::gen::inRange<std::uint32_t>(0, 200'000);
+      if (c.aux_overwrite && c.snapshot_interval_ns == 0 && *rc::gen::arbitrary<bool>()) {
+        c.snapshot_interval_ns = *rc::gen::inRange<std::uint64_t>(1'000, 1'000'000);
+      }
+    }
     RC_ASSERT(sim::validate(c).empty());
     return c;
   });

@@ -77,6 +77,12 @@ struct Totals {
   std::uint64_t hard_error_runs = 0;
   std::uint64_t records_lost_to_error = 0;
   DiskStats disk;
+  std::uint64_t aux_runs = 0;
+  std::uint64_t aux_written = 0;
+  std::uint64_t aux_delivered = 0;
+  std::uint64_t aux_overwritten = 0;
+  std::uint64_t aux_truncated = 0;
+  std::uint64_t aux_snapshot_runs = 0;
   // The data-loss metric, over all runs: total lost time / total elapsed.
   std::uint64_t lost_time_ns = 0;
   std::uint64_t elapsed_ns = 0;
@@ -177,6 +183,14 @@ void add_run(Totals& t, const RunResult& r) {
   t.disk.eio += d.eio;
   t.disk.enospc += d.enospc;
   t.disk.open_failures += d.open_failures;
+  if (r.config.aux_pages > 0) {
+    t.aux_runs++;
+    if (r.config.aux_overwrite) t.aux_snapshot_runs++;
+  }
+  t.aux_written += r.oracle.aux_written;
+  t.aux_delivered += r.oracle.aux_delivered;
+  t.aux_overwritten += r.oracle.aux_overwritten;
+  t.aux_truncated += r.oracle.aux_truncated;
   t.lost_time_ns += r.loss.lost_time_ns;
   t.elapsed_ns += r.loss.last_time_ns - r.loss.first_time_ns;
   if (r.loss.lost_sum > 0) t.runs_with_loss++;
@@ -328,6 +342,8 @@ nlohmann::json summary_json(const CampaignOptions& options, const Totals& t, dou
                  {"hard_error_runs", t.hard_error_runs},         {"records_cut_by_errors", t.records_lost_to_error}};
   j["data_loss_metric"] = t.elapsed_ns ? static_cast<double>(t.lost_time_ns) / static_cast<double>(t.elapsed_ns) : 0.0;
   j["runs_with_loss"] = t.runs_with_loss;
+  j["aux"] = {{"runs", t.aux_runs},           {"snapshot_runs", t.aux_snapshot_runs}, {"written", t.aux_written},
+              {"delivered", t.aux_delivered}, {"overwritten", t.aux_overwritten},   {"truncated", t.aux_truncated}};
   nlohmann::json properties = nlohmann::json::object();
   for (const auto& [name, count] : t.properties) {
     properties[name] = {{"checked", count.checked}, {"passed", count.passed}};
@@ -380,6 +396,10 @@ void print_summary(std::ostream& out, const CampaignOptions& options, const Tota
       << with_commas(t.eagain_retries) << " EAGAIN retries, " << with_commas(t.sync_fallbacks)
       << " synchronous fallbacks, " << with_commas(t.eintr_retries) << " EINTR retries; " << t.hard_error_runs
       << " runs ended by a hard error (" << with_commas(t.records_lost_to_error) << " records cut off)\n";
+  out << "  AUX              " << t.aux_runs << " runs with AUX areas (" << t.aux_snapshot_runs
+      << " in snapshot mode): " << with_commas(t.aux_written) << " bytes written, " << with_commas(t.aux_delivered)
+      << " delivered, " << with_commas(t.aux_overwritten) << " overwritten before a snapshot, "
+      << with_commas(t.aux_truncated) << " truncated\n";
   out << "  data-loss metric " << std::fixed << std::setprecision(2)
       << (t.elapsed_ns ? 100.0 * static_cast<double>(t.lost_time_ns) / static_cast<double>(t.elapsed_ns) : 0.0)
       << "% (lost time / elapsed, all runs), " << t.runs_with_loss << " runs lost records\n";

@@ -1,5 +1,7 @@
 #include "sim/chrome_trace.h"
 
+#include <linux/perf_event.h>
+
 #include <map>
 #include <string>
 
@@ -122,6 +124,21 @@ nlohmann::json chrome_trace(const std::vector<TraceEvent>& events, const RunConf
         break;
       case TraceKind::file_closed:
         out.push_back(instant("close output " + std::to_string(e.a), kDiskTid, e.time_ns));
+        break;
+      case TraceKind::aux_end: {
+        std::string name = "PERF_RECORD_AUX";
+        if (e.c & PERF_AUX_FLAG_TRUNCATED) name += " TRUNCATED";
+        if (e.c & PERF_AUX_FLAG_PARTIAL) name += " PARTIAL";
+        out.push_back(instant(name, producer_tid(e.a), e.time_ns, {{"aux_head", e.b}, {"flags", e.c}}));
+        out.push_back(counter("aux_head cpu " + std::to_string(e.a), e.time_ns, e.b));
+        break;
+      }
+      case TraceKind::aux_wakeup:
+        out.push_back(instant("AUX wakeup", producer_tid(e.a), e.time_ns, {{"aux_head", e.b}}));
+        break;
+      case TraceKind::aux_copied:
+        out.push_back(instant("AUX copy cpu " + std::to_string(e.a), kConsumerTid, e.time_ns,
+                              {{"position", e.b}, {"bytes", e.c}}));
         break;
       case TraceKind::cancelled:
         out.push_back(instant("run cancelled", kConsumerTid, e.time_ns));

@@ -3,7 +3,8 @@
 //
 // Tracks (threads of one process "ringsim run"):
 //   producer N     records dropped (instants), PERF_RECORD_LOST written
-//                  (instants, with the count), wakeups, the event's exit;
+//                  (instants, with the count), wakeups, the event's exit,
+//                  PERF_RECORD_AUX (with TRUNCATED / PARTIAL), AUX wakeups;
 //   consumer       commits of chunks (instants), overwrite gaps, corrupt
 //                  rings, releases, polls interrupted;
 //   cblock S       each asynchronous write as a slice from submit to
@@ -11,7 +12,7 @@
 //   disk           synchronous writes (slices), faults (instants), files
 //                  opened and closed;
 // and counters: "ring fill cpu N" (bytes between tail and head, normal
-// mode) and "writes in flight". Times are virtual microseconds.
+// mode), "aux_head cpu N" and "writes in flight". Times are virtual microseconds.
 #pragma once
 
 #include <vector>

@@ -47,7 +47,7 @@ std::vector<std::function<void(RunConfig&)>> ConfigOptions::overrides() const {
     parse_mode(mode_, mode);
     out.push_back([mode](RunConfig& c) {
       c.mode = mode;
-      if (mode == core::RingMode::normal) c.snapshot_interval_ns = 0;
+      if (mode == core::RingMode::normal && c.aux_overwrite == 0) c.snapshot_interval_ns = 0;
     });
   }
   const bool output_given = output_option_->count() > 0;

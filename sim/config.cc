@@ -10,7 +10,7 @@ namespace ringsim::sim {
 namespace {
 constexpr Mutant kMutants[] = {Mutant::none,          Mutant::early_release, Mutant::no_pause,
                                Mutant::drop_lost,     Mutant::shared_offset, Mutant::reuse_buffer,
-                               Mutant::eagain_busy_loop, Mutant::error_resubmit};
+                               Mutant::eagain_busy_loop, Mutant::error_resubmit, Mutant::aux_early_tail};
 }  // namespace
 
 const char* to_string(Mutant mutant) {
@@ -23,6 +23,7 @@ const char* to_string(Mutant mutant) {
     case Mutant::reuse_buffer: return "reuse_buffer";
     case Mutant::eagain_busy_loop: return "eagain_busy_loop";
     case Mutant::error_resubmit: return "error_resubmit";
+    case Mutant::aux_early_tail: return "aux_early_tail";
   }
   return "unknown";
 }
@@ -135,6 +136,15 @@ const std::vector<ConfigField>& config_fields() {
       RINGSIM_FIELD(disk_eio_per_million, "disk: chance a write fails with EIO", 0, 1'000'000),
       RINGSIM_FIELD(disk_capacity_bytes, "disk: ENOSPC past this file size (0: unlimited)", 0, std::uint64_t{1} << 40),
       RINGSIM_FIELD(disk_open_fails, "disk: 1 makes creating the output fail (EACCES)", 0, 1),
+      RINGSIM_FIELD(aux_pages, "AUX area pages per CPU (0: none; a power of two)", 0, 256),
+      RINGSIM_FIELD(aux_overwrite, "1: AUX snapshot (overwrite) mode", 0, 1),
+      RINGSIM_FIELD(aux_watermark_bytes, "AUX watermark (0: the kernel's default)", 0, 256 * 4096),
+      RINGSIM_FIELD(aux_late, "1: the PMU reports aux_head only at page boundaries", 0, 1),
+      RINGSIM_FIELD(aux_bursts, "AUX transactions per CPU", 0, 1'000'000),
+      RINGSIM_FIELD(aux_burst_bytes_max, "largest AUX transaction, bytes (a multiple of 8)", 8, std::uint64_t{1} << 20),
+      RINGSIM_FIELD(aux_gap_ns_max, "largest gap between AUX transactions, ns", 0, kS),
+      RINGSIM_FIELD(aux_transaction_ns, "longest time a transaction stays open, ns", 0, kMs),
+      RINGSIM_FIELD(aux_partial_per_million, "chance an AUX record is PARTIAL", 0, 1'000'000),
   };
   return fields;
 }
@@ -165,6 +175,18 @@ void set_mutant(RunConfig& c, Mutant mutant, bool keep_mode_and_output) {
       break;
     case Mutant::drop_lost:
       set_output(c, Output::memory);
+      break;
+    case Mutant::aux_early_tail:
+      // A reader that lags and a PMU that writes a lot: the space handed
+      // back early gets reused before it is copied.
+      if (c.aux_pages == 0) c.aux_pages = 1;
+      c.aux_bursts = std::max<std::uint32_t>(c.aux_bursts, 200);
+      c.aux_overwrite = 0;
+      c.aux_burst_bytes_max = c.aux_bytes() / 2;
+      c.aux_gap_ns_max = 2'000;
+      c.copy_interrupt_per_million = 500'000;
+      c.copy_ns_per_kib = std::max<std::uint64_t>(c.copy_ns_per_kib, 2'000);
+      if (c.snapshot_interval_ns != 0 && c.mode == core::RingMode::normal) c.snapshot_interval_ns = 0;
       break;
     case Mutant::shared_offset:
     case Mutant::reuse_buffer:
@@ -231,6 +253,21 @@ RunConfig random_config(std::uint64_t seed) {
   c.disk_capacity_bytes = d.draw(20) == 0 ? 4096 * d.between(1, 128) : 0;
   c.disk_open_fails = d.draw(100) == 0 ? 1 : 0;
   set_output(c, c.output);
+  // AUX areas on a third of the runs.
+  if (d.draw(3) == 0) {
+    c.aux_pages = 1u << d.between(0, 4);
+    c.aux_overwrite = d.draw(3) == 0 ? 1 : 0;
+    c.aux_watermark_bytes = d.draw(2) == 0 ? 0 : 8 * d.between(1, c.aux_bytes() / 8);
+    c.aux_late = d.draw(3) == 0 ? 1 : 0;
+    c.aux_bursts = static_cast<std::uint32_t>(d.between(1, 400));
+    c.aux_burst_bytes_max = 8 * d.between(1, c.aux_bytes() / 4);
+    c.aux_gap_ns_max = d.between(0, 100'000);
+    c.aux_transaction_ns = d.draw(2) == 0 ? 0 : d.between(1'000, 200'000);
+    c.aux_partial_per_million = static_cast<std::uint32_t>(d.between(0, 100'000));
+    if (c.aux_overwrite && c.snapshot_interval_ns == 0 && d.draw(4) != 0) {
+      c.snapshot_interval_ns = d.between(10'000, kMs);
+    }
+  }
   c.mutant = Mutant::none;
   VERIFY(validate(c).empty());
   return c;
@@ -254,9 +291,19 @@ std::string validate(const RunConfig& c) {
   if (c.snapshot_interval_ns != 0 && c.snapshot_interval_ns < 1'000) {
     return "snapshot_interval_ns: must be 0 or at least 1000";
   }
-  if (c.snapshot_interval_ns != 0 && c.mode != core::RingMode::backward) {
-    return "snapshot_interval_ns: snapshots need mode=backward";
+  if (c.snapshot_interval_ns != 0 && c.mode != core::RingMode::backward && c.aux_overwrite == 0) {
+    return "snapshot_interval_ns: snapshots need mode=backward or aux_overwrite=1";
   }
+  if (c.aux_pages != 0 && (c.aux_pages & (c.aux_pages - 1)) != 0) {
+    return "aux_pages: " + std::to_string(c.aux_pages) + " is not a power of two";
+  }
+  if (c.aux_pages == 0 && (c.aux_overwrite != 0 || c.aux_bursts != 0 || c.aux_late != 0)) {
+    return "aux_pages: AUX settings need aux_pages > 0";
+  }
+  if (c.aux_watermark_bytes > c.aux_bytes()) {
+    return "aux_watermark_bytes: " + std::to_string(c.aux_watermark_bytes) + " is larger than the AUX area";
+  }
+  if (c.aux_burst_bytes_max % 8 != 0) return "aux_burst_bytes_max: not a multiple of 8";
   if (c.disk_latency_ns_max < c.disk_latency_ns_min) {
     return "disk_latency_ns_max: " + std::to_string(c.disk_latency_ns_max) + " is below disk_latency_ns_min (" +
            std::to_string(c.disk_latency_ns_min) + ")";

@@ -28,6 +28,7 @@ enum class Mutant : std::uint8_t {
   reuse_buffer,       // AIO: believes a write complete as soon as it is queued
   eagain_busy_loop,   // AIO: retries EAGAIN at once, without back-off or bound
   error_resubmit,     // AIO: resubmits the whole chunk after a hard error, forever
+  aux_early_tail,     // AUX: stores aux_tail = aux_head before copying the data
 };
 
 // Where the record loop's output goes.
@@ -87,7 +88,19 @@ struct RunConfig {
   std::uint32_t disk_eio_per_million = 0;
   std::uint64_t disk_capacity_bytes = 0;            // 0: unlimited; else 4096..2^40
   std::uint32_t disk_open_fails = 0;                // 0 or 1
+  // AUX areas (one per CPU).
+  std::uint32_t aux_pages = 0;                      // 0: none; else 1..256, a power of two
+  std::uint32_t aux_overwrite = 0;                  // 1: snapshot mode
+  std::uint64_t aux_watermark_bytes = 0;            // 0: the kernel's default
+  std::uint32_t aux_late = 0;                       // 1: head reported only at page boundaries
+  std::uint32_t aux_bursts = 0;                     // PMU transactions per CPU
+  std::uint64_t aux_burst_bytes_max = 4096;         // 8..1 MiB, a multiple of 8
+  std::uint64_t aux_gap_ns_max = 20'000;
+  std::uint64_t aux_transaction_ns = 0;             // how long a transaction stays open
+  std::uint32_t aux_partial_per_million = 0;
   Mutant mutant = Mutant::none;
+
+  std::uint64_t aux_bytes() const { return std::uint64_t{aux_pages} * 4096; }
 
   std::uint64_t ring_bytes() const { return std::uint64_t{ring_pages} * 4096; }
   bool operator==(const RunConfig&) const = default;

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/verify.h"
+#include "model/aux_content.h"
 
 namespace ringsim::sim {
 
@@ -181,7 +182,14 @@ bool SimRing::holds_unread_data() const {
 }
 
 Kernel::Kernel(Scheduler& scheduler, const KernelConfig& config, model::KernelLog& log, Probes& probes)
-    : scheduler_(scheduler), config_(config), log_(log), probes_(probes), poll_queue_(scheduler), space_queue_(scheduler), exit_queue_(scheduler) {
+    : scheduler_(scheduler),
+      config_(config),
+      log_(log),
+      probes_(probes),
+      aux_done_queue_(scheduler),
+      poll_queue_(scheduler),
+      space_queue_(scheduler),
+      exit_queue_(scheduler) {
   VERIFY(config_.cpus >= 1);
   VERIFY(config_.burst_records_max >= 1);
   log.mode = config_.mode == core::RingMode::normal ? model::Mode::normal : model::Mode::backward;
@@ -194,7 +202,10 @@ Kernel::Kernel(Scheduler& scheduler, const KernelConfig& config, model::KernelLo
     identity.tid = 4000 + cpu;
     identity.cpu = cpu;
     rings_.push_back(std::make_unique<SimRing>(config_, identity, log.cpus[cpu], probes_));
+    auxes_.push_back(std::make_unique<SimAux>(config_.aux, log.cpus[cpu].aux));
   }
+  log.seed = config_.payload_seed;
+  aux_done_.assign(config_.cpus, !has_aux());
 }
 
 void Kernel::disable_all() {
@@ -203,6 +214,10 @@ void Kernel::disable_all() {
   for (std::size_t cpu = 0; cpu < rings_.size(); cpu++) {
     SimRing& ring = *rings_[cpu];
     if (ring.disabled()) continue;
+    if (has_aux()) {
+      aux_stop_output(cpu);  // the PMU stops: an open transaction ends now
+      aux(cpu).enabled = false;
+    }
     const std::uint64_t reported_before = log_.cpus[cpu].lost_reported;
     ring.disable(scheduler_.now_ns());
     const std::uint64_t reported = log_.cpus[cpu].lost_reported - reported_before;
@@ -215,7 +230,171 @@ void Kernel::disable_all() {
 void Kernel::start() {
   for (std::size_t cpu = 0; cpu < rings_.size(); cpu++) {
     scheduler_.spawn("producer" + std::to_string(cpu), [this, cpu] { produce(cpu); });
+    if (has_aux()) scheduler_.spawn("aux" + std::to_string(cpu), [this, cpu] { aux_produce(cpu); });
   }
+}
+
+void Kernel::aux_drop_reference(std::size_t cpu, bool by_writer) {
+  SimAux& a = aux(cpu);
+  VERIFY(a.refcount > 0);
+  a.refcount--;
+  if (a.refcount > 0) return;
+  if (by_writer) {
+    a.violations.push_back("cpu " + std::to_string(cpu) +
+                           ": the last AUX reference was dropped by the writer (atomic context), not by the unmap");
+  }
+  a.freed = true;
+}
+
+void Kernel::aux_end(std::size_t cpu, std::uint64_t bytes, std::uint64_t flags, bool by_writer, bool flush) {
+  SimAux& a = aux(cpu);
+  SimRing& ring = *rings_[cpu];
+  std::uint64_t report = bytes;
+  if (a.config.late_reports) {
+    a.pending += bytes;
+    const bool crosses = (a.head + a.pending) / kAuxPageBytes > a.head / kAuxPageBytes;
+    if (!crosses && !flush && (flags & PERF_AUX_FLAG_TRUNCATED) == 0) {
+      // The hardware cannot interrupt here: aux_head stays where it was.
+      if (bytes > 0) probes_.hit(Probe::aux_late_report);
+      if (by_writer) aux_drop_reference(cpu, true);
+      return;
+    }
+    report = a.pending;
+    a.pending = 0;
+  }
+  if (report == 0 && flags == 0) {
+    if (by_writer) aux_drop_reference(cpu, true);
+    return;
+  }
+  model::AuxEnd end;
+  end.offset = a.head;
+  end.size = report;
+  end.flags = flags | (a.config.overwrite ? PERF_AUX_FLAG_OVERWRITE : 0);
+  end.time_ns = scheduler_.now_ns();
+  a.head += report;  // the driver publishes aux_head after the data (release; (C') pairs with it)
+  bool wake = false;
+  if (!a.config.overwrite) {
+    // rb_need_aux_wakeup: only in non-overwrite mode, so the watermark is
+    // never 0 here.
+    VERIFY(a.watermark_bytes > 0);
+    if (a.head - a.wakeup >= a.watermark_bytes) {
+      a.wakeup = a.head - a.head % a.watermark_bytes;
+      wake = true;
+      probes_.hit(Probe::aux_wakeup);
+    }
+  } else {
+    probes_.hit(Probe::aux_watermark_zero);
+  }
+  if (flags & PERF_AUX_FLAG_TRUNCATED) {
+    wake = true;
+    a.enabled = false;
+    probes_.hit(Probe::aux_truncated);
+  }
+  if (flags & PERF_AUX_FLAG_PARTIAL) probes_.hit(Probe::aux_partial);
+  end.head_after = a.head;
+  end.wakeup_after = a.wakeup;
+  end.woke = wake;
+  a.log.ends.push_back(end);
+  a.log.head = a.head;
+  if (!ring.hung_up() && !ring.disabled()) {
+    std::byte record[kAuxRecordBytes];
+    build_aux_record(record, ring.identity().id, ring.identity().pid, ring.identity().cpu, scheduler_.now_ns(),
+                     end.offset, end.size, end.flags);
+    ring.output(record, scheduler_.now_ns());
+  }
+  scheduler_.trace(TraceKind::aux_end, cpu, a.head, end.flags);
+  if (wake) {
+    ring.raise_wakeup();
+    scheduler_.trace(TraceKind::aux_wakeup, cpu, a.head);
+    poll_queue_.notify_all();
+  }
+  if (by_writer) aux_drop_reference(cpu, true);
+}
+
+void Kernel::aux_stop_output(std::size_t cpu) {
+  if (!has_aux()) return;
+  SimAux& a = aux(cpu);
+  if (a.handle_open) {
+    a.handle_open = false;
+    probes_.hit(Probe::aux_output_stop);
+    aux_end(cpu, a.handle_bytes, a.handle_flags, false, true);
+    aux_drop_reference(cpu, false);  // the transaction's reference, dropped by the stopper
+  } else if (a.pending > 0) {
+    aux_end(cpu, 0, 0, false, true);
+  }
+}
+
+void Kernel::aux_set_enabled(std::size_t cpu, bool enabled) {
+  SimAux& a = aux(cpu);
+  if (!enabled) aux_stop_output(cpu);
+  a.paused = !enabled;
+}
+
+void Kernel::aux_unmap(std::size_t cpu) {
+  SimAux& a = aux(cpu);
+  VERIFY(a.mmap_count == 1);
+  a.mmap_count = 0;
+  if (a.config.output_stop_on_unmap) aux_stop_output(cpu);
+  aux_drop_reference(cpu, false);  // the mapping's own
+}
+
+void Kernel::aux_produce(std::size_t cpu) {
+  SimAux& a = aux(cpu);
+  const AuxConfig& c = config_.aux;
+  DecisionSource d(config_.payload_seed * 0x9e3779b97f4a7c15ull + 1000 + cpu, false);
+  for (std::uint32_t burst = 0; burst < c.bursts; burst++) {
+    if (scheduler_.cancelled() || disabled_ || !a.enabled) break;
+    const std::uint64_t gap_ns = d.between(0, c.gap_ns_max);
+    if (gap_ns > 0 && scheduler_.sleep_for(gap_ns) == Wake::cancelled) break;
+    const std::uint64_t attempted = 8 * d.between(1, c.burst_bytes_max / 8);
+    const bool partial = d.chance(c.partial_per_million);
+    if (disabled_ || !a.enabled) break;
+    if (a.paused) continue;  // a snapshot is being taken: the hardware is stopped
+    // begin: the area must be mapped, and a reference taken only if one is
+    // still held (aux_mmap_count first, then aux_refcount).
+    if (a.mmap_count == 0 || a.refcount == 0) break;
+    a.refcount++;
+    std::uint64_t n = attempted;
+    std::uint64_t flags = partial ? PERF_AUX_FLAG_PARTIAL : 0;
+    if (!c.overwrite) {
+      const std::uint64_t space = a.space();
+      if (space == 0) {
+        a.log.full_disables++;
+        a.log.truncated_bytes += attempted;
+        a.log.attempted_bytes += attempted;
+        a.enabled = false;
+        probes_.hit(Probe::aux_full_disable);
+        rings_[cpu]->raise_wakeup();
+        poll_queue_.notify_all();
+        aux_drop_reference(cpu, true);
+        break;
+      }
+      if (space < attempted) {
+        n = space;
+        flags |= PERF_AUX_FLAG_TRUNCATED;
+      }
+    }
+    a.log.attempted_bytes += attempted;
+    a.log.truncated_bytes += attempted - n;
+    // The hardware writes.
+    if (a.freed || a.mmap_count == 0) {
+      a.violations.push_back("cpu " + std::to_string(cpu) + ": the PMU wrote into an unmapped AUX area");
+    } else {
+      const std::uint64_t at = a.head + a.pending;
+      for (std::uint64_t i = 0; i < n; i++) {
+        a.data[(at + i) & (c.size_bytes - 1)] = model::aux_byte(config_.payload_seed, static_cast<std::uint32_t>(cpu), at + i);
+      }
+    }
+    a.handle_open = true;
+    a.handle_bytes = n;
+    a.handle_flags = flags;
+    if (c.transaction_ns > 0) scheduler_.sleep_for(d.between(0, c.transaction_ns));
+    if (!a.handle_open) continue;  // stopped meanwhile: the stopper ended it
+    a.handle_open = false;
+    aux_end(cpu, n, flags, true, false);
+  }
+  aux_done_[cpu] = true;
+  aux_done_queue_.notify_all();
 }
 
 std::uint32_t Kernel::draw_size(DecisionSource& d) {
@@ -295,6 +474,12 @@ void Kernel::produce(std::size_t cpu) {
 
 void Kernel::exit_event(std::size_t cpu) {
   SimRing& ring = *rings_[cpu];
+  // The event's AUX output ends with it: wait for the PMU, then report what
+  // it has pending.
+  for (int i = 0; i < 1'000'000 && !aux_done_[cpu] && !scheduler_.cancelled(); i++) {
+    if (aux_done_queue_.wait() == Wake::cancelled) break;
+  }
+  if (has_aux() && !ring.disabled()) aux_stop_output(cpu);
   // Report every drop before the event goes away: wait for room.
   if (ring.lost_pending() > 0 && !scheduler_.cancelled()) {
     const std::uint64_t deadline_ns = scheduler_.now_ns() + config_.exit_flush_timeout_ns;

@@ -46,6 +46,7 @@
 
 #include "core/ring_reader.h"
 #include "model/log.h"
+#include "sim/aux.h"
 #include "sim/probes.h"
 #include "sim/sample.h"
 #include "sim/scheduler.h"
@@ -68,6 +69,7 @@ struct KernelConfig {
   std::uint32_t burst_records_max = 1;
   std::uint64_t payload_seed = 0;
   std::uint64_t exit_flush_timeout_ns = 10'000'000'000;
+  AuxConfig aux;  // size_bytes 0: no AUX areas
 };
 
 // One event's ring as the kernel sees it. Plain logic, no fibers: the
@@ -103,6 +105,7 @@ class SimRing {
 
   // Poll state.
   bool take_wakeup();
+  void raise_wakeup() { wakeup_pending_ = true; }
   bool wakeup_pending() const { return wakeup_pending_; }
   void hang_up();
   bool hung_up() const { return hung_up_; }
@@ -166,11 +169,27 @@ class Kernel {
   // the producers exit.
   void disable_all();
   std::size_t exited() const { return exited_; }
+
+  // AUX areas (sim/aux.h).
+  bool has_aux() const { return config_.aux.size_bytes > 0; }
+  SimAux& aux(std::size_t cpu) { return *auxes_[cpu]; }
+  // perf_aux_output_end: reports `bytes` more (all that is pending if
+  // `flush`), writes PERF_RECORD_AUX, does the wakeup bookkeeping, drops the
+  // transaction's reference (`by_writer`: from the PMU's own context).
+  void aux_end(std::size_t cpu, std::uint64_t bytes, std::uint64_t flags, bool by_writer, bool flush);
+  // Stops the output: ends an open transaction and reports what is pending.
+  void aux_stop_output(std::size_t cpu);
+  // Snapshot: the reader stops and restarts the AUX output.
+  void aux_set_enabled(std::size_t cpu, bool enabled);
+  // munmap of the AUX area.
+  void aux_unmap(std::size_t cpu);
   bool all_exited() const { return exited_ == rings_.size(); }
   std::uint64_t last_exit_ns() const { return last_exit_ns_; }
 
  private:
   void produce(std::size_t cpu);
+  void aux_produce(std::size_t cpu);
+  void aux_drop_reference(std::size_t cpu, bool by_writer);
   std::uint32_t draw_size(DecisionSource& workload);
   void exit_event(std::size_t cpu);
 
@@ -179,6 +198,9 @@ class Kernel {
   model::KernelLog& log_;
   Probes& probes_;
   std::vector<std::unique_ptr<SimRing>> rings_;
+  std::vector<std::unique_ptr<SimAux>> auxes_;
+  std::vector<bool> aux_done_;
+  WaitQueue aux_done_queue_;
   WaitQueue poll_queue_;
   WaitQueue space_queue_;
   WaitQueue exit_queue_;

@@ -1,5 +1,7 @@
 #include "sim/memory_sink.h"
 
+#include <cstring>
+
 #include "core/verify.h"
 
 namespace ringsim::sim {
@@ -27,15 +29,22 @@ int MemorySink::commit(std::size_t mapping, std::uint64_t bytes, const core::Rec
   VERIFY(counts.bytes == bytes);
   const std::vector<std::byte>& buffer = buffers_[mapping];
   std::vector<std::byte>& out = output_.cpus[mapping].bytes;
-  if (drop_lost_records_) {
-    core::RecordCounts unused;
-    core::walk_records(std::span<const std::byte>(buffer.data(), bytes), unused,
-                       [&](const perf_event_header& header, std::span<const std::byte> record) {
-                         if (header.type != PERF_RECORD_LOST) out.insert(out.end(), record.begin(), record.end());
-                       });
-  } else {
-    out.insert(out.end(), buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(bytes));
-  }
+  // Data-ring records to `bytes`, AUX data (AUXTRACE records) to `aux`.
+  core::RecordCounts unused;
+  core::walk_records(std::span<const std::byte>(buffer.data(), bytes), unused,
+                     [&](const perf_event_header& header, std::span<const std::byte> record) {
+                       if (header.type == core::kRecordAuxtrace) {
+                         core::AuxtraceHeader h;
+                         std::memcpy(&h, record.data(), sizeof h);
+                         model::AuxChunk chunk;
+                         chunk.offset = h.offset;
+                         chunk.data.assign(record.begin() + core::kAuxtraceHeaderBytes, record.end());
+                         output_.cpus[mapping].aux.push_back(std::move(chunk));
+                         return;
+                       }
+                       if (drop_lost_records_ && header.type == PERF_RECORD_LOST) return;
+                       out.insert(out.end(), record.begin(), record.end());
+                     });
   acquired_[mapping] = false;
   scheduler_.trace(TraceKind::committed, mapping, bytes, counts.records);
   return 0;

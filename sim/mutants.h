@@ -7,7 +7,9 @@
 //   no_pause       makes PAUSE_OUTPUT a no-op, so snapshots walk a ring the
 //                  kernel is still writing -> no_torn_records/exactly_once;
 //   drop_lost      (see MemorySink) the output loses LOST records ->
-//                  lost_accounting.
+//                  lost_accounting;
+//   aux_early_tail stores aux_tail = aux_head as soon as it reads it, before
+//                  copying the AUX data -> aux_delivery.
 // And the asynchronous writer's, as wrappers of the disk interface (the
 // weaknesses of the posted perf AIO code):
 //   shared_offset     each write goes where the file currently ends, as
@@ -47,10 +49,28 @@ class MutantMapping {
     base_.copy_out(position, destination);
   }
   int pause_output(bool paused) { return mutant_ == Mutant::no_pause ? 0 : base_.pause_output(paused); }
+  std::uint64_t aux_size_bytes() const { return base_.aux_size_bytes(); }
+  bool aux_overwrite() const { return base_.aux_overwrite(); }
+  std::uint64_t load_aux_head() {
+    const std::uint64_t head = base_.load_aux_head();
+    if (mutant_ == Mutant::aux_early_tail && !base_.aux_overwrite()) {
+      base_.store_aux_tail(head);
+      released_aux_ = head;
+    }
+    return head;
+  }
+  void store_aux_tail(std::uint64_t tail) {
+    if (mutant_ == Mutant::aux_early_tail && released_aux_ - tail < (std::uint64_t{1} << 62)) return;
+    released_aux_ = tail;
+    base_.store_aux_tail(tail);
+  }
+  void copy_aux(std::uint64_t position, std::span<std::byte> destination) { base_.copy_aux(position, destination); }
+  int set_aux_enabled(bool enabled) { return base_.set_aux_enabled(enabled); }
 
  private:
   SimMapping& base_;
   const Mutant mutant_;
+  std::uint64_t released_aux_ = 0;
 };
 
 class MutantSession {

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/perf_abi.h"
 #include "core/perf_data.h"
 #include "sim/sample.h"
 
@@ -71,8 +72,22 @@ OutputFiles read_output_files(const SimDisk& disk, std::uint32_t cpus, bool fini
         out.rounds++;
         return;
       }
+      if (r.type == core::kRecordAuxtrace) {
+        core::AuxtraceHeader h;
+        std::memcpy(&h, r.bytes.data(), sizeof h);
+        if (h.cpu >= cpus) {
+          violate(name + ": an AUXTRACE record for cpu " + std::to_string(h.cpu));
+          return;
+        }
+        model::AuxChunk chunk;
+        chunk.offset = h.offset;
+        chunk.data.assign(r.bytes.begin() + core::kAuxtraceHeaderBytes, r.bytes.end());
+        out.output.cpus[h.cpu].aux.push_back(std::move(chunk));
+        return;
+      }
       std::uint32_t cpu = 0;
-      if ((r.type != PERF_RECORD_SAMPLE && r.type != PERF_RECORD_LOST) || !parsed.cpu_of(r, cpu) || cpu >= cpus) {
+      const bool known = r.type == PERF_RECORD_SAMPLE || r.type == PERF_RECORD_LOST || r.type == PERF_RECORD_AUX;
+      if (!known || !parsed.cpu_of(r, cpu) || cpu >= cpus) {
         violate(name + ": record at data offset " + std::to_string(r.offset) + " (type " + std::to_string(r.type) +
                 ") is not a record of a simulated CPU");
         return;

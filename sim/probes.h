@@ -40,7 +40,17 @@ namespace ringsim::sim {
   X(writer_sync_fallback, "writer wrote a chunk synchronously after repeated EAGAIN")      \
   X(writer_waited_cblock, "writer waited for a control block to complete")                \
   X(output_switch, "writer switched to a new output file")                                \
-  X(hangup_with_write_in_flight, "POLLHUP while a write of that ring was in flight")
+  X(hangup_with_write_in_flight, "POLLHUP while a write of that ring was in flight")        \
+  X(aux_wakeup, "AUX: aux_head passed aux_wakeup + watermark: wakeup")                      \
+  X(aux_late_report, "AUX: hardware could not report yet (page boundary): head held back")  \
+  X(aux_watermark_zero, "AUX: an end in overwrite mode (watermark 0, no bookkeeping)")      \
+  X(aux_truncated, "AUX: a TRUNCATED record disabled the event")                          \
+  X(aux_partial, "AUX: a PARTIAL record")                                                   \
+  X(aux_full_disable, "AUX: the area was full at begin: disabled and woke")                \
+  X(aux_output_stop, "AUX: output stopped with a transaction open")                        \
+  X(aux_snapshot, "AUX: the reader took a snapshot")                                       \
+  X(aux_overwritten, "AUX: a snapshot found data overwritten before it was read")          \
+  X(aux_wrapped, "AUX: the reader copied across the end of the area")
 
 enum class Probe : std::uint8_t {
 #define RINGSIM_PROBE_ENUM(name, text) name,

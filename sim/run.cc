@@ -67,12 +67,18 @@ core::PerfDataHead sim_head(std::uint32_t cpus) {
   return core::PerfDataHead({event});
 }
 
+// A sink buffer takes a data-ring chunk or an AUXTRACE record of a whole
+// AUX area.
+std::uint64_t buffer_bytes(const RunConfig& config) {
+  return std::max(config.ring_bytes(), config.aux_pages ? config.aux_bytes() + core::kAuxtraceHeaderBytes : 0);
+}
+
 core::WriterOptions writer_options(const RunConfig& config) {
   core::WriterOptions o;
   o.mode = config.output == Output::serial ? core::WriteMode::serial : core::WriteMode::aio;
   o.cblocks = config.cblocks;
   o.mappings = config.cpus;
-  o.buffer_bytes = config.ring_bytes();
+  o.buffer_bytes = buffer_bytes(config);
   o.rotate_bytes = config.rotate_bytes;
   return o;
 }
@@ -177,6 +183,15 @@ RunResult run_simulation(const RunConfig& config, DecisionSource& decisions, std
   kernel_config.burst_records_max = config.burst_records_max;
   kernel_config.payload_seed = config.seed;
   kernel_config.exit_flush_timeout_ns = config.quiet_budget_ns;
+  kernel_config.aux.size_bytes = config.aux_bytes();
+  kernel_config.aux.overwrite = config.aux_overwrite != 0;
+  kernel_config.aux.watermark_bytes = config.aux_watermark_bytes;
+  kernel_config.aux.late_reports = config.aux_late != 0;
+  kernel_config.aux.bursts = config.aux_bursts;
+  kernel_config.aux.burst_bytes_max = config.aux_burst_bytes_max;
+  kernel_config.aux.gap_ns_max = config.aux_gap_ns_max;
+  kernel_config.aux.transaction_ns = config.aux_transaction_ns;
+  kernel_config.aux.partial_per_million = config.aux_partial_per_million;
   Kernel kernel(scheduler, kernel_config, result.log, result.probes);
 
   SessionConfig session_config;
@@ -193,7 +208,7 @@ RunResult run_simulation(const RunConfig& config, DecisionSource& decisions, std
   const bool disk_mutant = config.mutant == Mutant::shared_offset || config.mutant == Mutant::reuse_buffer ||
                            config.mutant == Mutant::eagain_busy_loop || config.mutant == Mutant::error_resubmit;
   result.output.cpus.assign(config.cpus, model::CpuOutput{});
-  MemorySink memory(scheduler, result.output, config.cpus, config.ring_bytes());
+  MemorySink memory(scheduler, result.output, config.cpus, buffer_bytes(config));
   memory.set_drop_lost_records(config.mutant == Mutant::drop_lost);
 
   // Release safety: no write of a mapping in flight when it goes, and (in a
@@ -225,7 +240,8 @@ RunResult run_simulation(const RunConfig& config, DecisionSource& decisions, std
           write_trace(disk, ring_session, session, config, scheduler, result);
         }
       };
-      if (config.mutant == Mutant::early_release || config.mutant == Mutant::no_pause) {
+      if (config.mutant == Mutant::early_release || config.mutant == Mutant::no_pause ||
+          config.mutant == Mutant::aux_early_tail) {
         MutantSession mutant(session, config.mutant);
         run_consumer(mutant);
       } else {
@@ -289,7 +305,10 @@ RunResult run_simulation(const RunConfig& config, DecisionSource& decisions, std
   if (to_disk) {
     const bool finished = consumer_done && !scheduler.cancelled() && result.writer.error == 0;
     OutputFiles files = read_output_files(disk, config.cpus, finished);
-    for (std::size_t cpu = 0; cpu < config.cpus; cpu++) result.output.cpus[cpu].bytes = std::move(files.output.cpus[cpu].bytes);
+    for (std::size_t cpu = 0; cpu < config.cpus; cpu++) {
+      result.output.cpus[cpu].bytes = std::move(files.output.cpus[cpu].bytes);
+      result.output.cpus[cpu].aux = std::move(files.output.cpus[cpu].aux);
+    }
     result.files = files.files;
     result.file_bytes = files.bytes;
     result.rounds_in_file = files.rounds;
@@ -314,6 +333,8 @@ RunResult run_simulation(const RunConfig& config, DecisionSource& decisions, std
   }
   result.probes.hit(Probe::reader_fell_behind, result.loop.ring.fell_behind);
   result.probes.hit(Probe::chunk_wrapped, result.loop.ring.wrapped_chunks);
+  result.probes.hit(Probe::aux_overwritten, result.loop.aux.overwritten_bytes > 0 ? 1 : 0);
+  result.probes.hit(Probe::aux_wrapped, result.loop.aux.wrapped);
   result.probes.hit(Probe::writer_short_restart, result.writer.short_writes_restarted);
   result.probes.hit(Probe::writer_eagain_retry, result.writer.eagain_retries);
   result.probes.hit(Probe::writer_sync_fallback, result.writer.eagain_sync_fallbacks);
@@ -328,7 +349,11 @@ RunResult run_simulation(const RunConfig& config, DecisionSource& decisions, std
   result.oracle = model::check(result.log, result.output, check_options);
   std::vector<model::Violation> run_level = std::move(result.violations);
   result.violations.clear();
-  result.properties = model::oracle_properties(result.log.mode);
+  result.properties = model::oracle_properties(result.log.mode, config.aux_pages > 0);
+  if (config.aux_pages > 0) result.properties.push_back(kAuxRefcount);
+  for (std::size_t cpu = 0; cpu < kernel.cpus() && config.aux_pages > 0; cpu++) {
+    for (const std::string& v : kernel.aux(cpu).violations) run_level.push_back(model::Violation{kAuxRefcount, v});
+  }
   result.properties.push_back(kLiveness);
   result.properties.push_back(kCleanFinish);
   result.properties.push_back(kReleaseSafety);

@@ -46,6 +46,8 @@ inline constexpr const char* kBufferStable = "buffer_stable";
 inline constexpr const char* kFlushBeforeSwitch = "flush_before_switch";
 inline constexpr const char* kReleaseSafety = "release_safety";
 inline constexpr const char* kHardErrorHandled = "hard_error_handled";
+// With AUX areas: no writer drops the last reference, none writes unmapped.
+inline constexpr const char* kAuxRefcount = "aux_refcount";
 
 struct RunResult {
   RunConfig config;

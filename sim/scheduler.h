@@ -71,6 +71,9 @@ enum class TraceKind : std::uint32_t {
   sync_write = 42,
   file_opened = 43,
   file_closed = 44,
+  aux_end = 50,     // (cpu, aux_head after, flags)
+  aux_wakeup = 51,  // (cpu, aux_head)
+  aux_copied = 52,  // (cpu, position, bytes)
 };
 
 // TraceKind::fault's first argument.

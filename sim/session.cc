@@ -54,6 +54,65 @@ void SimMapping::copy_out(std::uint64_t position, std::span<std::byte> destinati
   scheduler.trace(TraceKind::copied, index_, position, length);
 }
 
+SimAux& SimMapping::aux() const {
+  session_.live_ring(index_);  // checks the mapping is live
+  SimAux& a = session_.kernel_.aux(index_);
+  VERIFY_MSG(a.mmap_count == 1, "access to an unmapped AUX area");
+  return a;
+}
+
+std::uint64_t SimMapping::aux_size_bytes() const {
+  return session_.kernel_.has_aux() ? session_.kernel_.aux(index_).config.size_bytes : 0;
+}
+
+bool SimMapping::aux_overwrite() const { return aux().config.overwrite; }
+
+std::uint64_t SimMapping::load_aux_head() {
+  session_.scheduler_.maybe_yield();
+  const std::uint64_t head = aux().head;  // (C')
+  return head;
+}
+
+void SimMapping::store_aux_tail(std::uint64_t tail) {
+  session_.scheduler_.maybe_yield();
+  SimAux& a = aux();
+  VERIFY_MSG(!a.config.overwrite, "aux_tail stored on a read-only (overwrite) AUX area");
+  VERIFY(a.head - tail <= a.config.size_bytes);
+  VERIFY(tail - a.tail <= a.config.size_bytes);
+  a.tail = tail;  // (D')
+}
+
+void SimMapping::copy_aux(std::uint64_t position, std::span<std::byte> destination) {
+  Scheduler& scheduler = session_.scheduler_;
+  scheduler.maybe_yield();
+  const std::uint64_t size = aux().config.size_bytes;
+  const std::uint64_t index = position & (size - 1);
+  VERIFY_MSG(index + destination.size() <= size, "copy_aux crosses the end of the AUX area");
+  const std::uint64_t cost_ns = destination.size() * session_.config_.copy_ns_per_kib / 1024;
+  const bool split = session_.faults_ && destination.size() >= 16 &&
+                     scheduler.decisions().chance(session_.config_.copy_interrupt_per_million);
+  // The copy takes its time before the last byte is read: the PMU may run
+  // meanwhile (harmless for a reader that owns the bytes it copies).
+  const std::uint64_t half = split ? (destination.size() / 2) & ~std::uint64_t{7} : 0;
+  if (split) {
+    std::memcpy(destination.data(), aux().data.data() + index, half);
+    session_.probes_.hit(Probe::copy_interleaved);
+    scheduler.sleep_for(cost_ns / 2);
+    scheduler.yield();
+  }
+  if (cost_ns > 0) scheduler.sleep_for(split ? cost_ns - cost_ns / 2 : cost_ns);
+  std::memcpy(destination.data() + half, aux().data.data() + index + half, destination.size() - half);
+  scheduler.trace(TraceKind::aux_copied, index_, position, destination.size());
+}
+
+int SimMapping::set_aux_enabled(bool enabled) {
+  session_.scheduler_.maybe_yield();
+  aux();
+  if (!enabled) session_.probes_.hit(Probe::aux_snapshot);
+  session_.kernel_.aux_set_enabled(index_, enabled);
+  return 0;
+}
+
 int SimMapping::pause_output(bool paused) {
   session_.scheduler_.maybe_yield();
   SimRing& r = ring();
@@ -124,6 +183,7 @@ void SimSession::release(std::size_t index) {
   VERIFY(index < released_.size());
   VERIFY_MSG(!released_[index], "mapping released twice");
   if (release_check_) release_check_(index);
+  if (kernel_.has_aux()) kernel_.aux_unmap(index);
   released_[index] = true;
   scheduler_.trace(TraceKind::released, index);
 }

@@ -45,9 +45,17 @@ class SimMapping {
   void store_tail(std::uint64_t tail);
   void copy_out(std::uint64_t position, std::span<std::byte> destination);
   int pause_output(bool paused);
+  // core::AuxMapping
+  std::uint64_t aux_size_bytes() const;
+  bool aux_overwrite() const;
+  std::uint64_t load_aux_head();
+  void store_aux_tail(std::uint64_t tail);
+  void copy_aux(std::uint64_t position, std::span<std::byte> destination);
+  int set_aux_enabled(bool enabled);
 
  private:
   SimRing& ring() const;
+  SimAux& aux() const;
   SimSession& session_;
   const std::size_t index_;
 };

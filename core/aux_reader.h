@@ -1,0 +1,179 @@
+// Reading an AUX area (core/backend.h, AuxMapping).
+//
+// Non-overwrite mode, per read:
+//   1. h = load_aux_head() (C'); the new data is [tail, h). h - tail larger
+//      than the area is corruption: reported, nothing copied.
+//   2. Copy it, in up to two parts (it may cross the end of the area),
+//      behind a PERF_RECORD_AUXTRACE header {size, offset = tail, cpu}.
+//      Only whole multiples of 8 bytes are taken, except at the final read
+//      (hangup, stop), which takes everything and pads with zeros: the
+//      record's size stays a multiple of 8 without invented bytes in the
+//      middle of the stream.
+//   3. store_aux_tail(tail + taken) (D'): the space is the driver's again.
+// Overwrite (snapshot) mode, on request, at hangup and at stop:
+//   1. stop the AUX output (set_aux_enabled(false));
+//   2. h = load_aux_head(); the newest data is [max(previous h, h - size),
+//      h): what was written since the previous snapshot, within one area
+//      size. If more than an area was written since, the older bytes were
+//      overwritten before anyone read them: that range is a gap (the record
+//      that follows it then covers a whole area, which is how a reader of
+//      the file tells a gap from a bug);
+//   3. copy it behind an AUXTRACE header, restart the output.
+// The watermark and aux_wakeup are the driver's business (wakeups come
+// through poll); the reader never divides by the watermark.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <span>
+
+#include "core/backend.h"
+#include "core/perf_abi.h"
+#include "core/ring_reader.h"
+#include "core/verify.h"
+
+namespace ringsim::core {
+
+struct AuxStats {
+  std::uint64_t reads = 0;          // AUXTRACE records produced
+  std::uint64_t bytes = 0;          // AUX data bytes taken
+  std::uint64_t wrapped = 0;        // copies split at the end of the area
+  std::uint64_t snapshots = 0;
+  std::uint64_t overwritten_bytes = 0;  // snapshot gaps
+  std::uint64_t corrupt = 0;
+  std::uint64_t enable_failures = 0;
+
+  void add(const AuxStats& o) {
+    reads += o.reads;
+    bytes += o.bytes;
+    wrapped += o.wrapped;
+    snapshots += o.snapshots;
+    overwritten_bytes += o.overwritten_bytes;
+    corrupt += o.corrupt;
+    enable_failures += o.enable_failures;
+  }
+};
+
+struct AuxRead {
+  ReadStatus status = ReadStatus::empty;
+  std::uint64_t record_bytes = 0;  // AUXTRACE header + data written into the destination
+  PositionRange gap{};             // snapshot mode: overwritten before read
+};
+
+template <AuxMapping M>
+class AuxReader {
+ public:
+  AuxReader(M& mapping, std::uint32_t cpu)
+      : mapping_(mapping),
+        cpu_(cpu),
+        size_bytes_(mapping.aux_size_bytes()),
+        mask_(size_bytes_ - 1),
+        overwrite_(mapping.aux_overwrite()) {
+    VERIFY(size_bytes_ >= 8);
+    VERIFY((size_bytes_ & mask_) == 0);
+  }
+
+  bool overwrite() const { return overwrite_; }
+  std::uint64_t size_bytes() const { return size_bytes_; }
+  // The destination a read needs: a header and the whole area.
+  std::uint64_t record_bytes_max() const { return kAuxtraceHeaderBytes + size_bytes_; }
+  const AuxStats& stats() const { return stats_; }
+
+  // Whether there is data the next read would take (non-overwrite).
+  bool has_data() {
+    VERIFY(!overwrite_);
+    return mapping_.load_aux_head() != tail_;  // (C')
+  }
+
+  // Non-overwrite mode. `final_read`: take every byte, padding to 8.
+  AuxRead read(std::span<std::byte> destination, bool final_read) {
+    VERIFY(!overwrite_);
+    VERIFY(destination.size() >= record_bytes_max());
+    AuxRead result;
+    const std::uint64_t head = mapping_.load_aux_head();  // (C')
+    const std::uint64_t available = head - tail_;
+    if (available > size_bytes_) {
+      stats_.corrupt++;
+      result.status = ReadStatus::head_past_ring;
+      return result;
+    }
+    const std::uint64_t taken = final_read ? available : available & ~std::uint64_t{7};
+    if (taken == 0) return result;
+    result.record_bytes = emit(destination, tail_, taken);
+    tail_ += taken;
+    mapping_.store_aux_tail(tail_);  // (D')
+    result.status = ReadStatus::ready;
+    return result;
+  }
+
+  // Snapshot mode.
+  AuxRead snapshot(std::span<std::byte> destination) {
+    VERIFY(overwrite_);
+    VERIFY(destination.size() >= record_bytes_max());
+    AuxRead result;
+    stats_.snapshots++;
+    if (mapping_.set_aux_enabled(false) != 0) stats_.enable_failures++;
+    const std::uint64_t head = mapping_.load_aux_head();  // (C')
+    const std::uint64_t written = head - previous_head_;
+    if (written > kNewBytesMax) {
+      stats_.corrupt++;
+      result.status = ReadStatus::head_past_ring;
+    } else if (written > 0) {
+      const std::uint64_t begin = written > size_bytes_ ? head - size_bytes_ : previous_head_;
+      if (begin != previous_head_) {
+        result.gap = PositionRange{previous_head_, begin};
+        stats_.overwritten_bytes += result.gap.bytes();
+      }
+      result.record_bytes = emit(destination, begin, head - begin);
+      result.status = ReadStatus::ready;
+      previous_head_ = head;
+    }
+    if (mapping_.set_aux_enabled(true) != 0) stats_.enable_failures++;
+    return result;
+  }
+
+ private:
+  static constexpr std::uint64_t kNewBytesMax = std::uint64_t{1} << 62;
+
+  // Writes an AUXTRACE record for [position, position + length) into
+  // destination; returns its size.
+  std::uint64_t emit(std::span<std::byte> destination, std::uint64_t position, std::uint64_t length) {
+    VERIFY(length > 0);
+    VERIFY(length <= size_bytes_);
+    const std::uint64_t padded = (length + 7) & ~std::uint64_t{7};
+    VERIFY(kAuxtraceHeaderBytes + padded <= destination.size());
+    AuxtraceHeader h{};
+    h.header.type = kRecordAuxtrace;
+    h.header.size = kAuxtraceHeaderBytes;
+    h.size = padded;
+    h.offset = position;
+    h.idx = cpu_;
+    h.tid = static_cast<std::uint32_t>(-1);
+    h.cpu = cpu_;
+    std::memcpy(destination.data(), &h, sizeof h);
+    std::byte* out = destination.data() + kAuxtraceHeaderBytes;
+    const std::uint64_t index = position & mask_;
+    const std::uint64_t first = std::min(length, size_bytes_ - index);
+    mapping_.copy_aux(position, std::span<std::byte>(out, first));
+    if (first < length) {
+      mapping_.copy_aux(position + first, std::span<std::byte>(out + first, length - first));
+      stats_.wrapped++;
+    }
+    std::memset(out + length, 0, padded - length);
+    stats_.reads++;
+    stats_.bytes += length;
+    return kAuxtraceHeaderBytes + padded;
+  }
+
+  M& mapping_;
+  const std::uint32_t cpu_;
+  const std::uint64_t size_bytes_;
+  const std::uint64_t mask_;
+  const bool overwrite_;
+  std::uint64_t tail_ = 0;
+  std::uint64_t previous_head_ = 0;
+  AuxStats stats_;
+};
+
+}  // namespace ringsim::core

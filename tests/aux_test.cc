@@ -1,0 +1,262 @@
+// AUX areas: the simulated PMU driver's rules (sim/aux.h) and the core's
+// AUX reader (core/aux_reader.h).
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "core/aux_reader.h"
+#include "model/aux_content.h"
+#include "sim/kernel.h"
+#include "sim/scheduler.h"
+
+namespace ringsim::sim {
+namespace {
+
+// A kernel with one CPU and an AUX area, driven by hand inside a
+// simulation (the PMU fiber is not started).
+struct AuxFixture {
+  explicit AuxFixture(AuxConfig aux) : decisions(1, false), scheduler(decisions, SchedulerLimits{}) {
+    config.cpus = 1;
+    config.ring_bytes = 64 * 4096;
+    config.aux = aux;
+    kernel = std::make_unique<Kernel>(scheduler, config, log, probes);
+  }
+  // A transaction of n bytes by the PMU: begin (reference), write, end.
+  void transaction(std::uint64_t n, std::uint64_t flags = 0) {
+    SimAux& a = kernel->aux(0);
+    a.refcount++;
+    for (std::uint64_t i = 0; i < n; i++) {
+      const std::uint64_t p = a.head + a.pending + i;
+      a.data[p & (a.config.size_bytes - 1)] = model::aux_byte(0, 0, p);
+    }
+    a.log.attempted_bytes += n;
+    kernel->aux_end(0, n, flags, true, false);
+  }
+  template <class F>
+  void in_sim(F f) {
+    scheduler.run([&] { scheduler.spawn("test", f); });
+  }
+  DecisionSource decisions;
+  Scheduler scheduler;
+  KernelConfig config;
+  model::KernelLog log;
+  Probes probes;
+  std::unique_ptr<Kernel> kernel;
+};
+
+AuxConfig aux_config(std::uint64_t size, bool overwrite, std::uint64_t watermark = 0, bool late = false) {
+  AuxConfig c;
+  c.size_bytes = size;
+  c.overwrite = overwrite;
+  c.watermark_bytes = watermark;
+  c.late_reports = late;
+  return c;
+}
+
+TEST(Aux, DefaultWatermarkIsHalfTheAreaAndZeroInOverwriteMode) {
+  AuxFixture normal(aux_config(16384, false));
+  EXPECT_EQ(normal.kernel->aux(0).watermark_bytes, 8192u);
+  AuxFixture snapshot(aux_config(16384, true));
+  EXPECT_EQ(snapshot.kernel->aux(0).watermark_bytes, 0u);
+  AuxFixture explicit_mark(aux_config(16384, false, 1000));
+  EXPECT_EQ(explicit_mark.kernel->aux(0).watermark_bytes, 1000u);
+}
+
+TEST(Aux, WakeupWhenHeadPassesTheMarkThenRoundedDown) {
+  AuxFixture f(aux_config(16384, false, 1000));
+  f.in_sim([&] {
+    f.transaction(800);  // head 800: no wakeup
+    f.transaction(400);  // head 1200 >= 0 + 1000: wakeup, aux_wakeup = 1000
+    f.kernel->aux(0).tail = f.kernel->aux(0).head;
+    f.transaction(2900);  // head 4100: 4100 - 1000 >= 1000: wakeup, aux_wakeup = 4000
+  });
+  const auto& ends = f.log.cpus[0].aux.ends;
+  ASSERT_EQ(ends.size(), 3u);
+  EXPECT_FALSE(ends[0].woke);
+  EXPECT_EQ(ends[0].wakeup_after, 0u);
+  EXPECT_TRUE(ends[1].woke);
+  EXPECT_EQ(ends[1].wakeup_after, 1000u);
+  EXPECT_TRUE(ends[2].woke);
+  EXPECT_EQ(ends[2].wakeup_after, 4000u);  // not 2000: never behind the last boundary below head
+  EXPECT_TRUE(f.kernel->ring(0).take_wakeup());
+}
+
+TEST(Aux, LateReportingHoldsTheHeadUntilAPageBoundary) {
+  AuxFixture f(aux_config(4 * 4096, false, 512, true));
+  f.in_sim([&] {
+    f.transaction(1000);
+    f.transaction(1000);
+    EXPECT_EQ(f.kernel->aux(0).head, 0u);  // bytes are there, the head is not
+    f.transaction(3000);                    // crosses 4096: all 5000 reported at once
+    EXPECT_EQ(f.kernel->aux(0).head, 5000u);
+  });
+  const auto& ends = f.log.cpus[0].aux.ends;
+  ASSERT_EQ(ends.size(), 1u);
+  EXPECT_EQ(ends[0].size, 5000u);
+  EXPECT_TRUE(ends[0].woke);
+  EXPECT_EQ(ends[0].wakeup_after, 4608u);  // 5000 rounded down to 512
+  EXPECT_GT(f.probes.count(Probe::aux_late_report), 0u);
+}
+
+TEST(Aux, OverwriteModeKeepsNoWakeupBookkeeping) {
+  AuxFixture f(aux_config(8192, true));
+  f.in_sim([&] {
+    for (int i = 0; i < 10; i++) f.transaction(4096);  // far past the area
+  });
+  for (const auto& e : f.log.cpus[0].aux.ends) {
+    EXPECT_FALSE(e.woke);
+    EXPECT_EQ(e.wakeup_after, 0u);
+    EXPECT_TRUE(e.flags & PERF_AUX_FLAG_OVERWRITE);
+  }
+  EXPECT_EQ(f.kernel->aux(0).head, 40960u);
+}
+
+TEST(Aux, TruncatedRecordDisablesAndWakes) {
+  AuxFixture f(aux_config(8192, false, 8192));
+  f.in_sim([&] { f.transaction(100, PERF_AUX_FLAG_TRUNCATED); });
+  EXPECT_FALSE(f.kernel->aux(0).enabled);
+  ASSERT_EQ(f.log.cpus[0].aux.ends.size(), 1u);
+  EXPECT_TRUE(f.log.cpus[0].aux.ends[0].woke);
+  EXPECT_TRUE(f.kernel->ring(0).take_wakeup());
+}
+
+TEST(Aux, PartialDoesNotImplyAWakeup) {
+  AuxFixture f(aux_config(8192, false, 8192));
+  f.in_sim([&] { f.transaction(100, PERF_AUX_FLAG_PARTIAL); });
+  ASSERT_EQ(f.log.cpus[0].aux.ends.size(), 1u);
+  EXPECT_FALSE(f.log.cpus[0].aux.ends[0].woke);
+  EXPECT_TRUE(f.kernel->aux(0).enabled);
+}
+
+// Unmapping while a transaction is open: the output is stopped from the
+// unmapping context, so the last reference goes there, not in the writer.
+TEST(Aux, UnmapStopsTheOutputSoTheWriterNeverDropsTheLastReference) {
+  AuxFixture f(aux_config(8192, false));
+  f.in_sim([&] {
+    SimAux& a = f.kernel->aux(0);
+    a.refcount++;  // begin
+    a.handle_open = true;
+    a.handle_bytes = 64;
+    f.kernel->aux_unmap(0);
+    EXPECT_EQ(a.refcount, 0u);
+    EXPECT_TRUE(a.freed);
+    EXPECT_FALSE(a.handle_open);
+  });
+  EXPECT_TRUE(f.kernel->aux(0).violations.empty());
+  EXPECT_EQ(f.probes.count(Probe::aux_output_stop), 1u);
+}
+
+// Without the output stop (the bug the kernel fixed), the writer ends its
+// transaction later and drops the last reference itself: caught.
+TEST(Aux, WithoutTheOutputStopTheWriterDropsTheLastReference) {
+  AuxConfig c = aux_config(8192, false);
+  c.output_stop_on_unmap = false;
+  AuxFixture f(c);
+  f.in_sim([&] {
+    SimAux& a = f.kernel->aux(0);
+    a.refcount++;
+    a.handle_open = true;
+    f.kernel->aux_unmap(0);
+    EXPECT_EQ(a.refcount, 1u);
+    a.handle_open = false;
+    f.kernel->aux_end(0, 64, 0, true, false);
+  });
+  ASSERT_EQ(f.kernel->aux(0).violations.size(), 1u);
+  EXPECT_NE(f.kernel->aux(0).violations[0].find("writer"), std::string::npos);
+}
+
+// --- the core's reader, over a hand-made AUX mapping ---
+
+struct FakeAux {
+  std::vector<std::byte> area;
+  std::uint64_t head = 0, tail = 0;
+  bool overwrite = false;
+  int enabled_calls = 0;
+  std::uint64_t aux_size_bytes() const { return area.size(); }
+  bool aux_overwrite() const { return overwrite; }
+  std::uint64_t load_aux_head() { return head; }
+  void store_aux_tail(std::uint64_t t) { tail = t; }
+  void copy_aux(std::uint64_t p, std::span<std::byte> d) {
+    const std::uint64_t i = p & (area.size() - 1);
+    ASSERT_LE(i + d.size(), area.size());
+    std::memcpy(d.data(), area.data() + i, d.size());
+  }
+  int set_aux_enabled(bool) {
+    enabled_calls++;
+    return 0;
+  }
+  void write(std::uint64_t n) {
+    for (std::uint64_t k = 0; k < n; k++, head++) area[head & (area.size() - 1)] = model::aux_byte(7, 2, head);
+  }
+};
+static_assert(core::AuxMapping<FakeAux>);
+
+void expect_content(std::span<const std::byte> record, std::uint64_t offset, std::uint64_t length) {
+  core::AuxtraceHeader h;
+  std::memcpy(&h, record.data(), sizeof h);
+  EXPECT_EQ(h.header.type, core::kRecordAuxtrace);
+  EXPECT_EQ(h.offset, offset);
+  EXPECT_EQ(h.cpu, 2u);
+  EXPECT_EQ(h.size % 8, 0u);
+  for (std::uint64_t i = 0; i < length; i++) {
+    ASSERT_EQ(record[core::kAuxtraceHeaderBytes + i], model::aux_byte(7, 2, offset + i)) << i;
+  }
+}
+
+TEST(AuxReader, CopiesAcrossTheEndAndReleasesWholeEights) {
+  FakeAux m;
+  m.area.resize(4096);
+  core::AuxReader<FakeAux> reader(m, 2);
+  std::vector<std::byte> buffer(reader.record_bytes_max());
+  m.write(4000);
+  core::AuxRead r = reader.read(buffer, false);
+  ASSERT_EQ(r.status, core::ReadStatus::ready);
+  expect_content(buffer, 0, 4000);
+  EXPECT_EQ(m.tail, 4000u);
+  m.write(203);  // crosses the end; 203 is not a multiple of 8
+  r = reader.read(buffer, false);
+  ASSERT_EQ(r.status, core::ReadStatus::ready);
+  EXPECT_EQ(r.record_bytes, core::kAuxtraceHeaderBytes + 200);
+  expect_content(buffer, 4000, 200);
+  EXPECT_EQ(m.tail, 4200u);
+  EXPECT_EQ(reader.stats().wrapped, 1u);
+  r = reader.read(buffer, true);  // final: the last 3 bytes, padded
+  ASSERT_EQ(r.status, core::ReadStatus::ready);
+  EXPECT_EQ(r.record_bytes, core::kAuxtraceHeaderBytes + 8);
+  expect_content(buffer, 4200, 3);
+  for (int i = 3; i < 8; i++) EXPECT_EQ(buffer[core::kAuxtraceHeaderBytes + i], std::byte{0});
+}
+
+TEST(AuxReader, HeadMoreThanAnAreaAheadIsCorrupt) {
+  FakeAux m;
+  m.area.resize(4096);
+  core::AuxReader<FakeAux> reader(m, 2);
+  std::vector<std::byte> buffer(reader.record_bytes_max());
+  m.head = 4096 + 8;
+  EXPECT_EQ(reader.read(buffer, false).status, core::ReadStatus::head_past_ring);
+  EXPECT_EQ(m.tail, 0u);
+}
+
+TEST(AuxReader, SnapshotTakesNewDataAndReportsWhatWasOverwritten) {
+  FakeAux m;
+  m.area.resize(4096);
+  m.overwrite = true;
+  core::AuxReader<FakeAux> reader(m, 2);
+  std::vector<std::byte> buffer(reader.record_bytes_max());
+  m.write(1000);
+  core::AuxRead r = reader.snapshot(buffer);
+  ASSERT_EQ(r.status, core::ReadStatus::ready);
+  EXPECT_EQ(r.gap.bytes(), 0u);
+  expect_content(buffer, 0, 1000);
+  EXPECT_EQ(m.enabled_calls, 2);  // stopped and restarted
+  m.write(10'000);               // more than the area since
+  r = reader.snapshot(buffer);
+  ASSERT_EQ(r.status, core::ReadStatus::ready);
+  EXPECT_EQ(r.gap.begin, 1000u);
+  EXPECT_EQ(r.gap.end, 11'000u - 4096);
+  expect_content(buffer, 11'000 - 4096, 4096);
+  EXPECT_EQ(reader.snapshot(buffer).status, core::ReadStatus::empty);
+}
+
+}  // namespace
+}  // namespace ringsim::sim

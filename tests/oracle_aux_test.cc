@@ -1,0 +1,110 @@
+// The oracle's AUX checks (model/oracle.h) can fail: each is fed a log or
+// an output with exactly one thing wrong.
+#include <gtest/gtest.h>
+
+#include "model/aux_content.h"
+#include "model/oracle.h"
+
+namespace ringsim::model {
+namespace {
+
+constexpr std::uint64_t kTruncated = 0x1;
+
+// A correct log: non-overwrite, watermark 1000, ends at 600, 1200, 2500.
+KernelLog good_log() {
+  KernelLog log;
+  log.seed = 3;
+  log.cpus.resize(1);
+  AuxLog& a = log.cpus[0].aux;
+  a.present = true;
+  a.size_bytes = 4096;
+  a.watermark_bytes = 1000;
+  std::uint64_t head = 0, wakeup = 0;
+  for (std::uint64_t size : {600, 600, 1300}) {
+    AuxEnd e;
+    e.offset = head;
+    e.size = size;
+    head += size;
+    e.head_after = head;
+    if (head - wakeup >= 1000) {
+      wakeup = head - head % 1000;
+      e.woke = true;
+    }
+    e.wakeup_after = wakeup;
+    a.ends.push_back(e);
+  }
+  a.head = head;
+  a.attempted_bytes = head;
+  return log;
+}
+
+RunOutput delivered(const KernelLog& log, std::uint64_t from, std::uint64_t to) {
+  RunOutput out;
+  out.cpus.resize(1);
+  AuxChunk chunk;
+  chunk.offset = from;
+  for (std::uint64_t p = from; p < to; p++) chunk.data.push_back(aux_byte(log.seed, 0, p));
+  while (chunk.data.size() % 8) chunk.data.push_back(std::byte{0});
+  out.cpus[0].aux.push_back(chunk);
+  return out;
+}
+
+bool violates(const OracleReport& r, const std::string& property) { return r.violated(property); }
+
+TEST(OracleAux, ACorrectRunPasses) {
+  const KernelLog log = good_log();
+  const OracleReport r = check(log, delivered(log, 0, 2500));
+  EXPECT_TRUE(r.ok()) << r.violations.front().detail;
+}
+
+TEST(OracleAux, WakeupBookkeepingBehindTheBoundary) {
+  KernelLog log = good_log();
+  log.cpus[0].aux.ends[2].wakeup_after = 1000;  // should be 2000
+  EXPECT_TRUE(violates(check(log, delivered(log, 0, 2500)), kAuxWakeup));
+}
+
+TEST(OracleAux, MissingWakeup) {
+  KernelLog log = good_log();
+  log.cpus[0].aux.ends[1].woke = false;
+  EXPECT_TRUE(violates(check(log, delivered(log, 0, 2500)), kAuxWakeup));
+}
+
+TEST(OracleAux, OverwriteModeWithBookkeeping) {
+  KernelLog log = good_log();
+  log.cpus[0].aux.overwrite = true;
+  log.cpus[0].aux.watermark_bytes = 0;
+  for (AuxEnd& e : log.cpus[0].aux.ends) {
+    e.flags = 0x2;
+    e.woke = false;
+    e.wakeup_after = 0;
+  }
+  EXPECT_TRUE(check(log, delivered(log, 0, 2500)).ok());
+  log.cpus[0].aux.ends[1].wakeup_after = 1000;
+  EXPECT_TRUE(violates(check(log, delivered(log, 0, 2500)), kAuxWakeup));
+}
+
+TEST(OracleAux, RecordAfterATruncatedOne) {
+  KernelLog log = good_log();
+  log.cpus[0].aux.ends[1].flags = kTruncated;
+  log.cpus[0].aux.ends[1].woke = true;
+  EXPECT_TRUE(violates(check(log, delivered(log, 0, 2500)), kAuxTruncation));
+}
+
+TEST(OracleAux, TruncatedBytesWithoutATruncatedRecord) {
+  KernelLog log = good_log();
+  log.cpus[0].aux.attempted_bytes += 100;
+  log.cpus[0].aux.truncated_bytes = 100;
+  EXPECT_TRUE(violates(check(log, delivered(log, 0, 2500)), kAuxTruncation));
+}
+
+TEST(OracleAux, WrongBytesMissingBytesAndAGap) {
+  const KernelLog log = good_log();
+  RunOutput out = delivered(log, 0, 2500);
+  out.cpus[0].aux[0].data[1234] ^= std::byte{1};
+  EXPECT_TRUE(violates(check(log, out), kAuxDelivery));
+  EXPECT_TRUE(violates(check(log, delivered(log, 0, 2000)), kAuxDelivery));  // 500 bytes never delivered
+  EXPECT_TRUE(violates(check(log, delivered(log, 8, 2500)), kAuxDelivery));  // a gap in non-overwrite mode
+}
+
+}  // namespace
+}  // namespace ringsim::model
