@@ -234,6 +234,23 @@ void Kernel::start() {
   }
 }
 
+SimRing::Output Kernel::output(std::size_t cpu, std::span<const std::byte> record) {
+  SimRing& ring = *rings_[cpu];
+  const std::uint64_t lost_before = ring.lost_pending();
+  const bool wakeup_before = ring.wakeup_pending();
+  const SimRing::Output result = ring.output(record, scheduler_.now_ns());
+  if (result == SimRing::Output::written && lost_before > 0) {
+    scheduler_.trace(TraceKind::lost_emitted, cpu, lost_before);
+  }
+  scheduler_.trace(result == SimRing::Output::written ? TraceKind::record_written : TraceKind::record_dropped, cpu,
+                   record.size(), ring.head());
+  if (ring.wakeup_pending()) {
+    if (!wakeup_before) scheduler_.trace(TraceKind::wakeup, cpu);
+    poll_queue_.notify_all();
+  }
+  return result;
+}
+
 void Kernel::aux_drop_reference(std::size_t cpu, bool by_writer) {
   SimAux& a = aux(cpu);
   VERIFY(a.refcount > 0);
@@ -300,7 +317,7 @@ void Kernel::aux_end(std::size_t cpu, std::uint64_t bytes, std::uint64_t flags, 
     std::byte record[kAuxRecordBytes];
     build_aux_record(record, ring.identity().id, ring.identity().pid, ring.identity().cpu, scheduler_.now_ns(),
                      end.offset, end.size, end.flags);
-    ring.output(record, scheduler_.now_ns());
+    output(cpu, record);
   }
   scheduler_.trace(TraceKind::aux_end, cpu, a.head, end.flags);
   if (wake) {
@@ -455,18 +472,7 @@ void Kernel::produce(std::size_t cpu) {
     build_sample(bytes, ring.identity(), scheduler_.now_ns(), sequence, config_.payload_seed);
     log_.cpus[cpu].samples_attempted++;
     if (disabled_) break;
-    const std::uint64_t lost_before = ring.lost_pending();
-    const bool wakeup_before = ring.wakeup_pending();
-    const SimRing::Output result = ring.output(bytes, scheduler_.now_ns());
-    if (result == SimRing::Output::written && lost_before > 0) {
-      scheduler_.trace(TraceKind::lost_emitted, cpu, lost_before);
-    }
-    scheduler_.trace(result == SimRing::Output::written ? TraceKind::record_written : TraceKind::record_dropped,
-                     cpu, size, ring.head());
-    if (ring.wakeup_pending()) {
-      if (!wakeup_before) scheduler_.trace(TraceKind::wakeup, cpu);
-      poll_queue_.notify_all();
-    }
+    output(cpu, bytes);
     scheduler_.maybe_yield();
   }
   exit_event(cpu);

@@ -188,6 +188,8 @@ class Kernel {
 
  private:
   void produce(std::size_t cpu);
+  // Writes one record into cpu's ring, tracing what happened.
+  SimRing::Output output(std::size_t cpu, std::span<const std::byte> record);
   void aux_produce(std::size_t cpu);
   void aux_drop_reference(std::size_t cpu, bool by_writer);
   std::uint32_t draw_size(DecisionSource& workload);

@@ -31,11 +31,16 @@ RunConfig faulty_aio(std::uint64_t seed) {
   c.disk_eio_per_million = 0;
   c.disk_capacity_bytes = 0;
   c.disk_open_fails = 0;
+  if (seed % 3 == 0) {
+    c.aux_pages = 2;
+    c.aux_bursts = 100;
+    c.aux_burst_bytes_max = 2048;
+  }
   return c;
 }
 
 TEST(ChromeTrace, MatchesTheRun) {
-  int runs_with_writes = 0, runs_with_lost = 0, runs_with_faults = 0;
+  int runs_with_writes = 0, runs_with_lost = 0, runs_with_faults = 0, runs_with_aux = 0;
   for (std::uint64_t seed = 1; seed <= 12; seed++) {
     const RunConfig config = faulty_aio(seed);
     DecisionSource decisions(seed, false);
@@ -46,7 +51,7 @@ TEST(ChromeTrace, MatchesTheRun) {
     const nlohmann::json trace = nlohmann::json::parse(chrome_trace(events, config).dump());
     ASSERT_TRUE(trace.contains("traceEvents"));
     std::map<std::string, std::uint64_t> instants;
-    std::uint64_t write_slices = 0, lost_sum = 0, faults = 0;
+    std::uint64_t write_slices = 0, lost_sum = 0, faults = 0, aux_records = 0;
     std::set<int> named, used;
     for (const auto& e : trace["traceEvents"]) {
       const std::string ph = e["ph"], name = e["name"];
@@ -68,6 +73,7 @@ TEST(ChromeTrace, MatchesTheRun) {
         instants[name]++;
         if (name == "PERF_RECORD_LOST") lost_sum += e["args"]["lost"].get<std::uint64_t>();
         if (name.rfind("fault: ", 0) == 0) faults++;
+        if (name.rfind("PERF_RECORD_AUX", 0) == 0) aux_records++;
       }
     }
     for (int tid : used) EXPECT_TRUE(named.count(tid)) << "track " << tid << " has no name";
@@ -80,6 +86,10 @@ TEST(ChromeTrace, MatchesTheRun) {
     EXPECT_EQ(instants["drop"], dropped);
     EXPECT_EQ(instants["PERF_RECORD_LOST"], r.probes.count(Probe::lost_emitted));
     EXPECT_EQ(lost_sum, reported);
+    std::uint64_t aux_ends = 0;
+    for (const auto& cpu : r.log.cpus) aux_ends += cpu.aux.ends.size();
+    EXPECT_EQ(aux_records, aux_ends);
+    runs_with_aux += aux_ends > 0;
     const DiskStats& d = r.disk;
     EXPECT_EQ(faults, d.short_writes + d.eagain_single + d.eagain_burst + d.eagain_queue_full + d.eintr_writes +
                           d.eintr_suspends + d.stalls + d.eio + d.enospc + r.probes.count(Probe::poll_eintr));
@@ -91,6 +101,7 @@ TEST(ChromeTrace, MatchesTheRun) {
   EXPECT_GE(runs_with_writes, 10);
   EXPECT_GE(runs_with_lost, 3);
   EXPECT_GE(runs_with_faults, 10);
+  EXPECT_GE(runs_with_aux, 2);
 }
 
 }  // namespace
