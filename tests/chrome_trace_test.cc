@@ -33,6 +33,7 @@ RunConfig faulty_aio(std::uint64_t seed) {
   c.disk_open_fails = 0;
   if (seed % 3 == 0) {
     c.aux_pages = 2;
+    c.aux_watermark_bytes = 0;
     c.aux_bursts = 100;
     c.aux_burst_bytes_max = 2048;
   }
