@@ -187,8 +187,14 @@ struct CpuChecker {
       }
       // Bytes past the final head can only be padding.
       const std::uint64_t real = std::min<std::uint64_t>(chunk.data.size(), a.head > chunk.offset ? a.head - chunk.offset : 0);
+      std::uint64_t word_index = UINT64_MAX, word = 0;
       for (std::uint64_t i = 0; i < chunk.data.size(); i++) {
-        const std::byte want = i < real ? aux_byte(log.seed, static_cast<std::uint32_t>(cpu), chunk.offset + i) : std::byte{0};
+        const std::uint64_t p = chunk.offset + i;
+        if (i < real && (p >> 3) != word_index) {
+          word_index = p >> 3;
+          word = aux_word(log.seed, static_cast<std::uint32_t>(cpu), word_index);
+        }
+        const std::byte want = i < real ? static_cast<std::byte>(word >> (8 * (p & 7))) : std::byte{0};
         if (chunk.data[i] != want) {
           violate(kAuxDelivery, "AUX byte at position " + std::to_string(chunk.offset + i) + " differs from what the PMU wrote");
           return;

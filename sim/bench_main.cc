@@ -56,6 +56,18 @@ std::vector<Workload> workloads() {
   backward.size_mix = SizeMix::small;
   backward.snapshot_interval_ns = 200'000;
   out.push_back({"overwrite, small records", backward});
+  RunConfig aio = base;
+  aio.size_mix = SizeMix::small;
+  set_output(aio, Output::aio);
+  aio.cblocks = 2;
+  out.push_back({"normal, AIO writer x2", aio});
+  RunConfig aux = base;
+  aux.size_mix = SizeMix::small;
+  aux.aux_pages = 16;
+  aux.aux_bursts = 2'000;
+  aux.aux_burst_bytes_max = 8'192;
+  aux.aux_gap_ns_max = 20'000;
+  out.push_back({"normal + AUX areas", aux});
   return out;
 }
 

@@ -398,8 +398,15 @@ void Kernel::aux_produce(std::size_t cpu) {
       a.violations.push_back("cpu " + std::to_string(cpu) + ": the PMU wrote into an unmapped AUX area");
     } else {
       const std::uint64_t at = a.head + a.pending;
+      const auto cpu32 = static_cast<std::uint32_t>(cpu);
+      std::uint64_t word_index = UINT64_MAX, word = 0;
       for (std::uint64_t i = 0; i < n; i++) {
-        a.data[(at + i) & (c.size_bytes - 1)] = model::aux_byte(config_.payload_seed, static_cast<std::uint32_t>(cpu), at + i);
+        const std::uint64_t p = at + i;
+        if ((p >> 3) != word_index) {
+          word_index = p >> 3;
+          word = model::aux_word(config_.payload_seed, cpu32, word_index);
+        }
+        a.data[p & (c.size_bytes - 1)] = static_cast<std::byte>(word >> (8 * (p & 7)));
       }
     }
     a.handle_open = true;
