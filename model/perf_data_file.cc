@@ -199,6 +199,9 @@ std::string loss_stats(const PerfDataFile& file, LossStats& out) {
       s.lost_records++;
       s.lost_sum += load<std::uint64_t>(r.bytes.data() + 16);
     }
+    // The recording's time line is that of its samples and LOST records:
+    // records a recorder synthesizes (COMM, MMAP, ...) carry time 0.
+    if (r.type != kSample && r.type != kLost) return;
     std::uint64_t time = 0;
     if (!file.time_of(r, time)) return;
     if (!any_time || time < s.first_time_ns) s.first_time_ns = time;

@@ -60,6 +60,8 @@ std::string read_perf_data(const std::string& path, PerfDataFile& out);
 // on a CPU covers the interval from the previous record on that CPU (or the
 // start of the recording) to the LOST record itself: the drops it reports
 // happened in there. Overlapping intervals of different CPUs count once.
+// Elapsed time runs from the first to the last sample or LOST record
+// (records a recorder synthesizes carry time 0 and are left out).
 struct LossStats {
   std::uint64_t records = 0;
   std::uint64_t samples = 0;

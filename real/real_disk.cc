@@ -1,0 +1,310 @@
+#include "real/real_disk.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <utility>
+
+#include "core/verify.h"
+#include "real/perf_event.h"
+
+namespace ringsim::real {
+namespace {
+
+constexpr std::uint64_t kNsPerSecond = 1'000'000'000;
+// The destructor's wait for writes still in flight: 6000 x 10 ms.
+constexpr std::uint32_t kDestructorWaitsMax = 6000;
+constexpr std::uint64_t kDestructorWaitNs = 10'000'000;
+
+timespec to_timespec(std::uint64_t duration_ns) {
+  timespec t{};
+  t.tv_sec = static_cast<time_t>(duration_ns / kNsPerSecond);
+  t.tv_nsec = static_cast<long>(duration_ns % kNsPerSecond);
+  return t;
+}
+
+std::string directory_of(const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  return parent.empty() ? std::string(".") : parent.string();
+}
+
+}  // namespace
+
+std::string output_path(const std::string& path, std::uint32_t index) {
+  if (index == 0) return path;
+  return path + "." + std::to_string(index);
+}
+
+std::string output_error_message(int error, const std::string& path, const std::string& what) {
+  const std::string head = "output " + path + ": " + what + ": " + errno_name(error) + " (" + std::strerror(error) + ")";
+  const std::string dir = directory_of(path);
+  switch (error) {
+    case ENOENT:
+      return head + ": the directory " + dir + " does not exist: create it or choose another path with -o";
+    case ENOTDIR:
+      return head + ": a component of the path is not a directory: choose another path with -o";
+    case EACCES:
+    case EPERM:
+      return head + ": no permission to write in " + dir + ": choose a writable directory with -o";
+    case EROFS:
+      return head + ": the file system of " + dir + " is read-only: write to another file system with -o";
+    case EISDIR:
+      return head + ": the path is a directory: give a file name with -o";
+    case ENOSPC:
+      return head + ": the file system is full: free space or write elsewhere with -o (or limit the size with "
+                    "--switch-output, a lower -F or a shorter recording)";
+    case EDQUOT:
+      return head + ": the disk quota is exhausted: free space or write elsewhere with -o";
+    case EFBIG:
+      return head + ": the file is larger than this file system or RLIMIT_FSIZE allows: use --switch-output";
+    case EIO:
+      return head + ": the device reported an I/O error: check the disk (dmesg) and write elsewhere with -o";
+    case EMFILE:
+    case ENFILE:
+      return head + ": out of file descriptors: raise the limit (ulimit -n)";
+    case ENAMETOOLONG:
+      return head + ": the path is too long: choose a shorter one with -o";
+    case ETIMEDOUT:
+      return head + ": writes did not complete in time (a hung file system?): write elsewhere with -o";
+    default:
+      return head;
+  }
+}
+
+RealDisk::RealDisk(std::string path, std::uint32_t slots) : path_(std::move(path)) {
+  VERIFY(!path_.empty());
+  VERIFY(slots >= 1);
+  slots_.resize(slots);
+  suspend_list_.reserve(slots);
+}
+
+RealDisk::~RealDisk() {
+  wait_for_in_flight();
+  // A write still in flight reads memory that is about to be freed (its
+  // control block here, its buffer in the writer): stop rather than let it.
+  VERIFY_MSG(in_flight_ == 0, "RealDisk destroyed with asynchronous writes in flight");
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void RealDisk::wait_for_in_flight() {
+  for (std::uint32_t wait = 0; wait < kDestructorWaitsMax && in_flight_ > 0; wait++) {
+    for (std::uint32_t slot = 0; slot < slots_.size(); slot++) {
+      Slot& s = slots_[slot];
+      if (!s.in_flight) continue;
+      if (::aio_error(&s.cb) == EINPROGRESS) continue;
+      aio_return(slot);
+    }
+    if (in_flight_ == 0) break;
+    const timespec pause = to_timespec(kDestructorWaitNs);
+    ::nanosleep(&pause, nullptr);
+  }
+}
+
+void RealDisk::reset_tracking() {
+  pending_.clear();
+  complete_.clear();
+  prefix_end_ = 0;
+}
+
+int RealDisk::open_output(std::uint32_t index) {
+  VERIFY_MSG(in_flight_ == 0, "open_output with writes in flight");
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+  const std::string path = output_path(path_, index);
+  const int fd = ::open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    const int error = errno;
+    VERIFY(error > 0);
+    return -error;
+  }
+  fd_ = fd;
+  current_path_ = path;
+  paths_.push_back(path);
+  counters_.files_opened++;
+  reset_tracking();
+  return 0;
+}
+
+int RealDisk::close_output() {
+  VERIFY_MSG(in_flight_ == 0, "close_output with writes in flight");
+  VERIFY_MSG(fd_ >= 0, "close_output without an open file");
+  const int fd = std::exchange(fd_, -1);
+  // Linux closes the descriptor even when close reports an error.
+  if (::close(fd) != 0) {
+    const int error = errno;
+    return error == EINTR ? 0 : -error;
+  }
+  return 0;
+}
+
+int RealDisk::remove_output() {
+  VERIFY_MSG(in_flight_ == 0, "remove_output with writes in flight");
+  VERIFY_MSG(fd_ >= 0, "remove_output without an open file");
+  ::close(std::exchange(fd_, -1));
+  if (!paths_.empty() && paths_.back() == current_path_) paths_.pop_back();
+  reset_tracking();
+  if (::unlink(current_path_.c_str()) != 0) {
+    const int error = errno;
+    VERIFY(error > 0);
+    return -error;
+  }
+  return 0;
+}
+
+void RealDisk::note_request(std::uint64_t begin, std::uint64_t end) {
+  VERIFY(begin < end);
+  // A rewrite of bytes already complete (the header): nothing to track.
+  if (end <= prefix_end_) return;
+  const auto it = pending_.find(end);
+  if (it != pending_.end()) return;  // the rest of a short write, or a retry
+  // Ranges the writer reserves never overlap; a bounded map of the ones in
+  // progress (control blocks plus a synchronous write or two).
+  VERIFY(pending_.size() <= slots_.size() + 16);
+  pending_[end] = Pending{begin, begin};
+}
+
+void RealDisk::note_written(std::uint64_t begin, std::uint64_t end, std::uint64_t bytes) {
+  VERIFY(bytes <= end - begin);
+  const auto it = pending_.find(end);
+  if (it == pending_.end()) return;  // a rewrite below the prefix
+  Pending& p = it->second;
+  if (begin + bytes > p.written_end) p.written_end = begin + bytes;
+  if (p.written_end < end) return;
+  complete_[p.begin] = end;
+  pending_.erase(it);
+  // Bounded by the number of completed ranges beyond the prefix.
+  for (std::size_t step = 0; step <= complete_.size() && !complete_.empty(); step++) {
+    const auto first = complete_.begin();
+    if (first->first != prefix_end_) break;
+    prefix_end_ = first->second;
+    complete_.erase(first);
+  }
+}
+
+std::int64_t RealDisk::write_at(std::span<const std::byte> data, std::uint64_t offset) {
+  VERIFY_MSG(fd_ >= 0, "write_at without an open file");
+  VERIFY(!data.empty());
+  const std::uint64_t end = offset + data.size();
+  note_request(offset, end);
+  const ssize_t n = ::pwrite(fd_, data.data(), data.size(), static_cast<off_t>(offset));
+  if (n < 0) {
+    const int error = errno;
+    VERIFY(error > 0);
+    return -error;
+  }
+  counters_.sync_writes++;
+  if (static_cast<std::uint64_t>(n) < data.size()) counters_.sync_short_writes++;
+  counters_.bytes_written += static_cast<std::uint64_t>(n);
+  note_written(offset, end, static_cast<std::uint64_t>(n));
+  return n;
+}
+
+int RealDisk::truncate(std::uint64_t offset) {
+  VERIFY_MSG(fd_ >= 0, "truncate without an open file");
+  if (::ftruncate(fd_, static_cast<off_t>(offset)) != 0) {
+    const int error = errno;
+    VERIFY(error > 0);
+    return -error;
+  }
+  if (offset < prefix_end_) prefix_end_ = offset;
+  return 0;
+}
+
+int RealDisk::aio_submit(std::uint32_t slot, std::span<const std::byte> data, std::uint64_t offset) {
+  VERIFY(slot < slots_.size());
+  VERIFY_MSG(fd_ >= 0, "aio_submit without an open file");
+  VERIFY(!data.empty());
+  Slot& s = slots_[slot];
+  VERIFY_MSG(!s.in_flight, "aio_submit on a slot with a write in flight");
+  VERIFY_MSG(s.returned, "aio_submit before aio_return of the slot's previous write");
+  s.cb = aiocb{};
+  s.cb.aio_fildes = fd_;
+  s.cb.aio_offset = static_cast<off_t>(offset);
+  // aio_write only reads the buffer.
+  s.cb.aio_buf = const_cast<std::byte*>(data.data());
+  s.cb.aio_nbytes = data.size();
+  s.cb.aio_reqprio = 0;
+  s.cb.aio_sigevent.sigev_notify = SIGEV_NONE;
+  s.begin = offset;
+  s.end = offset + data.size();
+  note_request(s.begin, s.end);
+  if (::aio_write(&s.cb) != 0) {
+    const int error = errno;
+    VERIFY(error > 0);
+    if (error == EAGAIN) counters_.aio_submit_eagain++;
+    return -error;
+  }
+  s.in_flight = true;
+  s.returned = false;
+  in_flight_++;
+  counters_.aio_submitted++;
+  return 0;
+}
+
+int RealDisk::aio_error(std::uint32_t slot) {
+  VERIFY(slot < slots_.size());
+  Slot& s = slots_[slot];
+  VERIFY_MSG(s.in_flight, "aio_error on a slot with no write in flight");
+  const int error = ::aio_error(&s.cb);
+  VERIFY_MSG(error >= 0, "aio_error rejected a control block it queued");
+  return error;
+}
+
+std::int64_t RealDisk::aio_return(std::uint32_t slot) {
+  VERIFY(slot < slots_.size());
+  Slot& s = slots_[slot];
+  VERIFY_MSG(s.in_flight, "aio_return on a slot with no write in flight");
+  const ssize_t n = ::aio_return(&s.cb);
+  s.in_flight = false;
+  s.returned = true;
+  VERIFY(in_flight_ > 0);
+  in_flight_--;
+  counters_.aio_completed++;
+  if (n < 0) {
+    counters_.aio_failed++;
+    return -1;
+  }
+  const std::uint64_t written = static_cast<std::uint64_t>(n);
+  VERIFY(written <= s.end - s.begin);
+  if (written < s.end - s.begin) counters_.aio_short_writes++;
+  counters_.bytes_written += written;
+  note_written(s.begin, s.end, written);
+  return n;
+}
+
+int RealDisk::aio_suspend(std::span<const std::uint32_t> slots, std::uint64_t duration_ns) {
+  suspend_list_.clear();
+  for (const std::uint32_t slot : slots) {
+    VERIFY(slot < slots_.size());
+    if (slots_[slot].in_flight) suspend_list_.push_back(&slots_[slot].cb);
+  }
+  counters_.suspends++;
+  const timespec timeout = to_timespec(duration_ns);
+  if (suspend_list_.empty()) {
+    // Nothing to wait for: behave as a timeout, without spinning.
+    ::nanosleep(&timeout, nullptr);
+    counters_.suspend_timeouts++;
+    return -EAGAIN;
+  }
+  if (::aio_suspend(suspend_list_.data(), static_cast<int>(suspend_list_.size()), &timeout) == 0) return 0;
+  const int error = errno;
+  VERIFY(error > 0);
+  if (error == EAGAIN) counters_.suspend_timeouts++;
+  if (error == EINTR) counters_.suspend_interrupted++;
+  return -error;
+}
+
+void RealDisk::sleep_ns(std::uint64_t duration_ns) {
+  const timespec pause = to_timespec(duration_ns);
+  // EINTR: cut short, as the contract allows.
+  ::nanosleep(&pause, nullptr);
+}
+
+}  // namespace ringsim::real

@@ -1,0 +1,262 @@
+// RealDisk (core::TraceDisk over real files) on its own and under the trace
+// writer: naming, pwrite and POSIX AIO round trips, the complete-prefix
+// tracking the header rewrites rely on, and a full file system (a small
+// tmpfs, root only) at every layer.
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/perf_data.h"
+#include "core/trace_writer.h"
+#include "gtest/gtest.h"
+#include "model/perf_data_file.h"
+#include "real/perf_event.h"
+#include "real/real_disk.h"
+#include "real/testing/record_testing.h"
+
+namespace ringsim::real {
+namespace {
+
+std::vector<std::byte> bytes_of(const std::string& text) {
+  std::vector<std::byte> out(text.size());
+  std::memcpy(out.data(), text.data(), text.size());
+  return out;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0;
+}
+
+// Waits for slot's write (bounded), returns aio_return.
+std::int64_t complete(RealDisk& disk, std::uint32_t slot) {
+  const std::uint32_t slots[] = {slot};
+  for (int i = 0; i < 10'000; i++) {
+    if (disk.aio_error(slot) != EINPROGRESS) break;
+    disk.aio_suspend(slots, 10'000'000);
+  }
+  EXPECT_NE(disk.aio_error(slot), EINPROGRESS);
+  return disk.aio_return(slot);
+}
+
+TEST(RealDisk, NamesFilesAfterThePathGiven) {
+  EXPECT_EQ(output_path("perf.data", 0), "perf.data");
+  EXPECT_EQ(output_path("perf.data", 1), "perf.data.1");
+  EXPECT_EQ(output_path("/a/b.data", 12), "/a/b.data.12");
+}
+
+TEST(RealDisk, WritesAtOffsetsTruncatesAndRotates) {
+  const std::string path = testing::temp_dir("disk") + "/out.data";
+  RealDisk disk(path, 2);
+  ASSERT_EQ(disk.open_output(0), 0);
+  EXPECT_EQ(disk.current_path(), path);
+  const auto hello = bytes_of("hello");
+  const auto world = bytes_of("world");
+  EXPECT_EQ(disk.write_at(world, 5), 5);
+  EXPECT_EQ(disk.write_at(hello, 0), 5);
+  EXPECT_EQ(read_file(path), "helloworld");
+  EXPECT_EQ(disk.truncate(7), 0);
+  EXPECT_EQ(read_file(path), "hellowo");
+  ASSERT_EQ(disk.open_output(1), 0);  // closes file 0
+  EXPECT_EQ(disk.current_path(), path + ".1");
+  EXPECT_EQ(disk.write_at(hello, 0), 5);
+  EXPECT_EQ(disk.close_output(), 0);
+  EXPECT_EQ(read_file(path + ".1"), "hello");
+  EXPECT_EQ(disk.paths(), (std::vector<std::string>{path, path + ".1"}));
+  // Truncating: a second open of file 0 starts empty.
+  ASSERT_EQ(disk.open_output(0), 0);
+  EXPECT_EQ(read_file(path), "");
+  EXPECT_EQ(disk.remove_output(), 0);
+  EXPECT_FALSE(exists(path));
+  struct stat st {};
+  ASSERT_EQ(stat((path + ".1").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u & ~static_cast<unsigned>(umask(022)));
+}
+
+TEST(RealDisk, OpenErrorsAreErrnosTheRecorderExplains) {
+  const std::string dir = testing::temp_dir("disk-errors");
+  RealDisk missing(dir + "/no/such/dir/x.data", 1);
+  EXPECT_EQ(missing.open_output(0), -ENOENT);
+  RealDisk directory(dir, 1);
+  EXPECT_EQ(directory.open_output(0), -EISDIR);
+  const std::string message = output_error_message(ENOENT, dir + "/no/x.data", "cannot create it");
+  EXPECT_NE(message.find("the directory " + dir + "/no does not exist"), std::string::npos) << message;
+  EXPECT_NE(message.find("-o"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos);
+  for (const int error : {EACCES, EROFS, EISDIR, ENOSPC, EDQUOT, EIO, EFBIG, ETIMEDOUT}) {
+    const std::string m = output_error_message(error, "x.data", "write");
+    EXPECT_NE(m.find(errno_name(error)), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  }
+}
+
+TEST(RealDisk, AsynchronousWritesLandWhereAsked) {
+  const std::string path = testing::temp_dir("disk-aio") + "/out.data";
+  RealDisk disk(path, 4);
+  ASSERT_EQ(disk.open_output(0), 0);
+  std::vector<std::vector<std::byte>> parts;
+  for (int i = 0; i < 4; i++) parts.push_back(std::vector<std::byte>(4096, std::byte(0x41 + i)));
+  // Submitted out of order, into a sparse file.
+  for (std::uint32_t slot : {3u, 1u, 0u, 2u}) {
+    ASSERT_EQ(disk.aio_submit(slot, parts[slot], slot * 4096ull), 0);
+  }
+  EXPECT_EQ(disk.in_flight(), 4u);
+  for (std::uint32_t slot = 0; slot < 4; slot++) EXPECT_EQ(complete(disk, slot), 4096);
+  EXPECT_EQ(disk.in_flight(), 0u);
+  const std::string text = read_file(path);
+  ASSERT_EQ(text.size(), 4 * 4096u);
+  for (int i = 0; i < 4; i++) EXPECT_EQ(text[static_cast<std::size_t>(i) * 4096 + 17], static_cast<char>(0x41 + i));
+  EXPECT_EQ(disk.counters().aio_submitted, 4u);
+  EXPECT_EQ(disk.counters().aio_completed, 4u);
+  // Nothing to wait for: a timeout, not a hang.
+  const std::uint32_t idle[] = {0};
+  EXPECT_EQ(disk.aio_suspend(idle, 1'000'000), -EAGAIN);
+}
+
+TEST(RealDisk, CompletePrefixCoversOnlyWholeWritesFromTheStart) {
+  const std::string path = testing::temp_dir("disk-prefix") + "/out.data";
+  RealDisk disk(path, 2);
+  ASSERT_EQ(disk.open_output(0), 0);
+  const std::vector<std::byte> block(100, std::byte{7});
+  EXPECT_EQ(disk.complete_prefix_bytes(), 0u);
+  ASSERT_EQ(disk.write_at(block, 0), 100);
+  EXPECT_EQ(disk.complete_prefix_bytes(), 100u);
+  // A later range completes first: the prefix waits for the gap.
+  ASSERT_EQ(disk.aio_submit(1, block, 200), 0);
+  EXPECT_EQ(complete(disk, 1), 100);
+  EXPECT_EQ(disk.complete_prefix_bytes(), 100u);
+  ASSERT_EQ(disk.aio_submit(0, block, 100), 0);
+  EXPECT_EQ(complete(disk, 0), 100);
+  EXPECT_EQ(disk.complete_prefix_bytes(), 300u);
+  // Rewriting the header (below the prefix) changes nothing.
+  ASSERT_EQ(disk.write_at(std::span<const std::byte>(block.data(), 10), 0), 10);
+  EXPECT_EQ(disk.complete_prefix_bytes(), 300u);
+  // A new file starts over.
+  ASSERT_EQ(disk.open_output(1), 0);
+  EXPECT_EQ(disk.complete_prefix_bytes(), 0u);
+}
+
+TEST(RealDiskDeathTest, SlotMisuseStops) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const std::string path = testing::temp_dir("disk-death") + "/out.data";
+  EXPECT_DEATH(
+      {
+        RealDisk disk(path, 1);
+        disk.open_output(0);
+        static const std::vector<std::byte> block(8, std::byte{1});
+        disk.aio_submit(0, block, 0);
+        disk.aio_submit(0, block, 8);
+      },
+      "in flight");
+  EXPECT_DEATH(
+      {
+        RealDisk disk(path, 1);
+        disk.aio_error(0);
+      },
+      "no write in flight");
+}
+
+// --- Full file system (root: mounts a 256 KiB tmpfs) ------------------------
+
+TEST(RealDiskFull, ShortWriteThenEnospcAndThePrefixStopsBeforeIt) {
+  const std::string dir = testing::temp_dir("disk-full");
+  testing::Tmpfs tmpfs(dir, "size=256k");
+  if (!tmpfs.mounted()) GTEST_SKIP() << "needs root to mount a tmpfs: " << tmpfs.error();
+  RealDisk disk(dir + "/out.data", 1);
+  ASSERT_EQ(disk.open_output(0), 0);
+  const std::vector<std::byte> head(1000, std::byte{1});
+  ASSERT_EQ(disk.write_at(head, 0), 1000);
+  const std::vector<std::byte> big(512 * 1024, std::byte{2});
+  const std::int64_t n = disk.write_at(big, 1000);
+  ASSERT_GT(n, 0) << "the first write into a full tmpfs is short, not failed";
+  ASSERT_LT(n, static_cast<std::int64_t>(big.size()));
+  EXPECT_EQ(disk.complete_prefix_bytes(), 1000u) << "a partly written range is not complete";
+  const std::span<const std::byte> rest(big.data() + n, big.size() - static_cast<std::size_t>(n));
+  EXPECT_EQ(disk.write_at(rest, 1000 + static_cast<std::uint64_t>(n)), -ENOSPC);
+  ASSERT_EQ(disk.aio_submit(0, rest, 1000 + static_cast<std::uint64_t>(n)), 0);
+  const std::uint32_t slots[] = {0};
+  for (int i = 0; i < 1000 && disk.aio_error(0) == EINPROGRESS; i++) disk.aio_suspend(slots, 10'000'000);
+  EXPECT_EQ(disk.aio_error(0), ENOSPC);
+  EXPECT_EQ(disk.aio_return(0), -1);
+  EXPECT_EQ(disk.complete_prefix_bytes(), 1000u);
+}
+
+// The trace writer over a RealDisk into a full tmpfs, serial and AIO: the
+// writer stops at the first hard error, fixes the header up to the last
+// complete write, and the model reads exactly the records it says it kept.
+TEST(RealDiskFull, TraceWriterKeepsAValidPrefix) {
+  for (const core::WriteMode mode : {core::WriteMode::serial, core::WriteMode::aio}) {
+    SCOPED_TRACE(core::to_string(mode));
+    const std::string dir = testing::temp_dir("writer-full");
+    testing::Tmpfs tmpfs(dir, "size=256k");
+    if (!tmpfs.mounted()) GTEST_SKIP() << "needs root to mount a tmpfs: " << tmpfs.error();
+    core::EventDescription event;
+    event.attr.type = PERF_TYPE_SOFTWARE;
+    event.attr.config = PERF_COUNT_SW_CPU_CLOCK;
+    event.attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TIME;
+    event.attr.sample_period = 1;
+    event.ids = {11, 12};
+    const core::PerfDataHead head({event});
+    core::WriterOptions options;
+    options.mode = mode;
+    options.cblocks = 2;
+    options.mappings = 2;
+    options.buffer_bytes = 16384;
+    const std::uint32_t slots = mode == core::WriteMode::aio ? 4 : 2;
+    RealDisk disk(dir + "/perf.data", slots);
+    core::TraceWriter<RealDisk> writer(disk, options, head);
+    ASSERT_EQ(writer.start(), 0);
+    // Chunks of 24-byte samples {header, identifier, time}, until the
+    // writer fails (bounded: 256 KiB fills long before).
+    std::uint64_t time = 1;
+    int rc = 0;
+    for (int chunk = 0; chunk < 200 && rc == 0; chunk++) {
+      const std::size_t mapping = static_cast<std::size_t>(chunk % 2);
+      std::span<std::byte> buffer = writer.acquire(mapping);
+      if (buffer.empty()) break;
+      core::RecordCounts counts;
+      const std::uint64_t bytes = 16384 - 16384 % 24;
+      for (std::uint64_t at = 0; at < bytes; at += 24) {
+        const perf_event_header h{PERF_RECORD_SAMPLE, 0, 24};
+        const std::uint64_t id = 11 + mapping;
+        std::memcpy(buffer.data() + at, &h, 8);
+        std::memcpy(buffer.data() + at + 8, &id, 8);
+        std::memcpy(buffer.data() + at + 16, &time, 8);
+        time++;
+      }
+      core::walk_records(std::span<const std::byte>(buffer.data(), bytes), counts);
+      rc = writer.commit(mapping, bytes, counts);
+      if (rc == 0) rc = writer.end_round();
+    }
+    writer.finish();
+    const core::WriterStats& stats = writer.stats();
+    EXPECT_EQ(stats.error, ENOSPC) << stats.error_context;
+    EXPECT_EQ(disk.in_flight(), 0u);
+    model::PerfDataFile file;
+    const std::string problem = model::read_perf_data(dir + "/perf.data", file);
+    ASSERT_TRUE(problem.empty()) << problem;
+    model::LossStats loss;
+    EXPECT_EQ(model::loss_stats(file, loss), "");
+    EXPECT_EQ(loss.samples, stats.records.samples - stats.records_lost_to_error.samples);
+    EXPECT_GT(loss.samples, 0u);
+    EXPECT_EQ(file.data_offset + file.data_size, file.file_size) << "the file is cut at its valid prefix";
+  }
+}
+
+}  // namespace
+}  // namespace ringsim::real

@@ -1,0 +1,246 @@
+// The recorder's errors, run as a user would run it: each one is a single
+// line "ringsim-record: error: ..." naming the cause and what to do, with a
+// non-zero exit status (recorder.h), and leaves either no file or a file
+// perf reads.
+//
+// Permission cases run the recorder as root without capabilities
+// (SECBIT_NOROOT: exec does not give them back), so that
+// perf_event_paranoid, the locked-memory limit and file permissions apply.
+#include <linux/perf_event.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "real/recorder.h"
+#include "real/testing/record_testing.h"
+
+namespace ringsim::real {
+namespace {
+
+using testing::ChildSetup;
+using testing::RunResult;
+
+int read_proc_int(const char* path) {
+  std::ifstream in(path);
+  int value = 0;
+  in >> value;
+  return value;
+}
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0;
+}
+
+// Exactly one error line, which contains every `needle`.
+void expect_one_error_line(const RunResult& r, const std::vector<std::string>& needles) {
+  const std::vector<std::string> errors = testing::lines_with(r.err, "ringsim-record: error:");
+  ASSERT_EQ(errors.size(), 1u) << r.text();
+  for (const std::string& n : needles) EXPECT_NE(errors[0].find(n), std::string::npos) << "no \"" << n << "\" in: " << errors[0];
+}
+
+std::vector<std::string> burn(int ms) { return {testing::self_path(), "--burn-ms", std::to_string(ms)}; }
+
+std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST(RecordUsage, HelpListsTheOptions) {
+  const RunResult r = testing::run_record({"--help"});
+  EXPECT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  for (const char* option : {"--output", "--all-cpus", "--event", "--freq", "--count", "--call-graph", "--mmap-pages",
+                             "--aio", "--overwrite", "--switch-output"}) {
+    EXPECT_NE(r.out.find(option), std::string::npos) << option;
+  }
+}
+
+TEST(RecordUsage, BadOptionsAndValuesAreOneLineErrors) {
+  const std::string dir = testing::temp_dir("usage");
+  const std::string out = dir + "/never.data";
+  struct Case {
+    std::vector<std::string> args;
+    std::string needle;
+  };
+  const std::vector<Case> cases = {
+      {{"--bogus", "--", "true"}, "--bogus"},
+      {{"-e", "no-such-event", "--", "true"}, "unknown event"},
+      {{"-e", "cpu-clock:z", "--", "true"}, "modifier"},
+      {{"-m", "3", "--", "true"}, "power of two"},
+      {{"-m", "0", "--", "true"}, "--mmap-pages"},
+      {{"-m", "4194304", "--", "true"}, "--mmap-pages"},
+      {{"--aio", "5", "--", "true"}, "--aio"},
+      {{"-F", "0", "--", "true"}, "--freq"},
+      {{"-F", "100000000", "--", "true"}, "perf_event_max_sample_rate"},
+      {{"-c", "0", "--", "true"}, "--count"},
+      {{"-F", "100", "-c", "100", "--", "true"}, "excludes"},
+      {{"--call-graph", "dwarf,13", "--", "true"}, "multiple of 8"},
+      {{"--call-graph", "dwarf,70000", "--", "true"}, "65528"},
+      {{"--call-graph", "lbr", "--", "true"}, "lbr"},
+      {{"-g", "--call-graph", "fp", "--", "true"}, "excludes"},
+      {{"--switch-output", "1K", "-a"}, "--switch-output"},
+      {{"--switch-output", "12Q", "-a"}, "not a size"},
+      {{"--header-interval-ms", "99999999", "-a"}, "--header-interval-ms"},
+      {{}, "nothing to record"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args{"-o", out};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    const RunResult r = testing::run_record(args);
+    SCOPED_TRACE(::testing::PrintToString(c.args));
+    EXPECT_TRUE(r.exited && r.exit_code == kExitUsage) << r.text();
+    expect_one_error_line(r, {c.needle, "(see --help)"});
+    EXPECT_FALSE(exists(out)) << "a usage error created the output file";
+  }
+}
+
+TEST(RecordErrors, UnsupportedEventNamesItAndCreatesNoFile) {
+  // A hardware event: this machine has no PMU. Where one exists, the
+  // kernel opens it and there is nothing to check here.
+  perf_event_attr attr{};
+  attr.size = sizeof attr;
+  attr.type = PERF_TYPE_HARDWARE;
+  attr.config = PERF_COUNT_HW_CPU_CYCLES;
+  attr.disabled = 1;
+  const long fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+  if (fd >= 0) {
+    close(static_cast<int>(fd));
+    GTEST_SKIP() << "this machine has a PMU: cycles is supported here";
+  }
+  const std::string out = testing::temp_dir("unsupported") + "/never.data";
+  const RunResult r = testing::run_record(concat({"-e", "cycles", "-o", out, "--"}, burn(10)));
+  EXPECT_TRUE(r.exited && r.exit_code == kExitUnavailable) << r.text();
+  expect_one_error_line(r, {"-e cycles", "not supported", "software event"});
+  EXPECT_FALSE(exists(out));
+}
+
+TEST(RecordErrors, MissingDirectoryIsNamed) {
+  const std::string out = testing::temp_dir("missing") + "/no/such/dir/x.data";
+  const RunResult r = testing::run_record(concat({"-o", out, "--"}, burn(10)));
+  EXPECT_TRUE(r.exited && r.exit_code == kExitCantCreate) << r.text();
+  expect_one_error_line(r, {"ENOENT", "does not exist", "/no/such/dir", "-o"});
+  EXPECT_FALSE(exists(out));
+}
+
+TEST(RecordErrors, OutputThatIsADirectory) {
+  const std::string dir = testing::temp_dir("isdir");
+  const RunResult r = testing::run_record(concat({"-o", dir, "--"}, burn(10)));
+  EXPECT_TRUE(r.exited && r.exit_code == kExitCantCreate) << r.text();
+  expect_one_error_line(r, {"EISDIR", "-o"});
+}
+
+TEST(RecordErrors, ReadOnlyFileSystem) {
+  const std::string dir = testing::temp_dir("readonly");
+  testing::Tmpfs ro(dir, "size=64k", /*read_only=*/true);
+  if (!ro.mounted()) GTEST_SKIP() << "needs root to mount a tmpfs: " << ro.error();
+  const RunResult r = testing::run_record(concat({"-o", dir + "/x.data", "--"}, burn(10)));
+  EXPECT_TRUE(r.exited && r.exit_code == kExitCantCreate) << r.text();
+  expect_one_error_line(r, {"EROFS", "read-only", "-o"});
+}
+
+TEST(RecordErrors, CommandThatCannotRunLeavesAValidFile) {
+  const std::string out = testing::temp_dir("noexec") + "/x.data";
+  const RunResult r = testing::run_record({"-o", out, "--", "/no/such/command"});
+  EXPECT_TRUE(r.exited && r.exit_code == kExitCommandFailed) << r.text();
+  expect_one_error_line(r, {"/no/such/command", "ENOENT", "PATH"});
+  ASSERT_TRUE(exists(out));
+  if (testing::perf_path().empty()) GTEST_SKIP() << "/usr/bin/perf not found (scripts/setup.sh installs linux-perf)";
+  const testing::PerfView v = testing::perf_view(out, false);
+  EXPECT_TRUE(v.script.exited && v.script.exit_code == 0) << v.script.text();
+  EXPECT_EQ(v.samples, 0u);
+  EXPECT_TRUE(v.complaints.empty()) << v.script.text();
+}
+
+// --- Without capabilities ------------------------------------------------------
+
+ChildSetup unprivileged() {
+  ChildSetup setup;
+  setup.drop_capabilities = true;
+  return setup;
+}
+
+TEST(RecordPermissions, UserSpaceOnlyWorksWithoutCapabilities) {
+  // The control for the cases below: the recorder runs unprivileged, and
+  // what fails there fails for the reason named.
+  const std::string out = testing::temp_dir("user-only") + "/x.data";
+  const RunResult r = testing::run_record(concat({"-e", "task-clock:u", "-F", "1000", "-o", out, "--"}, burn(50)),
+                                          unprivileged());
+  EXPECT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  std::uint64_t samples = 0;
+  EXPECT_TRUE(testing::summary_value(r.err, "samples written", samples)) << r.text();
+  EXPECT_GT(samples, 0u) << r.text();
+}
+
+TEST(RecordPermissions, SystemWideWithoutPermissionNamesParanoid) {
+  const int paranoid = read_proc_int("/proc/sys/kernel/perf_event_paranoid");
+  if (paranoid < 1) GTEST_SKIP() << "perf_event_paranoid is " << paranoid << ": system-wide is allowed unprivileged";
+  const std::string out = testing::temp_dir("paranoid") + "/x.data";
+  const RunResult r = testing::run_record({"-a", "-o", out, "--", "true"}, unprivileged());
+  EXPECT_TRUE(r.exited && r.exit_code == kExitNoPermission) << r.text();
+  expect_one_error_line(r, {"EACCES", "perf_event_paranoid", "CAP_PERFMON"});
+  EXPECT_FALSE(exists(out));
+}
+
+TEST(RecordPermissions, KernelSamplesOfACommandSuggestUserSpaceOnly) {
+  const int paranoid = read_proc_int("/proc/sys/kernel/perf_event_paranoid");
+  if (paranoid < 2) GTEST_SKIP() << "perf_event_paranoid is " << paranoid << ": kernel samples are allowed unprivileged";
+  const std::string out = testing::temp_dir("paranoid-cmd") + "/x.data";
+  const RunResult r = testing::run_record(concat({"-e", "cpu-clock", "-o", out, "--"}, burn(10)), unprivileged());
+  EXPECT_TRUE(r.exited && r.exit_code == kExitNoPermission) << r.text();
+  expect_one_error_line(r, {"perf_event_paranoid", "-e cpu-clock:u"});
+  EXPECT_FALSE(exists(out));
+}
+
+TEST(RecordPermissions, RingOverTheLockedMemoryLimit) {
+  const int paranoid = read_proc_int("/proc/sys/kernel/perf_event_paranoid");
+  if (paranoid < 0) GTEST_SKIP() << "perf_event_paranoid is " << paranoid << ": the locked-memory limit is not enforced";
+  ChildSetup setup = unprivileged();
+  setup.memlock_limit_bytes = 0;
+  const std::string out = testing::temp_dir("memlock") + "/x.data";
+  // 1024 data pages per ring (4 MiB) is more than perf_event_mlock_kb
+  // (516 KiB per CPU) allows on any small machine.
+  const RunResult r = testing::run_record(concat({"-e", "task-clock:u", "-m", "1024", "-o", out, "--"}, burn(10)), setup);
+  EXPECT_TRUE(r.exited && r.exit_code == kExitNoPermission) << r.text();
+  expect_one_error_line(r, {"EPERM", "RLIMIT_MEMLOCK", "perf_event_mlock_kb", "smaller -m"});
+  EXPECT_FALSE(exists(out));
+}
+
+TEST(RecordPermissions, RealtimeWithoutPermission) {
+  ChildSetup setup = unprivileged();
+  const std::string out = testing::temp_dir("realtime") + "/x.data";
+  const RunResult r = testing::run_record(concat({"-e", "task-clock:u", "-r", "1", "-o", out, "--"}, burn(10)), setup);
+  if (r.exited && r.exit_code == 0) GTEST_SKIP() << "RLIMIT_RTPRIO allows SCHED_FIFO unprivileged here";
+  EXPECT_TRUE(r.exited && r.exit_code == kExitNoPermission) << r.text();
+  expect_one_error_line(r, {"--realtime 1", "EPERM", "CAP_SYS_NICE"});
+  EXPECT_FALSE(exists(out));
+}
+
+TEST(RecordPermissions, UnwritableDirectory) {
+  const std::string dir = testing::temp_dir("unwritable");
+  ASSERT_EQ(chmod(dir.c_str(), 0555), 0);
+  const std::string out = dir + "/x.data";
+  const RunResult r = testing::run_record(concat({"-e", "task-clock:u", "-o", out, "--"}, burn(10)), unprivileged());
+  chmod(dir.c_str(), 0755);
+  EXPECT_TRUE(r.exited && r.exit_code == kExitCantCreate) << r.text();
+  expect_one_error_line(r, {"EACCES", "no permission", dir, "-o"});
+  EXPECT_FALSE(exists(out));
+}
+
+}  // namespace
+}  // namespace ringsim::real
+
+int main(int argc, char** argv) {
+  if (ringsim::real::testing::run_workload_if_asked(argc, argv)) return 0;
+  ::testing::InitGoogleTest(&argc, argv);
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: record_errors_test RECORD_BINARY\n");
+    return 2;
+  }
+  ringsim::real::testing::set_record_path(argv[1]);
+  return RUN_ALL_TESTS();
+}

@@ -1,0 +1,335 @@
+#include "real/record_options.h"
+
+#include <asm/perf_regs.h>
+
+#include <CLI/CLI.hpp>
+
+#include <charconv>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <limits>
+
+namespace ringsim::real {
+namespace {
+
+constexpr int kExitUsage = 64;
+
+// The user registers a dwarf call graph samples (perf's PERF_REGS_MASK).
+bool user_register_mask(std::uint64_t& mask_out) {
+#if defined(__x86_64__)
+  const std::uint64_t all = (std::uint64_t{1} << PERF_REG_X86_64_MAX) - 1;
+  const std::uint64_t segments = (std::uint64_t{1} << PERF_REG_X86_DS) | (std::uint64_t{1} << PERF_REG_X86_ES) |
+                                 (std::uint64_t{1} << PERF_REG_X86_FS) | (std::uint64_t{1} << PERF_REG_X86_GS);
+  mask_out = all & ~segments;
+  return true;
+#elif defined(__aarch64__)
+  mask_out = (std::uint64_t{1} << PERF_REG_ARM64_MAX) - 1;
+  return true;
+#else
+  mask_out = 0;
+  return false;
+#endif
+}
+
+std::string names_list() {
+  std::string out;
+  for (const EventName& e : event_names()) out += (out.empty() ? "" : ", ") + std::string(e.name);
+  return out;
+}
+
+bool parse_u64(std::string_view text, std::uint64_t& value) {
+  if (text.empty()) return false;
+  const auto parsed = std::from_chars(text.data(), text.data() + text.size(), value);
+  return parsed.ec == std::errc{} && parsed.ptr == text.data() + text.size();
+}
+
+}  // namespace
+
+const std::vector<EventName>& event_names() {
+  static const std::vector<EventName> names = {
+      {"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, "a per-CPU high-resolution timer"},
+      {"task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, "CPU time of the monitored tasks"},
+      {"context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, "context switches"},
+      {"cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, "context switches"},
+      {"page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, "page faults"},
+      {"faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, "page faults"},
+      {"minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN, "minor page faults"},
+      {"major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ, "major page faults"},
+      {"cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, "task migrations between CPUs"},
+      {"migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, "task migrations between CPUs"},
+      {"alignment-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS, "alignment faults"},
+      {"emulation-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS, "emulation faults"},
+      {"dummy", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, "no samples; side-band records only"},
+      {"cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "CPU cycles (needs a hardware PMU)"},
+      {"instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, "instructions (needs a hardware PMU)"},
+      {"cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES, "(needs a hardware PMU)"},
+      {"cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES, "(needs a hardware PMU)"},
+      {"branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS, "(needs a hardware PMU)"},
+      {"branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES, "(needs a hardware PMU)"},
+  };
+  return names;
+}
+
+std::string parse_event(std::string_view text, perf_event_attr& attr) {
+  const std::size_t colon = text.find(':');
+  const std::string_view name = text.substr(0, colon);
+  const EventName* found = nullptr;
+  for (const EventName& e : event_names()) {
+    if (name == e.name) found = &e;
+  }
+  if (found == nullptr) {
+    return "-e " + std::string(text) + ": unknown event \"" + std::string(name) + "\" (events: " + names_list() + ")";
+  }
+  attr.type = found->type;
+  attr.config = found->config;
+  attr.exclude_user = 0;
+  attr.exclude_kernel = 0;
+  attr.exclude_hv = 0;
+  if (colon == std::string_view::npos) return "";
+  const std::string_view modifiers = text.substr(colon + 1);
+  bool user = false;
+  bool kernel = false;
+  for (const char c : modifiers) {
+    if (c == 'u') {
+      user = true;
+    } else if (c == 'k') {
+      kernel = true;
+    } else {
+      return "-e " + std::string(text) + ": unknown modifier '" + std::string(1, c) +
+             "' (u: user space only, k: kernel only)";
+    }
+  }
+  if (!user && !kernel) return "-e " + std::string(text) + ": empty modifier list (u: user space only, k: kernel only)";
+  attr.exclude_user = user ? 0 : 1;
+  attr.exclude_kernel = kernel ? 0 : 1;
+  attr.exclude_hv = 1;
+  return "";
+}
+
+std::string parse_size(std::string_view text, std::uint64_t& bytes_out) {
+  if (text.empty()) return "empty size";
+  std::uint64_t unit = 1;
+  std::string_view digits = text;
+  const char last = text.back();
+  switch (last) {
+    case 'B': case 'b': unit = 1; break;
+    case 'K': case 'k': unit = std::uint64_t{1} << 10; break;
+    case 'M': case 'm': unit = std::uint64_t{1} << 20; break;
+    case 'G': case 'g': unit = std::uint64_t{1} << 30; break;
+    case 'T': case 't': unit = std::uint64_t{1} << 40; break;
+    default:
+      if (last < '0' || last > '9') {
+        return "\"" + std::string(text) + "\" is not a size (a number with an optional suffix B, K, M, G or T)";
+      }
+      break;
+  }
+  if (last < '0' || last > '9') digits.remove_suffix(1);
+  std::uint64_t value = 0;
+  if (!parse_u64(digits, value)) {
+    return "\"" + std::string(text) + "\" is not a size (a number with an optional suffix B, K, M, G or T)";
+  }
+  if (value > std::numeric_limits<std::uint64_t>::max() / unit) return "\"" + std::string(text) + "\" is too large";
+  bytes_out = value * unit;
+  return "";
+}
+
+std::string parse_call_graph(std::string_view text, CallGraph& mode_out, std::uint32_t& stack_bytes_out) {
+  if (text == "fp") {
+    mode_out = CallGraph::fp;
+    return "";
+  }
+  if (text == "dwarf") {
+    mode_out = CallGraph::dwarf;
+    stack_bytes_out = kDwarfStackDefaultBytes;
+    return "";
+  }
+  if (text.rfind("dwarf,", 0) == 0) {
+    std::uint64_t size = 0;
+    const std::string_view number = text.substr(6);
+    if (!parse_u64(number, size)) {
+      return "--call-graph " + std::string(text) + ": \"" + std::string(number) + "\" is not a number of bytes";
+    }
+    if (size < 8 || size > kDwarfStackMaxBytes || size % 8 != 0) {
+      return "--call-graph " + std::string(text) + ": the stack dump size must be a multiple of 8 in 8.." +
+             std::to_string(kDwarfStackMaxBytes);
+    }
+    mode_out = CallGraph::dwarf;
+    stack_bytes_out = static_cast<std::uint32_t>(size);
+    return "";
+  }
+  if (text == "lbr") return "--call-graph lbr: needs a hardware PMU with LBR; use fp or dwarf";
+  return "--call-graph " + std::string(text) + ": expected fp, dwarf or dwarf,SIZE";
+}
+
+std::uint64_t max_sample_rate_hz() {
+  std::ifstream in("/proc/sys/kernel/perf_event_max_sample_rate");
+  std::uint64_t rate = 0;
+  if (!(in >> rate)) return 0;
+  return rate;
+}
+
+int parse_record_command_line(int argc, char** argv, RecordOptions& out) {
+  // Everything after the first "--" is the command, as given.
+  int split = argc;
+  for (int i = 1; i < argc; i++) {
+    if (std::string_view(argv[i]) == "--") {
+      split = i;
+      break;
+    }
+  }
+  CLI::App app{"Records perf samples of a command (or of the whole system with -a) into a perf.data file that "
+               "perf report and perf script read.",
+               "ringsim-record"};
+  app.footer("Usage: ringsim-record [OPTIONS] [--] COMMAND [ARGS...]\n"
+             "       ringsim-record -a [OPTIONS] [-- COMMAND [ARGS...]]\n"
+             "Stops when COMMAND exits, or on SIGINT/SIGTERM. SIGUSR2 writes a snapshot with --overwrite.\n"
+             "Files: -o FILE, then FILE.1, FILE.2, ... with --switch-output. See docs/recorder.md.");
+  RecordOptions o;
+  std::string freq_text, switch_text, call_graph_text;
+  bool callchain_fp = false;
+  std::uint64_t freq = 0;
+  app.add_option("-o,--output", o.output, "output file (default perf.data)");
+  app.add_flag("-a,--all-cpus", o.system_wide, "system-wide: every task on every online CPU");
+  app.add_option("-e,--event", o.event,
+                 "event NAME[:u|:k] (default cpu-clock): " + names_list());
+  auto* freq_option = app.add_option("-F,--freq", freq, "samples per second per CPU (default 4000)")
+                          ->check(CLI::Range(std::uint64_t{1}, std::numeric_limits<std::uint64_t>::max()));
+  auto* count_option = app.add_option("-c,--count", o.period, "sample every PERIOD events (instead of -F)")
+                           ->check(CLI::Range(std::uint64_t{1}, (std::uint64_t{1} << 63) - 1));
+  freq_option->excludes(count_option);
+  auto* g_option = app.add_flag("-g", callchain_fp, "frame-pointer call graphs (as --call-graph fp)");
+  auto* cg_option = app.add_option("--call-graph", call_graph_text, "fp, dwarf or dwarf,SIZE (SIZE default 8192)");
+  g_option->excludes(cg_option);
+  app.add_option("-m,--mmap-pages", o.mmap_pages, "data pages per ring, a power of two (default 128)")
+      ->check(CLI::Range(std::uint64_t{1}, kMmapPagesMax))
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            std::uint64_t v = 0;
+            if (!parse_u64(text, v) || v == 0 || (v & (v - 1)) != 0) return text + " is not a power of two";
+            return "";
+          },
+          "POWER_OF_TWO"));
+  app.add_option("--aio", o.aio_cblocks,
+                 "asynchronous writes with N control blocks per ring (1..4); 0: serial pwrite (default " +
+                     std::to_string(kAioDefault) + ")")
+      ->check(CLI::Range(std::uint32_t{0}, kAioMax));
+  app.add_flag("--overwrite", o.overwrite,
+               "overwrite mode: rings keep the newest records (write_backward); written on SIGUSR2 and at the end");
+  app.add_option("--switch-output", switch_text, "start a new file after SIZE bytes of data (e.g. 100M)");
+  app.add_option("--header-interval-ms", o.header_interval_ms,
+                 "rewrite the header every N ms while recording, so a file cut short is readable (default 100; 0: "
+                 "only at the end)")
+      ->check(CLI::Range(std::uint64_t{0}, kHeaderIntervalMaxMs));
+  app.add_option("-r,--realtime", o.realtime_priority,
+                 "run the recorder with SCHED_FIFO priority N (1..99), as perf record -r (needs root or CAP_SYS_NICE)")
+      ->check(CLI::Range(std::uint32_t{1}, std::uint32_t{99}));
+  app.add_flag("-q,--quiet", o.quiet, "print errors only");
+
+  auto usage_error = [](const std::string& what) {
+    std::cerr << "ringsim-record: error: " << what << " (see --help)\n";
+    return kExitUsage;
+  };
+  app.prefix_command(true);
+  try {
+    app.parse(split, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    return usage_error(e.what());
+  }
+  std::vector<std::string> rest = app.remaining();
+  if (!rest.empty()) {
+    if (rest.front().size() > 1 && rest.front().front() == '-') return usage_error("unknown option " + rest.front());
+    if (split < argc) return usage_error("unexpected arguments before --: " + rest.front());
+  }
+  o.command = rest;
+  for (int i = split + 1; i < argc; i++) o.command.push_back(argv[i]);
+  if (freq_option->count() > 0) o.freq_hz = freq;
+  if (callchain_fp) o.call_graph = CallGraph::fp;
+  if (!call_graph_text.empty()) {
+    if (std::string problem = parse_call_graph(call_graph_text, o.call_graph, o.dwarf_stack_bytes); !problem.empty()) {
+      return usage_error(problem);
+    }
+  }
+  if (!switch_text.empty()) {
+    std::string problem = parse_size(switch_text, o.switch_output_bytes);
+    if (problem.empty() && (o.switch_output_bytes < kSwitchOutputMinBytes || o.switch_output_bytes > kSwitchOutputMaxBytes)) {
+      problem = switch_text + " is outside 4K.." + std::to_string(kSwitchOutputMaxBytes >> 40) + "T";
+    }
+    if (!problem.empty()) return usage_error("--switch-output: " + problem);
+  }
+  if (std::string problem = check_options(o); !problem.empty()) return usage_error(problem);
+  out = o;
+  return -1;
+}
+
+std::string check_options(const RecordOptions& o) {
+  if (o.output.empty()) return "-o: empty file name";
+  if (o.command.empty() && !o.system_wide) return "nothing to record: give a COMMAND, or -a for the whole system";
+  if (o.period == 0) {
+    const std::uint64_t max_rate = max_sample_rate_hz();
+    if (o.freq_hz == 0) return "-F 0: the frequency must be at least 1";
+    if (max_rate > 0 && o.freq_hz > max_rate) {
+      return "-F " + std::to_string(o.freq_hz) + " is above /proc/sys/kernel/perf_event_max_sample_rate (" +
+             std::to_string(max_rate) + "): use a lower -F, or raise the limit (sysctl kernel.perf_event_max_sample_rate)";
+    }
+  }
+  if (o.mmap_pages == 0 || (o.mmap_pages & (o.mmap_pages - 1)) != 0 || o.mmap_pages > kMmapPagesMax) {
+    return "-m " + std::to_string(o.mmap_pages) + ": expected a power of two in 1.." + std::to_string(kMmapPagesMax);
+  }
+  if (o.aio_cblocks > kAioMax) return "--aio " + std::to_string(o.aio_cblocks) + " is outside 0..4";
+  perf_event_attr attr{};
+  if (std::string problem = parse_event(o.event, attr); !problem.empty()) return problem;
+  if (o.call_graph == CallGraph::dwarf) {
+    std::uint64_t mask = 0;
+    if (!user_register_mask(mask)) return "--call-graph dwarf: not supported on this architecture; use fp";
+  }
+  return "";
+}
+
+std::string make_attr(const RecordOptions& o, perf_event_attr& attr) {
+  if (std::string problem = check_options(o); !problem.empty()) return problem;
+  attr = perf_event_attr{};
+  attr.size = sizeof attr;
+  if (std::string problem = parse_event(o.event, attr); !problem.empty()) return problem;
+  if (o.period > 0) {
+    attr.sample_period = o.period;
+  } else {
+    attr.freq = 1;
+    attr.sample_freq = o.freq_hz;
+  }
+  attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                     PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+  if (o.call_graph != CallGraph::none) attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
+  if (o.call_graph == CallGraph::dwarf) {
+    // As perf: the kernel part of the chain from the kernel, the user part
+    // unwound later from the registers and the stack copy.
+    std::uint64_t mask = 0;
+    const bool known = user_register_mask(mask);
+    if (!known) return "--call-graph dwarf: not supported on this architecture; use fp";
+    attr.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+    attr.sample_regs_user = mask;
+    attr.sample_stack_user = o.dwarf_stack_bytes;
+    attr.exclude_callchain_user = 1;
+  }
+  attr.sample_id_all = 1;
+  // Host only, as perf records by default (a guest's samples need perf kvm).
+  attr.exclude_guest = 1;
+  // Side-band records perf needs to name tasks and resolve symbols.
+  attr.mmap = 1;
+  attr.mmap2 = 1;
+  attr.comm = 1;
+  attr.comm_exec = 1;
+  attr.task = 1;
+  attr.disabled = 1;
+  if (!o.command.empty() && !o.system_wide) {
+    attr.inherit = 1;
+    attr.enable_on_exec = 1;
+  }
+  if (o.overwrite) attr.write_backward = 1;
+  return "";
+}
+
+}  // namespace ringsim::real

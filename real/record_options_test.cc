@@ -1,0 +1,238 @@
+// The recorder's command line and the perf_event_attr it describes. No
+// perf events are opened here.
+#include <linux/perf_event.h>
+
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "real/record_options.h"
+
+namespace ringsim::real {
+namespace {
+
+struct Parsed {
+  int status = 0;
+  RecordOptions options;
+  std::string err;
+  std::string out;
+};
+
+Parsed parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "ringsim-record");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::ostringstream err;
+  std::ostringstream out;
+  std::streambuf* old_err = std::cerr.rdbuf(err.rdbuf());
+  std::streambuf* old_out = std::cout.rdbuf(out.rdbuf());
+  Parsed p;
+  p.status = parse_record_command_line(static_cast<int>(args.size()), argv.data(), p.options);
+  std::cerr.rdbuf(old_err);
+  std::cout.rdbuf(old_out);
+  p.err = err.str();
+  p.out = out.str();
+  return p;
+}
+
+TEST(RecordOptions, DefaultsAreDocumented) {
+  const Parsed p = parse({"--", "sleep", "1"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  const RecordOptions& o = p.options;
+  EXPECT_EQ(o.output, "perf.data");
+  EXPECT_FALSE(o.system_wide);
+  EXPECT_EQ(o.event, "cpu-clock");
+  EXPECT_EQ(o.freq_hz, 4000u);
+  EXPECT_EQ(o.period, 0u);
+  EXPECT_EQ(o.call_graph, CallGraph::none);
+  EXPECT_EQ(o.mmap_pages, 128u);
+  EXPECT_EQ(o.aio_cblocks, kAioDefault);
+  EXPECT_FALSE(o.overwrite);
+  EXPECT_EQ(o.switch_output_bytes, 0u);
+  EXPECT_EQ(o.header_interval_ms, 100u);
+  EXPECT_EQ(o.realtime_priority, 0u);
+  EXPECT_EQ(o.command, (std::vector<std::string>{"sleep", "1"}));
+}
+
+TEST(RecordOptions, EveryOption) {
+  const Parsed p = parse({"-o", "x.data", "-a", "-e", "cs:u", "-c", "1000", "--call-graph", "dwarf,2048", "-m", "8",
+                          "--aio", "4", "--overwrite", "--switch-output", "100M", "--header-interval-ms", "0", "-q", "-r", "7",
+                          "--", "make", "-j2"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  const RecordOptions& o = p.options;
+  EXPECT_EQ(o.output, "x.data");
+  EXPECT_TRUE(o.system_wide);
+  EXPECT_EQ(o.event, "cs:u");
+  EXPECT_EQ(o.period, 1000u);
+  EXPECT_EQ(o.call_graph, CallGraph::dwarf);
+  EXPECT_EQ(o.dwarf_stack_bytes, 2048u);
+  EXPECT_EQ(o.mmap_pages, 8u);
+  EXPECT_EQ(o.aio_cblocks, 4u);
+  EXPECT_TRUE(o.overwrite);
+  EXPECT_EQ(o.switch_output_bytes, 100u << 20);
+  EXPECT_EQ(o.header_interval_ms, 0u);
+  EXPECT_TRUE(o.quiet);
+  EXPECT_EQ(o.realtime_priority, 7u);
+  EXPECT_EQ(o.command, (std::vector<std::string>{"make", "-j2"}));
+}
+
+TEST(RecordOptions, CommandWithoutDashDashAndItsOwnOptions) {
+  Parsed p = parse({"-a", "sleep", "1", "-o", "not-ours"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_EQ(p.options.command, (std::vector<std::string>{"sleep", "1", "-o", "not-ours"}));
+  EXPECT_EQ(p.options.output, "perf.data");
+  p = parse({"-g", "-a"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_TRUE(p.options.command.empty());
+  EXPECT_EQ(p.options.call_graph, CallGraph::fp);
+  p = parse({"--", "--weird-command"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_EQ(p.options.command, (std::vector<std::string>{"--weird-command"}));
+}
+
+TEST(RecordOptions, ErrorsAreOneLineWithExitStatus64) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"--bogus", "--", "true"},
+           {"-x", "true"},
+           {"-m", "6", "--", "true"},
+           {"-m", "2097152", "--", "true"},
+           {"--aio", "-1", "--", "true"},
+           {"--aio", "5", "--", "true"},
+           {"-F", "0", "--", "true"},
+           {"-F", "1000000000", "--", "true"},
+           {"-c", "9223372036854775808", "--", "true"},
+           {"-e", "nope", "--", "true"},
+           {"--switch-output", "abc", "-a"},
+           {"--switch-output", "2K", "-a"},
+           {"--call-graph", "dwarf,0", "--", "true"},
+           {"-r", "0", "--", "true"},
+           {"-r", "100", "--", "true"},
+           {"-a", "stray", "--", "true"},
+           {},
+       }) {
+    const Parsed p = parse(args);
+    SCOPED_TRACE(::testing::PrintToString(args));
+    EXPECT_EQ(p.status, 64);
+    EXPECT_EQ(p.err.rfind("ringsim-record: error: ", 0), 0u) << p.err;
+    EXPECT_EQ(p.err.find('\n'), p.err.size() - 1) << "one line: " << p.err;
+  }
+}
+
+TEST(RecordOptions, HelpReturnsZero) {
+  const Parsed p = parse({"--help"});
+  EXPECT_EQ(p.status, 0);
+  EXPECT_NE(p.out.find("--switch-output"), std::string::npos);
+  EXPECT_TRUE(p.err.empty());
+}
+
+TEST(RecordOptions, EventNamesAndModifiers) {
+  perf_event_attr attr{};
+  for (const EventName& e : event_names()) {
+    EXPECT_EQ(parse_event(e.name, attr), "") << e.name;
+    EXPECT_EQ(attr.type, e.type);
+    EXPECT_EQ(attr.config, e.config);
+    EXPECT_EQ(attr.exclude_kernel, 0u);
+  }
+  ASSERT_EQ(parse_event("page-faults:u", attr), "");
+  EXPECT_EQ(attr.config, static_cast<std::uint64_t>(PERF_COUNT_SW_PAGE_FAULTS));
+  EXPECT_EQ(attr.exclude_kernel, 1u);
+  EXPECT_EQ(attr.exclude_user, 0u);
+  EXPECT_EQ(attr.exclude_hv, 1u);
+  ASSERT_EQ(parse_event("cpu-clock:k", attr), "");
+  EXPECT_EQ(attr.exclude_user, 1u);
+  EXPECT_EQ(attr.exclude_kernel, 0u);
+  ASSERT_EQ(parse_event("cpu-clock:uk", attr), "");
+  EXPECT_EQ(attr.exclude_user, 0u);
+  EXPECT_EQ(attr.exclude_kernel, 0u);
+  EXPECT_NE(parse_event("cpu-clock:", attr), "");
+  EXPECT_NE(parse_event("cpu-clock:p", attr), "");
+  const std::string unknown = parse_event("cpu-clok", attr);
+  EXPECT_NE(unknown.find("unknown event \"cpu-clok\""), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("task-clock"), std::string::npos) << "lists the events: " << unknown;
+}
+
+TEST(RecordOptions, SizesAndCallGraphs) {
+  std::uint64_t bytes = 0;
+  EXPECT_EQ(parse_size("100M", bytes), "");
+  EXPECT_EQ(bytes, 100ull << 20);
+  EXPECT_EQ(parse_size("4096", bytes), "");
+  EXPECT_EQ(bytes, 4096u);
+  EXPECT_EQ(parse_size("2g", bytes), "");
+  EXPECT_EQ(bytes, 2ull << 30);
+  EXPECT_EQ(parse_size("7B", bytes), "");
+  EXPECT_EQ(bytes, 7u);
+  for (const char* bad : {"", "M", "-1M", "1.5M", "1MB", "99999999999999999999", "20000000T"}) {
+    EXPECT_NE(parse_size(bad, bytes), "") << bad;
+  }
+  CallGraph mode = CallGraph::none;
+  std::uint32_t stack = 0;
+  EXPECT_EQ(parse_call_graph("fp", mode, stack), "");
+  EXPECT_EQ(mode, CallGraph::fp);
+  EXPECT_EQ(parse_call_graph("dwarf", mode, stack), "");
+  EXPECT_EQ(mode, CallGraph::dwarf);
+  EXPECT_EQ(stack, 8192u);
+  EXPECT_EQ(parse_call_graph("dwarf,65528", mode, stack), "");
+  EXPECT_EQ(stack, 65528u);
+  for (const char* bad : {"dwarf,", "dwarf,0", "dwarf,65536", "dwarf,12", "dwarf,x", "lbr", "frame", ""}) {
+    EXPECT_NE(parse_call_graph(bad, mode, stack), "") << bad;
+  }
+}
+
+TEST(RecordOptions, AttrForACommand) {
+  RecordOptions o;
+  o.command = {"true"};
+  o.freq_hz = 999;
+  perf_event_attr attr{};
+  ASSERT_EQ(make_attr(o, attr), "");
+  EXPECT_EQ(attr.size, sizeof(perf_event_attr));
+  EXPECT_EQ(attr.type, static_cast<std::uint32_t>(PERF_TYPE_SOFTWARE));
+  EXPECT_EQ(attr.config, static_cast<std::uint64_t>(PERF_COUNT_SW_CPU_CLOCK));
+  EXPECT_EQ(attr.freq, 1u);
+  EXPECT_EQ(attr.sample_freq, 999u);
+  EXPECT_EQ(attr.sample_type, static_cast<std::uint64_t>(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+                                                         PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD));
+  EXPECT_EQ(attr.sample_id_all, 1u);
+  EXPECT_EQ(attr.disabled, 1u);
+  EXPECT_EQ(attr.inherit, 1u);
+  EXPECT_EQ(attr.enable_on_exec, 1u);
+  EXPECT_EQ(attr.mmap, 1u);
+  EXPECT_EQ(attr.mmap2, 1u);
+  EXPECT_EQ(attr.comm, 1u);
+  EXPECT_EQ(attr.comm_exec, 1u);
+  EXPECT_EQ(attr.task, 1u);
+  EXPECT_EQ(attr.exclude_guest, 1u);
+  EXPECT_EQ(attr.write_backward, 0u);
+}
+
+TEST(RecordOptions, AttrSystemWideWithCallChainsAndOverwrite) {
+  RecordOptions o;
+  o.system_wide = true;
+  o.period = 12345;
+  o.call_graph = CallGraph::fp;
+  o.overwrite = true;
+  perf_event_attr attr{};
+  ASSERT_EQ(make_attr(o, attr), "");
+  EXPECT_EQ(attr.freq, 0u);
+  EXPECT_EQ(attr.sample_period, 12345u);
+  EXPECT_NE(attr.sample_type & PERF_SAMPLE_CALLCHAIN, 0u);
+  EXPECT_EQ(attr.sample_type & PERF_SAMPLE_STACK_USER, 0u);
+  EXPECT_EQ(attr.inherit, 0u);
+  EXPECT_EQ(attr.enable_on_exec, 0u);
+  EXPECT_EQ(attr.write_backward, 1u);
+
+  o.call_graph = CallGraph::dwarf;
+  o.dwarf_stack_bytes = 2048;
+  ASSERT_EQ(make_attr(o, attr), "");
+  EXPECT_NE(attr.sample_type & PERF_SAMPLE_CALLCHAIN, 0u);
+  EXPECT_NE(attr.sample_type & PERF_SAMPLE_REGS_USER, 0u);
+  EXPECT_NE(attr.sample_type & PERF_SAMPLE_STACK_USER, 0u);
+  EXPECT_EQ(attr.sample_stack_user, 2048u);
+  EXPECT_NE(attr.sample_regs_user, 0u);
+  EXPECT_EQ(attr.exclude_callchain_user, 1u);
+}
+
+}  // namespace
+}  // namespace ringsim::real

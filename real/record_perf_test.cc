@@ -1,0 +1,382 @@
+// The recorder against perf itself (Debian's linux-perf, /usr/bin/perf):
+// perf script and perf report read what ringsim-record writes, see the
+// samples and the lost counts the recorder reported, resolve symbols
+// through the synthesized and kernel side-band records, and read files cut
+// short by a full disk or by kill -9.
+//
+// The counts perf sees:
+//   samples: the sample lines of `perf script -F time,cpu,event
+//            --show-lost-events` (one line per sample);
+//   lost:    its PERF_RECORD_LOST lines, and the sum of their "lost N".
+// The recorder's: its summary ("samples written", "records lost").
+//
+// No check depends on timing: the workloads burn a fixed amount of CPU
+// time, the signals are sent once the file shows what the test waits for
+// (the header the recorder rewrites while recording), and the deadlines
+// only turn a hang into a failure.
+#include <csignal>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "real/file_stats.h"
+#include "real/recorder.h"
+#include "real/testing/record_testing.h"
+
+namespace ringsim::real {
+namespace {
+
+using testing::PerfView;
+using testing::RunResult;
+
+#define REQUIRE_PERF()                                                                               \
+  do {                                                                                               \
+    if (testing::perf_path().empty()) {                                                              \
+      GTEST_SKIP() << "/usr/bin/perf not found: install linux-perf (scripts/setup.sh installs it)"; \
+    }                                                                                                \
+  } while (0)
+
+std::vector<std::string> burn(int ms, int threads = 1) {
+  return {testing::self_path(), "--burn-ms", std::to_string(ms), "--threads", std::to_string(threads)};
+}
+
+std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+struct Summary {
+  std::uint64_t samples = 0;
+  std::uint64_t lost = 0;
+  std::uint64_t lost_records = 0;
+};
+
+Summary summary_of(const RunResult& r) {
+  Summary s;
+  EXPECT_TRUE(testing::summary_value(r.err, "samples written", s.samples)) << r.text();
+  EXPECT_TRUE(testing::summary_value(r.err, "records lost", s.lost)) << r.text();
+  const std::string needle = "PERF_RECORD_LOST records";
+  const std::vector<std::string> lines = testing::lines_with(r.err, needle);
+  if (!lines.empty()) {
+    const std::size_t at = lines[0].find("(sum of ");
+    if (at != std::string::npos) s.lost_records = std::strtoull(lines[0].c_str() + at + 8, nullptr, 10);
+  }
+  return s;
+}
+
+// perf reads `file` cleanly and sees what the recorder reported.
+PerfView expect_perf_agrees(const std::string& file, const Summary& ours, bool report = true) {
+  const PerfView v = testing::perf_view(file, report);
+  EXPECT_TRUE(v.script.exited && v.script.exit_code == 0) << "perf script: " << v.script.text();
+  EXPECT_TRUE(v.complaints.empty()) << "perf complains: " << ::testing::PrintToString(v.complaints);
+  EXPECT_EQ(v.samples, ours.samples) << "samples perf script sees vs the recorder's";
+  EXPECT_EQ(v.lost_sum, ours.lost) << "sum of PERF_RECORD_LOST counts perf sees vs the recorder's";
+  EXPECT_EQ(v.lost_records, ours.lost_records) << "PERF_RECORD_LOST records perf sees vs the recorder's";
+  if (report) {
+    EXPECT_TRUE(v.report.exited && v.report.exit_code == 0) << "perf report: " << v.report.text();
+    EXPECT_FALSE(v.report.out.empty());
+  }
+  return v;
+}
+
+// The test binary's comm as the kernel sets it at exec (15 characters).
+std::string self_comm() {
+  const std::string path = testing::self_path();
+  return path.substr(path.rfind('/') + 1).substr(0, 15);
+}
+
+TEST(RecordWithPerf, CommandRecordingIsReadAndResolvedByPerf) {
+  REQUIRE_PERF();
+  const std::string out = testing::temp_dir("command") + "/perf.data";
+  const RunResult r = testing::run_record(concat({"-F", "1000", "-o", out, "--"}, burn(300)));
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  const Summary ours = summary_of(r);
+  EXPECT_GT(ours.samples, 50u) << "300 ms of CPU at 1 kHz";
+  const PerfView v = expect_perf_agrees(out, ours);
+  // The command's name (COMM at exec) and its symbol (MMAP2 at exec).
+  EXPECT_NE(v.report.out.find(self_comm()), std::string::npos) << v.report.out.substr(0, 3000);
+  EXPECT_NE(v.report.out.find("ringsim_test_burn"), std::string::npos) << v.report.out.substr(0, 3000);
+  EXPECT_NE(v.report.out.find("of event 'cpu-clock'"), std::string::npos) << v.report.out.substr(0, 3000);
+}
+
+TEST(RecordWithPerf, SystemWideWithFramePointerChains) {
+  REQUIRE_PERF();
+  const std::string out = testing::temp_dir("system-wide") + "/perf.data";
+  const RunResult r = testing::run_record(concat({"-a", "-F", "2000", "-g", "-o", out, "--"}, burn(300, 2)));
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  const Summary ours = summary_of(r);
+  EXPECT_GT(ours.samples, 100u);
+  const PerfView v = expect_perf_agrees(out, ours);
+  EXPECT_NE(v.report.out.find("ringsim_test_burn"), std::string::npos) << v.report.out.substr(0, 3000);
+  // Kernel samples resolve through the synthesized kernel mapping: some
+  // [k] symbol other than an address.
+  EXPECT_NE(v.report.out.find("[kernel.kallsyms]"), std::string::npos) << v.report.out.substr(0, 3000);
+  // Processes that ran before the recording: named from /proc.
+  EXPECT_NE(r.err.find("synthesized: "), std::string::npos);
+  std::uint64_t processes = 0;
+  const std::vector<std::string> lines = testing::lines_with(r.err, "synthesized: ");
+  ASSERT_FALSE(lines.empty());
+  processes = std::strtoull(lines[0].c_str() + lines[0].find("synthesized: ") + 13, nullptr, 10);
+  EXPECT_GT(processes, 1u);
+}
+
+// A process that ran before the recording started is named and resolved
+// only through the records synthesized from /proc (COMM, MMAP2): the
+// kernel reports nothing about it.
+TEST(RecordWithPerf, SystemWideResolvesProcessesThatRanBefore) {
+  REQUIRE_PERF();
+  testing::Process burner(burn(3000));
+  ASSERT_TRUE(burner.started());
+  const std::string comm_path = "/proc/" + std::to_string(burner.pid()) + "/comm";
+  ASSERT_TRUE(testing::wait_until([&] {
+    std::ifstream in(comm_path);
+    std::string comm;
+    return std::getline(in, comm) && comm == self_comm();
+  })) << "the burner never exec'd";
+  const std::string out = testing::temp_dir("before") + "/perf.data";
+  const RunResult r = testing::run_record({"-a", "-F", "1000", "-o", out, "--", "sleep", "0.5"});
+  burner.signal(SIGKILL);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  const Summary ours = summary_of(r);
+  expect_perf_agrees(out, ours, /*report=*/false);
+  const RunResult report = testing::run({testing::perf_path(), "report", "--stdio", "--sort", "pid,sym", "-i", out});
+  ASSERT_TRUE(report.exited && report.exit_code == 0) << report.text();
+  const std::string pid_column = std::to_string(burner.pid()) + ":" + self_comm();
+  bool resolved = false;
+  for (const std::string& line : testing::lines_with(report.out, pid_column)) {
+    if (line.find("ringsim_test_burn") != std::string::npos) resolved = true;
+  }
+  EXPECT_TRUE(resolved) << "no line with " << pid_column << " and ringsim_test_burn in:\n"
+                        << report.out.substr(0, 3000);
+}
+
+TEST(RecordWithPerf, DwarfCallGraphsUnwindInPerf) {
+  REQUIRE_PERF();
+  const std::string out = testing::temp_dir("dwarf") + "/perf.data";
+  const RunResult r =
+      testing::run_record(concat({"-F", "500", "--call-graph", "dwarf,4096", "-o", out, "--"}, burn(200)));
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  const Summary ours = summary_of(r);
+  EXPECT_GT(ours.samples, 20u);
+  const PerfView v = expect_perf_agrees(out, ours);
+  EXPECT_NE(v.report.out.find("ringsim_test_burn"), std::string::npos) << v.report.out.substr(0, 3000);
+}
+
+TEST(RecordWithPerf, LostSamplesAreCountedAsPerfCountsThem) {
+  REQUIRE_PERF();
+  // Every sample (8 KiB of stack) is larger than the one-page ring: the
+  // kernel drops each one and reports the drops in PERF_RECORD_LOST with
+  // the next record that fits (the command's EXIT record at the latest).
+  const std::string out = testing::temp_dir("lost") + "/perf.data";
+  const RunResult r = testing::run_record(
+      concat({"-e", "task-clock", "-c", "1000000", "-m", "1", "--call-graph", "dwarf,8192", "-o", out, "--"}, burn(100)));
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  const Summary ours = summary_of(r);
+  EXPECT_EQ(ours.samples, 0u);
+  EXPECT_GT(ours.lost, 10u) << "100 ms of CPU time with a 1 ms period, every sample dropped";
+  expect_perf_agrees(out, ours, /*report=*/false);
+}
+
+TEST(RecordWithPerf, OverflowingRingsUnderLoadAgreeWithPerfInEveryWriteMode) {
+  REQUIRE_PERF();
+  for (const char* aio : {"0", "1", "4"}) {
+    SCOPED_TRACE(std::string("--aio ") + aio);
+    const std::string out = testing::temp_dir("overflow") + "/perf.data";
+    const RunResult r = testing::run_record(
+        concat({"-a", "-F", "20000", "-g", "-m", "1", "--aio", aio, "-o", out, "--"}, burn(300, 2)));
+    ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+    const Summary ours = summary_of(r);
+    EXPECT_GT(ours.samples, 0u);
+    std::printf("--aio %s: %llu samples, %llu lost in %llu records\n", aio,
+                static_cast<unsigned long long>(ours.samples), static_cast<unsigned long long>(ours.lost),
+                static_cast<unsigned long long>(ours.lost_records));
+    expect_perf_agrees(out, ours, /*report=*/false);
+  }
+}
+
+TEST(RecordWithPerf, RealtimeRecorder) {
+  REQUIRE_PERF();
+  const std::string out = testing::temp_dir("realtime") + "/perf.data";
+  const RunResult r = testing::run_record(concat({"-a", "-r", "1", "-F", "2000", "-o", out, "--"}, burn(200, 2)));
+  if (r.exited && r.exit_code == kExitNoPermission) GTEST_SKIP() << "SCHED_FIFO not allowed here: " << r.err;
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  const Summary ours = summary_of(r);
+  EXPECT_GT(ours.samples, 0u);
+  expect_perf_agrees(out, ours, /*report=*/false);
+}
+
+TEST(RecordWithPerf, SigtermStopsASystemWideRecording) {
+  REQUIRE_PERF();
+  const std::string out = testing::temp_dir("sigterm") + "/perf.data";
+  testing::Process p(concat({testing::record_path()}, {"-a", "-F", "1000", "-o", out}));
+  ASSERT_TRUE(p.started());
+  // The header shows the synthesized records first, then ring data.
+  std::uint64_t start_bytes = 0;
+  ASSERT_TRUE(testing::wait_until([&] { return (start_bytes = testing::header_data_size(out)) > 0; }));
+  ASSERT_TRUE(testing::wait_until([&] { return testing::header_data_size(out) > start_bytes; }));
+  p.signal(SIGTERM);
+  const RunResult r = p.wait();
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  EXPECT_NE(r.err.find("loop: stopped"), std::string::npos) << r.text();
+  const Summary ours = summary_of(r);
+  EXPECT_GT(ours.samples, 0u);
+  expect_perf_agrees(out, ours);
+}
+
+TEST(RecordWithPerf, OverwriteSnapshotsOnSigusr2AndAtTheEnd) {
+  REQUIRE_PERF();
+  const std::string out = testing::temp_dir("overwrite") + "/perf.data";
+  testing::Process p(concat({testing::record_path()}, {"-a", "--overwrite", "-m", "2", "-F", "1000", "-o", out}));
+  ASSERT_TRUE(p.started());
+  std::uint64_t bytes = 0;
+  ASSERT_TRUE(testing::wait_until([&] { return (bytes = testing::header_data_size(out)) > 0; }));
+  // A snapshot shows up in the header within one --header-interval-ms
+  // once it holds samples; one requested right after the start may find
+  // the rings empty, so the request is repeated until one does.
+  std::uint64_t requests = 0;
+  for (int k = 0; k < 2; k++) {
+    const std::uint64_t before = bytes;
+    std::uint64_t last_request_ns = 0;
+    ASSERT_TRUE(testing::wait_until([&] {
+      if (testing::monotonic_ns() - last_request_ns >= 200 * testing::kMs) {
+        p.signal(SIGUSR2);
+        requests++;
+        last_request_ns = testing::monotonic_ns();
+      }
+      return (bytes = testing::header_data_size(out)) > before;
+    })) << "snapshot " << k << " never reached the file";
+  }
+  p.signal(SIGINT);
+  const RunResult r = p.wait();
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  const std::vector<std::string> loop = testing::lines_with(r.err, "ringsim-record: loop: ");
+  ASSERT_EQ(loop.size(), 1u) << r.text();
+  const std::uint64_t snapshots = std::strtoull(loop[0].c_str() + loop[0].find("snapshots ") + 10, nullptr, 10);
+  EXPECT_GE(snapshots, 3u) << loop[0];  // two with data, one or more at the end
+  std::printf("%llu snapshot requests, %s\n", static_cast<unsigned long long>(requests), loop[0].c_str());
+  const Summary ours = summary_of(r);
+  EXPECT_GT(ours.samples, 0u);
+  expect_perf_agrees(out, ours);
+}
+
+TEST(RecordWithPerf, SwitchOutputWritesFilesPerfReadsOneByOne) {
+  REQUIRE_PERF();
+  const std::string out = testing::temp_dir("switch") + "/perf.data";
+  // A sample every 100 us of the command's CPU time: 8000 samples of 48
+  // bytes for 2 x 400 ms, whatever the machine does meanwhile.
+  const RunResult r = testing::run_record(
+      concat({"-e", "task-clock", "-c", "100000", "--switch-output", "64K", "-o", out, "--"}, burn(400, 2)));
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  const Summary ours = summary_of(r);
+  std::uint64_t samples = 0;
+  std::uint64_t lost = 0;
+  int files = 0;
+  for (int index = 0; index < 1000; index++) {
+    const std::string path = index == 0 ? out : out + "." + std::to_string(index);
+    if (testing::file_size(path) == 0) break;
+    files++;
+    const PerfView v = testing::perf_view(path, /*report=*/false);
+    EXPECT_TRUE(v.script.exited && v.script.exit_code == 0) << path << ": " << v.script.text();
+    EXPECT_TRUE(v.complaints.empty()) << path << ": " << ::testing::PrintToString(v.complaints);
+    if (index > 0 && v.samples > 0) {
+      // The command exec'd in file 0: later files name it and resolve its
+      // symbols through the records written into them at the switch (the
+      // kernel's, kept from the rings, and /proc's), even once it exited.
+      const RunResult report = testing::run({testing::perf_path(), "report", "--stdio", "--sort", "comm,sym", "-i", path});
+      EXPECT_TRUE(report.exited && report.exit_code == 0) << report.text();
+      EXPECT_NE(report.out.find("ringsim_test_burn"), std::string::npos) << path << ":\n" << report.out.substr(0, 2000);
+      EXPECT_NE(report.out.find(self_comm()), std::string::npos) << path << ":\n" << report.out.substr(0, 2000);
+    }
+    samples += v.samples;
+    lost += v.lost_sum;
+  }
+  EXPECT_GE(files, 3) << r.text();
+  EXPECT_EQ(samples, ours.samples);
+  EXPECT_EQ(lost, ours.lost);
+  EXPECT_NE(r.err.find("wrote " + std::to_string(files) + " file(s)"), std::string::npos) << r.text();
+}
+
+// --- Files cut short -------------------------------------------------------------
+
+TEST(RecordWithPerf, FullDiskLeavesAFilePerfReadsUpToTheLastCompleteWrite) {
+  REQUIRE_PERF();
+  for (const char* aio : {"0", "1", "4"}) {
+    SCOPED_TRACE(std::string("--aio ") + aio);
+    const std::string dir = testing::temp_dir("full");
+    testing::Tmpfs tmpfs(dir, "size=256k");
+    if (!tmpfs.mounted()) GTEST_SKIP() << "needs root to mount a tmpfs: " << tmpfs.error();
+    const std::string out = dir + "/perf.data";
+    const RunResult r = testing::run_record(
+        concat({"-a", "-F", "10000", "-g", "--aio", aio, "-o", out, "--"}, burn(3000, 2)));
+    ASSERT_TRUE(r.exited && r.exit_code == kExitIoError) << r.text();
+    const std::vector<std::string> errors = testing::lines_with(r.err, "ringsim-record: error:");
+    ASSERT_EQ(errors.size(), 1u) << r.text();
+    EXPECT_NE(errors[0].find("ENOSPC"), std::string::npos) << errors[0];
+    EXPECT_NE(errors[0].find("-o"), std::string::npos) << errors[0];
+    const Summary ours = summary_of(r);
+    EXPECT_GT(ours.samples, 0u);
+    const PerfView v = expect_perf_agrees(out, ours);
+    // The header covers the file: nothing beyond the data section.
+    EXPECT_LE(testing::header_data_size(out), testing::file_size(out));
+  }
+}
+
+// kill -9 while recording: the header the recorder rewrites every
+// --header-interval-ms covers whole completed writes, so perf reads the
+// file up to there; the model reader sees the same samples.
+TEST(RecordWithPerf, KillDashNineLeavesAFilePerfReads) {
+  REQUIRE_PERF();
+  for (const char* aio : {"0", "4"}) {
+    SCOPED_TRACE(std::string("--aio ") + aio);
+    const std::string out = testing::temp_dir("kill9") + "/perf.data";
+    testing::Process p(
+        concat({testing::record_path()}, {"-a", "-F", "4000", "-g", "--aio", aio, "--header-interval-ms", "20", "-o", out}));
+    ASSERT_TRUE(p.started());
+    std::uint64_t start_bytes = 0;
+    ASSERT_TRUE(testing::wait_until([&] { return (start_bytes = testing::header_data_size(out)) > 0; }));
+    ASSERT_TRUE(testing::wait_until([&] { return testing::header_data_size(out) > start_bytes + 65536; }));
+    p.signal(SIGKILL);
+    const RunResult r = p.wait();
+    ASSERT_TRUE(!r.exited && WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGKILL) << r.text();
+    const FileStats stats = read_back({out});
+    ASSERT_EQ(stats.files, 1u) << stats.problem;
+    EXPECT_TRUE(stats.problem.empty()) << stats.problem;
+    EXPECT_GT(stats.loss.samples, 0u);
+    Summary model_view;
+    model_view.samples = stats.loss.samples;
+    model_view.lost = stats.loss.lost_sum;
+    model_view.lost_records = stats.loss.lost_records;
+    expect_perf_agrees(out, model_view);
+  }
+}
+
+// Without the header rewrites the data size stays 0 until the end, as in
+// perf's own files: after kill -9, perf refuses the file.
+TEST(RecordWithPerf, KillDashNineWithoutHeaderRewritesIsRefusedByPerf) {
+  REQUIRE_PERF();
+  const std::string out = testing::temp_dir("kill9-no-header") + "/perf.data";
+  testing::Process p(concat({testing::record_path()}, {"-a", "-F", "4000", "--header-interval-ms", "0", "-o", out}));
+  ASSERT_TRUE(p.started());
+  ASSERT_TRUE(testing::wait_until([&] { return testing::file_size(out) > 256 * 1024; }));
+  p.signal(SIGKILL);
+  p.wait();
+  EXPECT_EQ(testing::header_data_size(out), 0u);
+  const PerfView v = testing::perf_view(out, false);
+  EXPECT_EQ(v.samples, 0u);
+  EXPECT_NE(v.script.err.find("data size field is 0"), std::string::npos) << v.script.text();
+}
+
+}  // namespace
+}  // namespace ringsim::real
+
+int main(int argc, char** argv) {
+  if (ringsim::real::testing::run_workload_if_asked(argc, argv)) return 0;
+  ::testing::InitGoogleTest(&argc, argv);
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: record_perf_test RECORD_BINARY\n");
+    return 2;
+  }
+  ringsim::real::testing::set_record_path(argv[1]);
+  return RUN_ALL_TESTS();
+}

@@ -1,0 +1,123 @@
+// The recorder: perf events on every online CPU (for a command, inherited
+// by its children; or system-wide with -a), read by the production core
+// (core::RecordLoop) and written by core::TraceWriter<RealDisk> into a
+// perf.data file that perf's tools read.
+//
+// Sequence (record()):
+//   1. signal handlers (SIGINT/SIGTERM stop, SIGUSR2 snapshot);
+//   2. the command is forked, stopped before exec on a pipe;
+//   3. the events are opened and mapped (disabled; for a command with
+//      enable_on_exec, so counting starts at its exec);
+//   4. the output file is created: header, attributes and event ids;
+//   5. synthesized records (synthesize.h) are appended: the kernel's
+//      mapping, and with -a every process in /proc;
+//   6. -a: the events are enabled; a command is let go (exec);
+//   7. the record loop runs until the command exits, every ring hangs up,
+//      or a stop signal; every write in flight completes, the header is
+//      fixed up (TraceWriter::finish);
+//   8. the file(s) are read back (model/perf_data_file.h) for the summary.
+//
+// While recording, RecorderSink rewrites the header every
+// --header-interval-ms with a data size that covers only completed whole
+// writes (RealDisk::complete_prefix_bytes()), so a file cut short by
+// kill -9 is readable up to that point (docs/recorder.md).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "core/perf_data.h"
+#include "core/record_loop.h"
+#include "core/records.h"
+#include "core/ring_reader.h"
+#include "core/trace_writer.h"
+#include "real/real_backend.h"
+#include "real/real_disk.h"
+#include "real/record_options.h"
+
+namespace ringsim::real {
+
+// Exit statuses (sysexits.h where one fits).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitUsage = 64;          // bad option or value
+inline constexpr int kExitUnavailable = 69;    // the event is not supported here
+inline constexpr int kExitSoftware = 70;       // the loop's round budget ran out (a bug)
+inline constexpr int kExitOsError = 71;        // fork, poll, eventfd, ... failed
+inline constexpr int kExitCantCreate = 73;     // the output file cannot be created
+inline constexpr int kExitIoError = 74;        // writing the output failed (ENOSPC, EIO, ...)
+inline constexpr int kExitNoPermission = 77;   // perf_event_paranoid, locked-memory limit
+inline constexpr int kExitCommandFailed = 127; // COMMAND could not be run
+
+using Writer = core::TraceWriter<RealDisk>;
+
+struct SinkCounters {
+  std::uint64_t header_checkpoints = 0;
+  std::uint64_t header_checkpoint_failures = 0;
+  std::uint64_t files_synthesized = 0;  // rotated files that got synthesized records
+  std::uint64_t side_band_records_kept = 0;
+  std::uint64_t side_band_records_dropped = 0;  // over kSideBandBytesMax
+};
+
+// The most side-band bytes RecorderSink keeps for rotated files.
+inline constexpr std::uint64_t kSideBandBytesMax = std::uint64_t{16} << 20;
+
+// core::ChunkSink: the trace writer, plus the header checkpoints and, after
+// an output switch, the synthesized records the new file needs.
+//
+// With keep_side_band (output rotation), it also keeps a copy of the
+// kernel's COMM, MMAP and MMAP2 records as they pass (up to
+// kSideBandBytesMax), so that a new file can name and map the tasks that
+// ran before it, including those that have exited since (which /proc no
+// longer shows).
+class RecorderSink {
+ public:
+  // on_new_file(index): appends what file `index` needs (0 or -errno).
+  RecorderSink(Writer& writer, RealDisk& disk, const core::PerfDataHead& head, std::uint64_t header_interval_ns,
+               bool keep_side_band, std::function<int(std::uint32_t)> on_new_file);
+
+  std::span<std::byte> acquire(std::size_t mapping);
+  int commit(std::size_t mapping, std::uint64_t bytes, const core::RecordCounts& counts);
+  void abandon(std::size_t mapping) { writer_.abandon(mapping); }
+  void note_gap(std::size_t mapping, core::PositionRange gap, std::uint64_t head) {
+    writer_.note_gap(mapping, gap, head);
+  }
+  void note_corrupt(std::size_t mapping, core::PositionRange at, core::ReadStatus status) {
+    writer_.note_corrupt(mapping, at, status);
+  }
+  std::uint32_t references(std::size_t mapping) const { return writer_.references(mapping); }
+  int end_round();
+  int flush() { return writer_.flush(); }
+
+  // Rewrites the header now if the complete prefix grew.
+  void checkpoint();
+  const SinkCounters& counters() const { return counters_; }
+  // The kept side-band records, whole, in the order they were read.
+  std::span<const std::byte> side_band() const { return side_band_; }
+
+ private:
+  Writer& writer_;
+  RealDisk& disk_;
+  const core::PerfDataHead& head_;
+  const std::uint64_t interval_ns_;
+  const bool keep_side_band_;
+  std::vector<std::span<std::byte>> acquired_;  // per mapping, with keep_side_band
+  std::vector<std::byte> side_band_;
+  std::function<int(std::uint32_t)> on_new_file_;
+  std::uint32_t file_index_ = 0;
+  std::uint64_t last_checkpoint_ns_ = 0;
+  std::uint64_t checkpointed_bytes_ = 0;
+  SinkCounters counters_;
+};
+
+static_assert(core::ChunkSink<RecorderSink>);
+
+// Records as `options` say; prints errors (one line each) and the summary
+// on stderr. Returns the exit status.
+int record(const RecordOptions& options);
+
+}  // namespace ringsim::real
+
+extern template class ringsim::core::TraceWriter<ringsim::real::RealDisk>;
+extern template class ringsim::core::RecordLoop<ringsim::real::RealSession, ringsim::real::RecorderSink>;

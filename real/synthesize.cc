@@ -1,0 +1,290 @@
+#include "real/synthesize.h"
+
+#include <dirent.h>
+#include <linux/perf_event.h>
+#include <sys/mman.h>
+
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "core/perf_abi.h"
+#include "core/verify.h"
+
+namespace ringsim::real {
+namespace {
+
+// Bounds on what one scan reads (a runaway /proc would otherwise be
+// unbounded): entries per directory, lines per file.
+constexpr std::size_t kDirEntriesMax = 1 << 22;
+constexpr std::size_t kLinesMax = 1 << 22;
+
+bool parse_hex(std::string_view text, std::uint64_t& value) {
+  if (text.empty()) return false;
+  const auto parsed = std::from_chars(text.data(), text.data() + text.size(), value, 16);
+  return parsed.ec == std::errc{} && parsed.ptr == text.data() + text.size();
+}
+
+bool parse_dec(std::string_view text, std::uint64_t& value) {
+  if (text.empty()) return false;
+  const auto parsed = std::from_chars(text.data(), text.data() + text.size(), value, 10);
+  return parsed.ec == std::errc{} && parsed.ptr == text.data() + text.size();
+}
+
+// The next space-separated field of `line` from `at`.
+std::string_view next_field(std::string_view line, std::size_t& at) {
+  while (at < line.size() && line[at] == ' ') at++;
+  const std::size_t begin = at;
+  while (at < line.size() && line[at] != ' ') at++;
+  return line.substr(begin, at - begin);
+}
+
+// The numeric entries of a /proc directory.
+std::vector<pid_t> numeric_entries(const std::string& path) {
+  std::vector<pid_t> out;
+  DIR* dir = ::opendir(path.c_str());
+  if (dir == nullptr) return out;
+  for (std::size_t n = 0; n < kDirEntriesMax; n++) {
+    const dirent* entry = ::readdir(dir);
+    if (entry == nullptr) break;
+    std::uint64_t value = 0;
+    if (parse_dec(entry->d_name, value) && value > 0 && value < (std::uint64_t{1} << 31)) {
+      out.push_back(static_cast<pid_t>(value));
+    }
+  }
+  ::closedir(dir);
+  return out;
+}
+
+bool read_first_line(const std::string& path, std::string& line) {
+  std::ifstream in(path);
+  if (!in) return false;
+  return static_cast<bool>(std::getline(in, line));
+}
+
+}  // namespace
+
+bool parse_maps_line(std::string_view line, MapEntry& out) {
+  // "start-end perms offset major:minor inode   path"
+  std::size_t at = 0;
+  const std::string_view range = next_field(line, at);
+  const std::string_view perms = next_field(line, at);
+  const std::string_view offset = next_field(line, at);
+  const std::string_view device = next_field(line, at);
+  const std::string_view inode = next_field(line, at);
+  const std::size_t dash = range.find('-');
+  const std::size_t colon = device.find(':');
+  if (dash == std::string_view::npos || colon == std::string_view::npos || perms.size() != 4) return false;
+  MapEntry m;
+  std::uint64_t major = 0;
+  std::uint64_t minor = 0;
+  if (!parse_hex(range.substr(0, dash), m.start) || !parse_hex(range.substr(dash + 1), m.end) ||
+      !parse_hex(offset, m.pgoff) || !parse_hex(device.substr(0, colon), major) ||
+      !parse_hex(device.substr(colon + 1), minor) || !parse_dec(inode, m.inode) || m.end <= m.start) {
+    return false;
+  }
+  m.major = static_cast<std::uint32_t>(major);
+  m.minor = static_cast<std::uint32_t>(minor);
+  if (perms[0] == 'r') m.prot |= PROT_READ;
+  if (perms[1] == 'w') m.prot |= PROT_WRITE;
+  if (perms[2] == 'x') m.prot |= PROT_EXEC;
+  m.flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+  while (at < line.size() && line[at] == ' ') at++;
+  m.path = std::string(line.substr(at));
+  out = std::move(m);
+  return true;
+}
+
+RecordBuilder::RecordBuilder(std::uint64_t sample_type, bool sample_id_all) {
+  if (!sample_id_all) return;
+  // The sample_id trailer: TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER.
+  for (const std::uint64_t bit : {PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_ID, PERF_SAMPLE_STREAM_ID,
+                                  PERF_SAMPLE_CPU, PERF_SAMPLE_IDENTIFIER}) {
+    if ((sample_type & bit) != 0) trailer_bytes_ += 8;
+  }
+}
+
+void RecordBuilder::append(const void* data, std::size_t size) {
+  const auto* bytes = static_cast<const std::byte*>(data);
+  bytes_.insert(bytes_.end(), bytes, bytes + size);
+}
+
+void RecordBuilder::append_string(std::string_view text) {
+  append(text.data(), text.size());
+  const std::size_t padded = (text.size() + 1 + 7) / 8 * 8;
+  bytes_.insert(bytes_.end(), padded - text.size(), std::byte{0});
+}
+
+void RecordBuilder::finish_record(std::size_t start, std::uint32_t type, std::uint16_t misc) {
+  bytes_.insert(bytes_.end(), trailer_bytes_, std::byte{0});
+  const std::size_t size = bytes_.size() - start;
+  VERIFY(size % core::kRecordAlignBytes == 0);
+  VERIFY(size <= core::kRecordBytesMax);
+  perf_event_header header{};
+  header.type = type;
+  header.misc = misc;
+  header.size = static_cast<std::uint16_t>(size);
+  std::memcpy(bytes_.data() + start, &header, sizeof header);
+  records_++;
+}
+
+void RecordBuilder::add_comm(std::uint32_t pid, std::uint32_t tid, std::string_view comm) {
+  const std::size_t start = bytes_.size();
+  bytes_.resize(start + sizeof(perf_event_header));
+  append(&pid, sizeof pid);
+  append(&tid, sizeof tid);
+  append_string(comm.substr(0, 15));  // TASK_COMM_LEN - 1
+  finish_record(start, PERF_RECORD_COMM, 0);
+}
+
+void RecordBuilder::add_kernel_mmap(std::uint64_t start_address, std::uint64_t length, std::uint64_t pgoff,
+                                    std::string_view name) {
+  const std::size_t start = bytes_.size();
+  bytes_.resize(start + sizeof(perf_event_header));
+  const std::uint32_t pid = 0xffffffffu;  // -1: the kernel
+  const std::uint32_t tid = 0;
+  append(&pid, sizeof pid);
+  append(&tid, sizeof tid);
+  append(&start_address, sizeof start_address);
+  append(&length, sizeof length);
+  append(&pgoff, sizeof pgoff);
+  append_string(name);
+  finish_record(start, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL);
+}
+
+void RecordBuilder::add_mmap2(std::uint32_t pid, std::uint32_t tid, const MapEntry& map) {
+  const std::size_t start = bytes_.size();
+  bytes_.resize(start + sizeof(perf_event_header));
+  const std::uint64_t length = map.end - map.start;
+  const std::uint64_t ino_generation = 0;
+  append(&pid, sizeof pid);
+  append(&tid, sizeof tid);
+  append(&map.start, sizeof map.start);
+  append(&length, sizeof length);
+  append(&map.pgoff, sizeof map.pgoff);
+  append(&map.major, sizeof map.major);
+  append(&map.minor, sizeof map.minor);
+  append(&map.inode, sizeof map.inode);
+  append(&ino_generation, sizeof ino_generation);
+  append(&map.prot, sizeof map.prot);
+  append(&map.flags, sizeof map.flags);
+  // PATH_MAX bounds what /proc prints; the record's u16 size bounds it too.
+  append_string(map.path.empty() ? std::string_view("//anon") : std::string_view(map.path).substr(0, 4095));
+  const std::uint16_t misc = (map.prot & PROT_EXEC) != 0 ? PERF_RECORD_MISC_USER
+                                                          : (PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_DATA);
+  finish_record(start, PERF_RECORD_MMAP2, misc);
+}
+
+void RecordBuilder::add_records(std::span<const std::byte> records) {
+  core::RecordCounts counts;
+  const core::WalkResult walk = core::walk_records(records, counts);
+  VERIFY_MSG(walk.error == core::RecordError::none, "add_records: the records do not walk");
+  bytes_.insert(bytes_.end(), records.begin(), records.end());
+  records_ += counts.records;
+}
+
+core::RecordCounts RecordBuilder::counts() const {
+  core::RecordCounts counts;
+  const core::WalkResult walk = core::walk_records(bytes_, counts);
+  VERIFY_MSG(walk.error == core::RecordError::none, "a synthesized record does not walk");
+  return counts;
+}
+
+void RecordBuilder::clear() {
+  bytes_.clear();
+  records_ = 0;
+}
+
+std::string synthesize_kernel_mmap(RecordBuilder& builder) {
+  std::ifstream in("/proc/kallsyms");
+  if (!in) return "cannot read /proc/kallsyms: kernel samples will not be resolved";
+  std::uint64_t text = 0;
+  std::uint64_t etext = 0;
+  std::string line;
+  for (std::size_t n = 0; n < kLinesMax && (text == 0 || etext == 0) && std::getline(in, line); n++) {
+    // "ffffffff81000000 T _text"
+    std::size_t at = 0;
+    const std::string_view view(line);
+    const std::string_view address = next_field(view, at);
+    next_field(view, at);
+    const std::string_view name = next_field(view, at);
+    std::uint64_t value = 0;
+    if (name == "_text" && parse_hex(address, value)) text = value;
+    if (name == "_etext" && parse_hex(address, value)) etext = value;
+  }
+  if (text == 0 || etext <= text) {
+    return "/proc/kallsyms hides kernel addresses (kernel.kptr_restrict, or not root): kernel samples will not be "
+           "resolved";
+  }
+  builder.add_kernel_mmap(text, etext - text, text, "[kernel.kallsyms]_text");
+  return "";
+}
+
+bool synthesize_process(pid_t pid, RecordBuilder& builder, SynthesisStats& stats) {
+  const std::string dir = "/proc/" + std::to_string(pid);
+  const std::size_t rollback = builder.bytes().size();
+  const std::vector<pid_t> threads = numeric_entries(dir + "/task");
+  std::uint64_t thread_count = 0;
+  for (const pid_t tid : threads) {
+    std::string comm;
+    if (!read_first_line(dir + "/task/" + std::to_string(tid) + "/comm", comm)) continue;  // exited
+    builder.add_comm(static_cast<std::uint32_t>(pid), static_cast<std::uint32_t>(tid), comm);
+    thread_count++;
+  }
+  if (thread_count == 0) {
+    stats.skipped++;
+    VERIFY(builder.bytes().size() == rollback);
+    return false;
+  }
+  std::ifstream maps(dir + "/maps");
+  std::string line;
+  std::uint64_t map_count = 0;
+  for (std::size_t n = 0; n < kLinesMax && maps && std::getline(maps, line); n++) {
+    MapEntry map;
+    if (!parse_maps_line(line, map)) continue;
+    if ((map.prot & PROT_EXEC) == 0) continue;  // perf synthesizes executable mappings (without --data)
+    builder.add_mmap2(static_cast<std::uint32_t>(pid), static_cast<std::uint32_t>(pid), map);
+    map_count++;
+  }
+  stats.processes++;
+  stats.threads += thread_count;
+  stats.maps += map_count;
+  return true;
+}
+
+void synthesize_all_processes(RecordBuilder& builder, SynthesisStats& stats) {
+  for (const pid_t pid : numeric_entries("/proc")) synthesize_process(pid, builder, stats);
+}
+
+std::vector<pid_t> process_tree(pid_t root) {
+  // ppid of every process: /proc/PID/stat is "pid (comm) state ppid ...",
+  // comm may hold spaces and parentheses: read after the last ')'.
+  std::map<pid_t, std::vector<pid_t>> children;
+  for (const pid_t pid : numeric_entries("/proc")) {
+    std::string stat;
+    if (!read_first_line("/proc/" + std::to_string(pid) + "/stat", stat)) continue;
+    const std::size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::size_t at = close + 1;
+    const std::string_view view(stat);
+    next_field(view, at);  // state
+    std::uint64_t ppid = 0;
+    if (!parse_dec(next_field(view, at), ppid)) continue;
+    children[static_cast<pid_t>(ppid)].push_back(pid);
+  }
+  std::vector<pid_t> tree{root};
+  std::set<pid_t> seen{root};
+  // Breadth first; each pid is visited once.
+  for (std::size_t i = 0; i < tree.size() && i < kDirEntriesMax; i++) {
+    const auto it = children.find(tree[i]);
+    if (it == children.end()) continue;
+    for (const pid_t child : it->second) {
+      if (seen.insert(child).second) tree.push_back(child);
+    }
+  }
+  return tree;
+}
+
+}  // namespace ringsim::real

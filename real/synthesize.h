@@ -1,0 +1,102 @@
+// Records the recorder writes itself, so that perf's tools can name tasks
+// and resolve symbols of what was already running when the recording
+// started (as perf record does with perf_event__synthesize_*):
+//   - PERF_RECORD_MMAP for the kernel: "[kernel.kallsyms]_text" at _text,
+//     up to _etext, pid -1 (from /proc/kallsyms);
+//   - per process in /proc: PERF_RECORD_COMM for each thread, and
+//     PERF_RECORD_MMAP2 for each executable mapping in /proc/PID/maps
+//     (anonymous executable mappings as "//anon", as perf names them).
+// New tasks, execs and mappings after the events are enabled come from the
+// kernel itself (attr.comm, comm_exec, mmap, mmap2, task).
+//
+// Layout: each record ends with the sample_id trailer the attr implies
+// (sample_id_all), zero-filled as perf fills it for synthesized records:
+// time 0 (perf sorts them first), identifier 0 (perf maps it to the first
+// event).
+//
+// Processes that exit during the scan are skipped; unreadable files are
+// skipped (a process of another user without permission).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/records.h"
+
+namespace ringsim::real {
+
+// An executable mapping, as /proc/PID/maps describes it.
+struct MapEntry {
+  std::uint64_t start = 0;
+  std::uint64_t end = 0;
+  std::uint64_t pgoff = 0;
+  std::uint32_t major = 0;
+  std::uint32_t minor = 0;
+  std::uint64_t inode = 0;
+  std::uint32_t prot = 0;   // PROT_READ | PROT_WRITE | PROT_EXEC
+  std::uint32_t flags = 0;  // MAP_PRIVATE or MAP_SHARED
+  std::string path;         // "" for anonymous
+};
+
+// Parses one line of /proc/PID/maps. false if it is not one.
+bool parse_maps_line(std::string_view line, MapEntry& out);
+
+// Builds records in one buffer.
+class RecordBuilder {
+ public:
+  RecordBuilder(std::uint64_t sample_type, bool sample_id_all);
+
+  std::uint64_t trailer_bytes() const { return trailer_bytes_; }
+
+  void add_comm(std::uint32_t pid, std::uint32_t tid, std::string_view comm);
+  // PERF_RECORD_MMAP with pid -1 (the kernel).
+  void add_kernel_mmap(std::uint64_t start, std::uint64_t length, std::uint64_t pgoff, std::string_view name);
+  void add_mmap2(std::uint32_t pid, std::uint32_t tid, const MapEntry& map);
+  // Whole records written elsewhere (the kernel's, kept from the rings).
+  // The caller guarantees they walk (counts() checks).
+  void add_records(std::span<const std::byte> records);
+
+  std::span<const std::byte> bytes() const { return bytes_; }
+  // Counted by the core's walker over bytes() (which also checks them).
+  core::RecordCounts counts() const;
+  std::uint64_t records() const { return records_; }
+  void clear();
+
+ private:
+  void append(const void* data, std::size_t size);
+  void append_string(std::string_view text);  // NUL-terminated, padded to 8
+  void finish_record(std::size_t start, std::uint32_t type, std::uint16_t misc);
+
+  std::uint64_t trailer_bytes_ = 0;
+  std::vector<std::byte> bytes_;
+  std::uint64_t records_ = 0;
+};
+
+struct SynthesisStats {
+  std::uint64_t processes = 0;
+  std::uint64_t threads = 0;
+  std::uint64_t maps = 0;
+  std::uint64_t skipped = 0;  // exited during the scan, or unreadable
+};
+
+// The kernel's mapping. "" or a warning (kallsyms unreadable or hidden by
+// kptr_restrict: kernel samples will not be resolved).
+std::string synthesize_kernel_mmap(RecordBuilder& builder);
+
+// One process: COMM for each thread, MMAP2 for each executable mapping.
+// false if it exited (or is unreadable); the builder is then unchanged.
+bool synthesize_process(pid_t pid, RecordBuilder& builder, SynthesisStats& stats);
+
+// Every process in /proc.
+void synthesize_all_processes(RecordBuilder& builder, SynthesisStats& stats);
+
+// `root` and its descendants now (from /proc/*/stat).
+std::vector<pid_t> process_tree(pid_t root);
+
+}  // namespace ringsim::real

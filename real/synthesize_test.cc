@@ -1,0 +1,221 @@
+// The records the recorder synthesizes: their layout, checked with the
+// model's independent parser, and what they say about this process.
+#include <linux/perf_event.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "model/perf_data_file.h"
+#include "real/synthesize.h"
+
+namespace ringsim::real {
+namespace {
+
+constexpr std::uint64_t kSampleType =
+    PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+
+template <class T>
+T load(std::span<const std::byte> bytes, std::size_t at) {
+  T value;
+  std::memcpy(&value, bytes.data() + at, sizeof value);
+  return value;
+}
+
+std::string string_at(std::span<const std::byte> bytes, std::size_t at) {
+  return std::string(reinterpret_cast<const char*>(bytes.data() + at));
+}
+
+// The builder's records as a data section the model walks.
+std::vector<model::PerfRecord> walk(const RecordBuilder& builder, model::PerfDataFile& file) {
+  file.attrs.push_back(model::PerfAttr{PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, kSampleType, true, {1}});
+  file.data.assign(builder.bytes().begin(), builder.bytes().end());
+  file.data_size = file.data.size();
+  std::vector<model::PerfRecord> records;
+  const std::string problem = file.for_each_record([&](const model::PerfRecord& r) { records.push_back(r); });
+  EXPECT_EQ(problem, "");
+  return records;
+}
+
+TEST(Synthesize, MapsLines) {
+  MapEntry m;
+  ASSERT_TRUE(parse_maps_line("5570e1a70000-5570e1a75000 r-xp 00002000 fe:00 248056    /usr/bin/sleep", m));
+  EXPECT_EQ(m.start, 0x5570e1a70000u);
+  EXPECT_EQ(m.end, 0x5570e1a75000u);
+  EXPECT_EQ(m.pgoff, 0x2000u);
+  EXPECT_EQ(m.major, 0xfeu);
+  EXPECT_EQ(m.minor, 0u);
+  EXPECT_EQ(m.inode, 248056u);
+  EXPECT_EQ(m.prot, static_cast<std::uint32_t>(PROT_READ | PROT_EXEC));
+  EXPECT_EQ(m.flags, static_cast<std::uint32_t>(MAP_PRIVATE));
+  EXPECT_EQ(m.path, "/usr/bin/sleep");
+  ASSERT_TRUE(parse_maps_line("7f00-8f00 rw-s 00000000 00:05 12 /dev/shm/a file with spaces (deleted)", m));
+  EXPECT_EQ(m.flags, static_cast<std::uint32_t>(MAP_SHARED));
+  EXPECT_EQ(m.prot, static_cast<std::uint32_t>(PROT_READ | PROT_WRITE));
+  EXPECT_EQ(m.path, "/dev/shm/a file with spaces (deleted)");
+  ASSERT_TRUE(parse_maps_line("7f00-8f00 r-xp 00000000 00:00 0 ", m));
+  EXPECT_EQ(m.path, "");
+  for (const char* bad : {"", "garbage", "7f00 r-xp 0 00:00 0", "8f00-7f00 r-xp 00000000 00:00 0",
+                          "7f00-8f00 rx 00000000 00:00 0", "7f00-8f00 r-xp zz 00:00 0"}) {
+    EXPECT_FALSE(parse_maps_line(bad, m)) << bad;
+  }
+}
+
+TEST(Synthesize, RecordLayoutsAsPerfWritesThem) {
+  RecordBuilder builder(kSampleType, true);
+  EXPECT_EQ(builder.trailer_bytes(), 32u);  // TID, TIME, CPU, IDENTIFIER
+  builder.add_comm(10, 11, "a-very-long-command-name");
+  builder.add_kernel_mmap(0xffffffff81000000ull, 0x1206448, 0xffffffff81000000ull, "[kernel.kallsyms]_text");
+  MapEntry m;
+  ASSERT_TRUE(parse_maps_line("400000-401000 r-xp 00001000 08:01 77 /bin/x", m));
+  builder.add_mmap2(20, 20, m);
+  MapEntry anon;
+  ASSERT_TRUE(parse_maps_line("7f00-8f00 r-xp 00000000 00:00 0", anon));
+  builder.add_mmap2(20, 20, anon);
+  EXPECT_EQ(builder.records(), 4u);
+  const core::RecordCounts counts = builder.counts();
+  EXPECT_EQ(counts.records, 4u);
+  EXPECT_EQ(counts.bytes, builder.bytes().size());
+  EXPECT_EQ(counts.samples, 0u);
+
+  model::PerfDataFile file;
+  const std::vector<model::PerfRecord> r = walk(builder, file);
+  ASSERT_EQ(r.size(), 4u);
+  // COMM: pid, tid, the name cut to 15 characters, padded to 8, trailer.
+  EXPECT_EQ(r[0].type, static_cast<std::uint32_t>(PERF_RECORD_COMM));
+  EXPECT_EQ(load<std::uint32_t>(r[0].bytes, 8), 10u);
+  EXPECT_EQ(load<std::uint32_t>(r[0].bytes, 12), 11u);
+  EXPECT_EQ(string_at(r[0].bytes, 16), "a-very-long-com");
+  EXPECT_EQ(r[0].size, 8 + 8 + 16 + 32);
+  // The kernel's MMAP, as in perf's files: pid -1, misc KERNEL.
+  EXPECT_EQ(r[1].type, static_cast<std::uint32_t>(PERF_RECORD_MMAP));
+  EXPECT_EQ(r[1].misc, PERF_RECORD_MISC_KERNEL);
+  EXPECT_EQ(load<std::uint32_t>(r[1].bytes, 8), 0xffffffffu);
+  EXPECT_EQ(load<std::uint64_t>(r[1].bytes, 16), 0xffffffff81000000ull);
+  EXPECT_EQ(load<std::uint64_t>(r[1].bytes, 24), 0x1206448u);
+  EXPECT_EQ(string_at(r[1].bytes, 40), "[kernel.kallsyms]_text");
+  EXPECT_EQ(r[1].size, 0x50 + 16);  // perf's 0x50 with a 16-byte trailer; ours is 32
+  // MMAP2.
+  EXPECT_EQ(r[2].type, static_cast<std::uint32_t>(PERF_RECORD_MMAP2));
+  EXPECT_EQ(r[2].misc, PERF_RECORD_MISC_USER);
+  EXPECT_EQ(load<std::uint64_t>(r[2].bytes, 16), 0x400000u);
+  EXPECT_EQ(load<std::uint64_t>(r[2].bytes, 24), 0x1000u);
+  EXPECT_EQ(load<std::uint64_t>(r[2].bytes, 32), 0x1000u);
+  EXPECT_EQ(load<std::uint32_t>(r[2].bytes, 40), 8u);
+  EXPECT_EQ(load<std::uint32_t>(r[2].bytes, 44), 1u);
+  EXPECT_EQ(load<std::uint64_t>(r[2].bytes, 48), 77u);
+  EXPECT_EQ(load<std::uint32_t>(r[2].bytes, 64), static_cast<std::uint32_t>(PROT_READ | PROT_EXEC));
+  EXPECT_EQ(load<std::uint32_t>(r[2].bytes, 68), static_cast<std::uint32_t>(MAP_PRIVATE));
+  EXPECT_EQ(string_at(r[2].bytes, 72), "/bin/x");
+  EXPECT_EQ(string_at(r[3].bytes, 72), "//anon");
+  // Synthesized: time 0 (perf sorts them first), on no particular CPU.
+  for (const model::PerfRecord& record : r) {
+    std::uint64_t time = 1;
+    EXPECT_TRUE(file.time_of(record, time));
+    EXPECT_EQ(time, 0u);
+    EXPECT_EQ(load<std::uint64_t>(record.bytes, record.size - 8), 0u) << "identifier 0: perf's first event";
+  }
+  builder.clear();
+  EXPECT_TRUE(builder.bytes().empty());
+  EXPECT_EQ(builder.records(), 0u);
+
+  RecordBuilder bare(kSampleType, false);
+  EXPECT_EQ(bare.trailer_bytes(), 0u);
+}
+
+TEST(Synthesize, ThisProcessItsThreadsAndItsExecutable) {
+  std::atomic<bool> done{false};
+  std::thread other([&] {
+    for (int i = 0; i < 100000 && !done.load(); i++) usleep(1000);
+  });
+  RecordBuilder builder(kSampleType, true);
+  SynthesisStats stats;
+  ASSERT_TRUE(synthesize_process(getpid(), builder, stats));
+  done = true;
+  other.join();
+  EXPECT_EQ(stats.processes, 1u);
+  EXPECT_GE(stats.threads, 2u);
+  EXPECT_GE(stats.maps, 2u);  // this binary, libc, ...
+
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  ASSERT_GT(n, 0);
+  const std::string self(exe, static_cast<std::size_t>(n));
+  model::PerfDataFile file;
+  std::set<std::uint32_t> tids;
+  bool executable_mapped = false;
+  for (const model::PerfRecord& r : walk(builder, file)) {
+    EXPECT_EQ(load<std::uint32_t>(r.bytes, 8), static_cast<std::uint32_t>(getpid()));
+    if (r.type == PERF_RECORD_COMM) tids.insert(load<std::uint32_t>(r.bytes, 12));
+    if (r.type == PERF_RECORD_MMAP2 && string_at(r.bytes, 72) == self) {
+      executable_mapped = true;
+      EXPECT_NE(load<std::uint32_t>(r.bytes, 64) & PROT_EXEC, 0u);
+    }
+  }
+  EXPECT_EQ(tids.size(), stats.threads);
+  EXPECT_EQ(tids.count(static_cast<std::uint32_t>(getpid())), 1u);
+  EXPECT_TRUE(executable_mapped) << "no MMAP2 for " << self;
+
+  // A process that is gone leaves the builder as it was.
+  const std::size_t before = builder.bytes().size();
+  EXPECT_FALSE(synthesize_process(0x7ffffff0, builder, stats));
+  EXPECT_EQ(builder.bytes().size(), before);
+  EXPECT_EQ(stats.skipped, 1u);
+}
+
+TEST(Synthesize, ProcessTreeFindsChildren) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t child = fork();
+  if (child == 0) {
+    close(fds[1]);
+    char c;
+    const ssize_t got = read(fds[0], &c, 1);  // until the parent closes
+    _exit(got < 0 ? 1 : 0);
+  }
+  ASSERT_GT(child, 0);
+  close(fds[0]);
+  const std::vector<pid_t> tree = process_tree(getpid());
+  close(fds[1]);
+  waitpid(child, nullptr, 0);
+  ASSERT_FALSE(tree.empty());
+  EXPECT_EQ(tree.front(), getpid());
+  EXPECT_NE(std::find(tree.begin(), tree.end(), child), tree.end());
+}
+
+TEST(Synthesize, AllProcessesAndTheKernel) {
+  RecordBuilder builder(kSampleType, true);
+  SynthesisStats stats;
+  synthesize_all_processes(builder, stats);
+  EXPECT_GE(stats.processes, 2u);  // init and this one at least
+  const std::string warning = synthesize_kernel_mmap(builder);
+  if (geteuid() != 0) {
+    std::printf("not root: %s\n", warning.c_str());
+    return;
+  }
+  std::ifstream restrict_file("/proc/sys/kernel/kptr_restrict");
+  int restrict_level = 0;
+  restrict_file >> restrict_level;
+  if (restrict_level >= 2) {
+    EXPECT_NE(warning, "");
+    return;
+  }
+  EXPECT_EQ(warning, "");
+  model::PerfDataFile file;
+  const std::vector<model::PerfRecord> r = walk(builder, file);
+  ASSERT_FALSE(r.empty());
+  EXPECT_EQ(r.back().type, static_cast<std::uint32_t>(PERF_RECORD_MMAP));
+  EXPECT_EQ(string_at(r.back().bytes, 40), "[kernel.kallsyms]_text");
+}
+
+}  // namespace
+}  // namespace ringsim::real
