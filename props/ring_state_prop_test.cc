@@ -82,14 +82,16 @@ struct Model {
   bool exited = false;
 };
 
+// One ring and the core's reader over it, in either mode.
 struct Sut {
-  explicit Sut(std::uint64_t ring_bytes) {
+  Sut(std::uint64_t ring_bytes, RingMode mode = RingMode::normal) {
     config.ring_bytes = ring_bytes;
+    config.mode = mode;
     sim::EventIdentity identity;
     identity.id = 1000;
     ring = std::make_unique<SimRing>(config, identity, log, probes);
     mapping = std::make_unique<sim::DirectMapping>(*ring);
-    reader = std::make_unique<core::RingReader<sim::DirectMapping>>(*mapping, RingMode::normal);
+    reader = std::make_unique<core::RingReader<sim::DirectMapping>>(*mapping, mode);
     buffer.resize(ring_bytes);
   }
   sim::KernelConfig config;
@@ -244,25 +246,7 @@ struct BackModel {
   std::uint64_t next_sequence = 0;
 };
 
-struct BackSut {
-  explicit BackSut(std::uint64_t ring_bytes) {
-    config.ring_bytes = ring_bytes;
-    config.mode = RingMode::backward;
-    sim::EventIdentity identity;
-    identity.id = 1000;
-    ring = std::make_unique<SimRing>(config, identity, log, probes);
-    mapping = std::make_unique<sim::DirectMapping>(*ring);
-    reader = std::make_unique<core::RingReader<sim::DirectMapping>>(*mapping, RingMode::backward);
-    buffer.resize(ring_bytes);
-  }
-  sim::KernelConfig config;
-  model::CpuLog log;
-  sim::Probes probes;
-  std::unique_ptr<SimRing> ring;
-  std::unique_ptr<sim::DirectMapping> mapping;
-  std::unique_ptr<core::RingReader<sim::DirectMapping>> reader;
-  std::vector<std::byte> buffer;
-};
+using BackSut = Sut;
 
 using BackCommand = rc::state::Command<BackModel, BackSut>;
 
@@ -322,7 +306,7 @@ RC_GTEST_PROP(RingState, BackwardSnapshotsAgainstTheModel, ()) {
   const std::uint64_t ring_bytes = std::uint64_t{4096} << *rc::gen::inRange(0, 3);
   BackModel model;
   model.ring_bytes = ring_bytes;
-  BackSut sut(ring_bytes);
+  BackSut sut(ring_bytes, RingMode::backward);
   rc::state::check(model, sut, rc::state::gen::execOneOfWithArgs<BackProduce, BackProduce, BackProduce, BackSnapshot>());
   RC_CLASSIFY(sut.reader->stats().fell_behind > 0, "a snapshot found a gap");
   RC_CLASSIFY(sut.probes.count(sim::Probe::wrap_inside_record) > 0, "a record wrapped");
