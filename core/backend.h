@@ -123,8 +123,11 @@ concept RingSession = requires(S& session, const S& const_session, std::size_t i
   // Waits until some wanted mapping is readable or hung up, or timeout_ns
   // passed. events.size() == mapping_count(); fills readable/hangup of the
   // wanted ones. Returns the number of mappings with an event, 0 on timeout,
-  // -EINTR when interrupted (the caller retries), or another -errno.
-  // May block (the simulator advances virtual time).
+  // -EINTR when interrupted (the caller retries), or another -errno. A
+  // return with no readable/hangup bit on a wanted mapping is served like a
+  // timeout, so a backend must not report a ready count for other bits
+  // (POLLERR is reported as hangup). May block (the simulator advances
+  // virtual time).
   { session.poll(events, timeout_ns) } -> std::same_as<int>;
 
   // Unmaps mapping index and closes its event. The caller guarantees the
