@@ -350,6 +350,19 @@ class Watchdog {
   std::thread thread_;
 };
 
+// Runs the record loop (normal mode) until every ring has hung up and is
+// released, under a watchdog.
+core::LoopResult run_until_hangup(RealSession& session, MemorySink& sink, bool& watchdog_fired) {
+  Watchdog watchdog(session);
+  core::LoopOptions options;
+  options.poll_timeout_ns = 100 * kMs;
+  Loop loop(session, sink, core::RingMode::normal, options);
+  const core::LoopResult result = loop.run();
+  watchdog.finish();
+  watchdog_fired = watchdog.fired();
+  return result;
+}
+
 // --- (a) system-wide cpu-clock, normal mode --------------------------------
 
 TEST(RealBackend, CpuClockOnEveryCpuIsReadWholeAndInTimeOrder) {
@@ -611,19 +624,15 @@ TEST(RealBackend, HangupWhenTheTaskExitsDrainsAndReleases) {
   ASSERT_TRUE(enabled.ok()) << enabled.message;
   child.go();
 
-  Watchdog watchdog(*session);
-  core::LoopOptions options;
-  options.poll_timeout_ns = 100 * kMs;
-  Loop loop(*session, sink, core::RingMode::normal, options);
-  const core::LoopResult result = loop.run();
-  watchdog.finish();
+  bool watchdog_fired = false;
+  const core::LoopResult result = run_until_hangup(*session, sink, watchdog_fired);
   const int status = child.wait();
 
   const MemorySink::Output& out = sink.output(0);
   // Times come from the clocks of the CPUs the child ran on.
   const Summary summary = check_stream(out.bytes, Expect{id, -1, false, {child.pid()}});
   std::printf("loop: %s\npid %d: %s\n", loop_text(result).c_str(), child.pid(), summary.text().c_str());
-  EXPECT_FALSE(watchdog.fired()) << "no POLLHUP within the deadline after the child exited";
+  EXPECT_FALSE(watchdog_fired) << "no POLLHUP within the deadline after the child exited";
   EXPECT_EQ(result.status, core::LoopStatus::done);
   EXPECT_TRUE(session->released(0));
   EXPECT_EQ(result.abandoned_bytes, 0u);
@@ -657,16 +666,12 @@ TEST(RealBackend, HangupOfAnInheritedCommandOnEveryCpu) {
   ASSERT_TRUE(enabled.ok()) << enabled.message;
   child.go();
 
-  Watchdog watchdog(*session);
-  core::LoopOptions options;
-  options.poll_timeout_ns = 100 * kMs;
-  Loop loop(*session, sink, core::RingMode::normal, options);
-  const core::LoopResult result = loop.run();
-  watchdog.finish();
+  bool watchdog_fired = false;
+  const core::LoopResult result = run_until_hangup(*session, sink, watchdog_fired);
   const int status = child.wait();
 
   std::printf("loop: %s\n", loop_text(result).c_str());
-  EXPECT_FALSE(watchdog.fired()) << "no POLLHUP on every ring within the deadline";
+  EXPECT_FALSE(watchdog_fired) << "no POLLHUP on every ring within the deadline";
   EXPECT_EQ(result.status, core::LoopStatus::done);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
   std::set<std::uint32_t> pids;

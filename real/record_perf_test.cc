@@ -369,14 +369,3 @@ TEST(RecordWithPerf, KillDashNineWithoutHeaderRewritesIsRefusedByPerf) {
 
 }  // namespace
 }  // namespace ringsim::real
-
-int main(int argc, char** argv) {
-  if (ringsim::real::testing::run_workload_if_asked(argc, argv)) return 0;
-  ::testing::InitGoogleTest(&argc, argv);
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: record_perf_test RECORD_BINARY\n");
-    return 2;
-  }
-  ringsim::real::testing::set_record_path(argv[1]);
-  return RUN_ALL_TESTS();
-}
