@@ -29,19 +29,19 @@
 #include <span>
 
 #include "core/backend.h"
+#include "core/drops.h"
 #include "core/perf_abi.h"
 #include "core/ring_reader.h"
 #include "core/verify.h"
 
 namespace ringsim::core {
 
+// What the reader did. What it dropped (snapshot gaps) is in its Drops.
 struct AuxStats {
   std::uint64_t reads = 0;          // AUXTRACE records produced
   std::uint64_t bytes = 0;          // AUX data bytes taken
   std::uint64_t wrapped = 0;        // copies split at the end of the area
   std::uint64_t snapshots = 0;
-  std::uint64_t overwritten_bytes = 0;  // snapshot gaps
-  std::uint64_t corrupt = 0;
   std::uint64_t enable_failures = 0;
 
   void add(const AuxStats& o) {
@@ -49,8 +49,6 @@ struct AuxStats {
     bytes += o.bytes;
     wrapped += o.wrapped;
     snapshots += o.snapshots;
-    overwritten_bytes += o.overwritten_bytes;
-    corrupt += o.corrupt;
     enable_failures += o.enable_failures;
   }
 };
@@ -79,6 +77,8 @@ class AuxReader {
   // The destination a read needs: a header and the whole area.
   std::uint64_t record_bytes_max() const { return kAuxtraceHeaderBytes + size_bytes_; }
   const AuxStats& stats() const { return stats_; }
+  // Snapshot gaps (overwrite mode).
+  const Drops& drops() const { return drops_; }
 
   // Whether there is data the next read would take (non-overwrite).
   bool has_data() {
@@ -94,7 +94,6 @@ class AuxReader {
     const std::uint64_t head = mapping_.load_aux_head();  // (C')
     const std::uint64_t available = head - tail_;
     if (available > size_bytes_) {
-      stats_.corrupt++;
       result.status = ReadStatus::head_past_ring;
       return result;
     }
@@ -117,13 +116,12 @@ class AuxReader {
     const std::uint64_t head = mapping_.load_aux_head();  // (C')
     const std::uint64_t written = head - previous_head_;
     if (written > kNewBytesMax) {
-      stats_.corrupt++;
       result.status = ReadStatus::head_past_ring;
     } else if (written > 0) {
       const std::uint64_t begin = written > size_bytes_ ? head - size_bytes_ : previous_head_;
       if (begin != previous_head_) {
         result.gap = PositionRange{previous_head_, begin};
-        stats_.overwritten_bytes += result.gap.bytes();
+        drops_.add_bytes(DropCause::overwritten, result.gap.bytes());
       }
       result.record_bytes = emit(destination, begin, head - begin);
       result.status = ReadStatus::ready;
@@ -174,6 +172,7 @@ class AuxReader {
   std::uint64_t tail_ = 0;
   std::uint64_t previous_head_ = 0;
   AuxStats stats_;
+  Drops drops_;
 };
 
 }  // namespace ringsim::core

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <type_traits>
 
 namespace ringsim::core {
 
@@ -19,17 +20,23 @@ static_assert(kRecordHeaderBytes == 8);
 // perf_event_header.size is a u16: no record is larger than this.
 inline constexpr std::uint64_t kRecordBytesMax = 0xffff & ~(kRecordAlignBytes - 1);
 
-inline perf_event_header load_header(const std::byte* at) {
-  perf_event_header header;
-  std::memcpy(&header, at, sizeof header);
-  return header;
-}
-
-inline std::uint64_t load_u64(const std::byte* at) {
-  std::uint64_t value;
+// The one helper the production code reads integers and headers with: a
+// T at `at`, any alignment, in the machine's byte order (perf.data and the
+// rings use the recording machine's order; this project reads only its
+// own machine's).
+template <class T>
+inline T load(const std::byte* at) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  T value;
   std::memcpy(&value, at, sizeof value);
   return value;
 }
+
+inline perf_event_header load_header(const std::byte* at) { return load<perf_event_header>(at); }
+
+// Record types from 64 up are perf.data's own (written by a recorder, not
+// the kernel): they carry no sample_id trailer.
+inline constexpr std::uint32_t kRecordUserTypeFirst = 64;
 
 // PERF_RECORD_LOST: { header; u64 id; u64 lost; sample_id }.
 inline constexpr std::uint64_t kLostRecordLostOffset = kRecordHeaderBytes + 8;

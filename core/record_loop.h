@@ -28,6 +28,7 @@
 
 #include "core/aux_reader.h"
 #include "core/backend.h"
+#include "core/drops.h"
 #include "core/records.h"
 #include "core/ring_reader.h"
 #include "core/verify.h"
@@ -91,15 +92,21 @@ struct LoopResult {
   int error = 0;  // errno for sink_error / poll_error
   RingStats ring;
   AuxStats aux;
-  RecordCounts records;
+  RecordCounts records;  // committed to the sink
+  // What the consumer dropped (core/drops.h): data rings (overwritten gaps,
+  // corrupt rings, data abandoned at an early end) and AUX areas.
+  Drops drops;
+  Drops aux_drops;
   std::uint64_t rounds = 0;
   std::uint64_t poll_interrupted = 0;
   std::uint64_t poll_timeouts = 0;
   std::uint64_t hangups_with_data = 0;  // POLLHUP while the ring still had data
-  std::uint64_t mappings_corrupt = 0;
-  std::uint64_t corrupt_bytes = 0;    // dropped: after a corrupt header
-  std::uint64_t abandoned_bytes = 0;  // dropped: left in rings after a sink error
   std::uint64_t mappings_held = 0;    // not released: writes on them never completed
+
+  // Rings declared corrupt (each is one corrupt event, data ring or AUX).
+  std::uint64_t mappings_corrupt() const {
+    return drops[DropCause::corrupt].events + aux_drops[DropCause::corrupt].events;
+  }
 };
 
 // The AUX readers of a record loop: a vector for mapping types with an AUX
@@ -236,7 +243,7 @@ class RecordLoop {
         return 0;
       }
       if (status != ReadStatus::ready) {
-        mark_corrupt(i, PositionRange{reader.tail(), reader.tail()}, status);
+        mark_corrupt(i, PositionRange{reader.tail(), reader.tail()}, status, 0);
         return 0;
       }
       if (hung_up_with_data) {
@@ -251,7 +258,7 @@ class RecordLoop {
       if (status != ReadStatus::ready) {
         sink_.abandon(i);
         VERIFY(status != ReadStatus::empty);  // head never moves back
-        mark_corrupt(i, PositionRange{reader.tail(), reader.tail()}, status);
+        mark_corrupt(i, PositionRange{reader.tail(), reader.tail()}, status, 0);
         return 0;
       }
       reader.copy(chunk, buffer);
@@ -260,14 +267,13 @@ class RecordLoop {
       const WalkResult walk = walk_records(copied, counts);
       if (walk.error != RecordError::none) {
         const PositionRange bad{chunk.begin + walk.valid_bytes, chunk.end};
-        result_.corrupt_bytes += bad.bytes();
         if (walk.valid_bytes > 0) {
           const int rc = commit(i, walk.valid_bytes, counts);
           if (rc < 0) return rc;
         } else {
           sink_.abandon(i);
         }
-        mark_corrupt(i, bad, ReadStatus::record_corrupt);
+        mark_corrupt(i, bad, ReadStatus::record_corrupt, bad.bytes());
         return 0;
       }
       reader.consume(chunk.end);
@@ -304,7 +310,7 @@ class RecordLoop {
       }
       if (read.status != ReadStatus::ready) {
         sink_.abandon(i);
-        mark_corrupt(i, PositionRange{}, read.status);
+        mark_corrupt(i, PositionRange{}, read.status, 0, /*aux=*/true);
         return 0;
       }
       RecordCounts counts;
@@ -332,7 +338,7 @@ class RecordLoop {
     }
     if (snapshot.status != ReadStatus::ready) {
       sink_.abandon(i);
-      mark_corrupt(i, PositionRange{snapshot.corrupt_at, snapshot.corrupt_at}, snapshot.status);
+      mark_corrupt(i, PositionRange{snapshot.corrupt_at, snapshot.corrupt_at}, snapshot.status, 0);
       return 0;
     }
     RecordCounts counts;
@@ -341,8 +347,8 @@ class RecordLoop {
     // walk the same way, the ring changed under it (output was not paused).
     if (walk.error != RecordError::none || counts.records != snapshot.records) {
       sink_.abandon(i);
-      result_.corrupt_bytes += snapshot.bytes;
-      mark_corrupt(i, PositionRange{snapshot.head, snapshot.head + snapshot.bytes}, ReadStatus::snapshot_changed);
+      mark_corrupt(i, PositionRange{snapshot.head, snapshot.head + snapshot.bytes}, ReadStatus::snapshot_changed,
+                   snapshot.bytes);
       return 0;
     }
     return commit(i, snapshot.bytes, counts);
@@ -355,10 +361,13 @@ class RecordLoop {
     return sink_.commit(i, bytes, counts);
   }
 
-  void mark_corrupt(std::size_t i, PositionRange at, ReadStatus status) {
+  // Ring i is corrupt: nothing more is read from it. `bytes`: what is known
+  // to be lost with it (0 when the control page itself is bad).
+  void mark_corrupt(std::size_t i, PositionRange at, ReadStatus status, std::uint64_t bytes, bool aux = false) {
     VERIFY(status != ReadStatus::ready);
     VERIFY(status != ReadStatus::empty);
-    result_.mappings_corrupt++;
+    VERIFY(state_[i] != State::broken);
+    (aux ? result_.aux_drops : result_.drops).add_bytes(DropCause::corrupt, bytes);
     sink_.note_corrupt(i, at, status);
     state_[i] = State::broken;
   }
@@ -393,12 +402,7 @@ class RecordLoop {
     }
     for (std::size_t i = 0; i < state_.size(); i++) {
       if (state_[i] == State::released) continue;
-      if (state_[i] != State::broken && mode_ == RingMode::normal) {
-        PositionRange chunk;
-        if (readers_[i]->available(chunk) == ReadStatus::ready) {
-          result_.abandoned_bytes += chunk.bytes();
-        }
-      }
+      if (state_[i] != State::broken && mode_ == RingMode::normal) count_abandoned(*readers_[i]);
       // A write still in flight (the sink could not wait for it) keeps its
       // mapping: releasing it could free memory the write still reads.
       if (sink_.references(i) != 0) {
@@ -407,14 +411,29 @@ class RecordLoop {
       }
       release(i);
     }
-    for (const auto& reader : readers_) result_.ring.add(reader->stats());
+    for (const auto& reader : readers_) {
+      result_.ring.add(reader->stats());
+      result_.drops.add(reader->drops());
+    }
     if constexpr (AuxMapping<typename Session::Mapping>) {
       for (const auto& aux : aux_) {
-        if (aux) result_.aux.add(aux->stats());
+        if (!aux) continue;
+        result_.aux.add(aux->stats());
+        result_.aux_drops.add(aux->drops());
       }
     }
     VERIFY(released_ + result_.mappings_held == state_.size());
     VERIFY(result_.mappings_held == 0 || result_.status != LoopStatus::done);
+  }
+
+  // What an early end leaves in a (normal-mode) ring: walked by header.
+  void count_abandoned(RingReader<typename Session::Mapping>& reader) {
+    PositionRange chunk;
+    if (reader.available(chunk) != ReadStatus::ready) return;
+    RecordCounts counts;
+    const std::uint64_t walked = reader.count_records(chunk, counts);
+    counts.bytes += chunk.bytes() - walked;  // past a bad header: bytes only
+    result_.drops.add(DropCause::abandoned, counts);
   }
 
   Session& session_;

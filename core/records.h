@@ -72,7 +72,7 @@ WalkResult walk_records(std::span<const std::byte> chunk, RecordCounts& counts,
     // AUXTRACE: the header's size is the fixed part; the data follows.
     std::uint64_t length = header.size;
     if (header.type == kRecordAuxtrace && header.size == kAuxtraceHeaderBytes && left >= kAuxtraceHeaderBytes) {
-      const std::uint64_t data_bytes = load_u64(chunk.data() + offset + kRecordHeaderBytes);
+      const std::uint64_t data_bytes = load<std::uint64_t>(chunk.data() + offset + kRecordHeaderBytes);
       if (data_bytes % kRecordAlignBytes != 0 || data_bytes > left - kAuxtraceHeaderBytes) {
         result.error = RecordError::auxtrace_bad;
         result.bad_header = header;
@@ -105,7 +105,7 @@ WalkResult walk_records(std::span<const std::byte> chunk, RecordCounts& counts,
         break;
       case PERF_RECORD_LOST:
         counts.lost_records++;
-        counts.lost_sum += load_u64(record.data() + kLostRecordLostOffset);
+        counts.lost_sum += load<std::uint64_t>(record.data() + kLostRecordLostOffset);
         break;
       case PERF_RECORD_AUX:
         counts.aux_records++;

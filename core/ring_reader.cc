@@ -2,14 +2,6 @@
 
 namespace ringsim::core {
 
-const char* to_string(RingMode mode) {
-  switch (mode) {
-    case RingMode::normal: return "normal";
-    case RingMode::backward: return "backward";
-  }
-  return "unknown";
-}
-
 const char* to_string(ReadStatus status) {
   switch (status) {
     case ReadStatus::empty: return "empty";
@@ -28,9 +20,6 @@ void RingStats::add(const RingStats& other) {
   bytes_read += other.bytes_read;
   wrapped_chunks += other.wrapped_chunks;
   snapshots += other.snapshots;
-  fell_behind += other.fell_behind;
-  overwritten_bytes += other.overwritten_bytes;
-  corrupt += other.corrupt;
   resume_failed += other.resume_failed;
 }
 

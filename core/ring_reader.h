@@ -33,14 +33,13 @@
 #include <vector>
 
 #include "core/backend.h"
+#include "core/drops.h"
 #include "core/perf_abi.h"
 #include "core/records.h"
+#include "core/ring_mode.h"
 #include "core/verify.h"
 
 namespace ringsim::core {
-
-enum class RingMode : std::uint8_t { normal, backward };
-const char* to_string(RingMode mode);
 
 // A range of ring positions, begin inclusive, end exclusive, in modular
 // u64 arithmetic (end - begin is the length).
@@ -63,15 +62,13 @@ enum class ReadStatus : std::uint8_t {
 };
 const char* to_string(ReadStatus status);
 
-// Counted by cause; the record loop adds them up per run.
+// What the reader did; the record loop adds them up per run. What it
+// dropped is in its Drops (overwritten gaps), not here.
 struct RingStats {
   std::uint64_t chunks = 0;
   std::uint64_t bytes_read = 0;
   std::uint64_t wrapped_chunks = 0;     // copies split at the end of the area
   std::uint64_t snapshots = 0;
-  std::uint64_t fell_behind = 0;        // snapshots that found a gap
-  std::uint64_t overwritten_bytes = 0;  // bytes in those gaps
-  std::uint64_t corrupt = 0;            // control page or header errors
   std::uint64_t resume_failed = 0;      // PAUSE_OUTPUT(0) failed
 
   void add(const RingStats& other);
@@ -108,21 +105,17 @@ class RingReader {
   std::uint64_t size_bytes() const { return size_bytes_; }
   std::uint64_t tail() const { return tail_; }
   const RingStats& stats() const { return stats_; }
+  // Overwritten gaps (backward mode).
+  const Drops& drops() const { return drops_; }
 
   // Normal mode, steps 1-2: the ready chunk [tail, head).
   ReadStatus available(PositionRange& chunk) {
     VERIFY(mode_ == RingMode::normal);
     const std::uint64_t head = mapping_.load_head();  // (C)
-    if (head % kRecordAlignBytes != 0) {
-      stats_.corrupt++;
-      return ReadStatus::head_unaligned;
-    }
+    if (head % kRecordAlignBytes != 0) return ReadStatus::head_unaligned;
     const std::uint64_t ready_bytes = head - tail_;
     if (ready_bytes == 0) return ReadStatus::empty;
-    if (ready_bytes > size_bytes_) {
-      stats_.corrupt++;
-      return ReadStatus::head_past_ring;
-    }
+    if (ready_bytes > size_bytes_) return ReadStatus::head_past_ring;
     chunk = PositionRange{tail_, head};
     return ReadStatus::ready;
   }
@@ -147,6 +140,37 @@ class RingReader {
     mapping_.store_tail(tail_);  // (D)
   }
 
+  // Normal mode: what `range` (starting at the tail) holds, walked by
+  // header without copying the bodies (for counting what is left behind).
+  // Stops at the first header that is not a valid record; returns the
+  // bytes walked.
+  std::uint64_t count_records(const PositionRange& range, RecordCounts& counts) {
+    VERIFY(mode_ == RingMode::normal);
+    VERIFY(range.bytes() <= size_bytes_);
+    std::uint64_t walked = 0;
+    const std::uint64_t steps_max = range.bytes() / kRecordHeaderBytes;
+    for (std::uint64_t step = 0; step < steps_max && walked < range.bytes(); step++) {
+      std::byte raw[kRecordHeaderBytes];
+      mapping_.copy_out(range.begin + walked, std::span<std::byte>(raw, sizeof raw));
+      const perf_event_header header = load_header(raw);
+      const bool valid = header.size >= kRecordHeaderBytes && header.size % kRecordAlignBytes == 0 &&
+                         header.size <= range.bytes() - walked;
+      if (!valid) break;
+      counts.records++;
+      counts.bytes += header.size;
+      if (header.type == PERF_RECORD_SAMPLE) counts.samples++;
+      if (header.type == PERF_RECORD_LOST && header.size >= kLostRecordBytesMin) {
+        std::byte lost[8];
+        copy_range(range.begin + walked + kLostRecordLostOffset, sizeof lost, lost);
+        counts.lost_records++;
+        counts.lost_sum += load<std::uint64_t>(lost);
+      }
+      walked += header.size;
+    }
+    VERIFY(walked <= range.bytes());
+    return walked;
+  }
+
   // Backward mode: copies the records written since the previous snapshot,
   // oldest first, into destination (at least size_bytes() long). Pauses and
   // resumes output around the walk unless the caller has paused already.
@@ -157,14 +181,12 @@ class RingReader {
     stats_.snapshots++;
     const int pause_rc = mapping_.pause_output(true);
     if (pause_rc != 0) {
-      stats_.corrupt++;
       result.status = ReadStatus::pause_failed;
       return result;
     }
     const std::uint64_t head = mapping_.load_head();  // (C)
     result.head = head;
     if (head % kRecordAlignBytes != 0) {
-      stats_.corrupt++;
       result.status = ReadStatus::head_unaligned;
     } else {
       walk_and_copy(head, destination, result);
@@ -195,7 +217,6 @@ class RingReader {
     // down, so a head above the previous one is corrupt.
     const std::uint64_t new_bytes = previous_head_ - head;
     if (new_bytes > kNewBytesMax) {
-      stats_.corrupt++;
       result.status = ReadStatus::head_past_ring;
       return;
     }
@@ -221,7 +242,6 @@ class RingReader {
                            header.size % kRecordAlignBytes != 0 ||
                            walked + header.size > new_bytes;
       if (invalid) {
-        stats_.corrupt++;
         result.status = ReadStatus::record_corrupt;
         result.corrupt_at = position;
         return;
@@ -239,8 +259,7 @@ class RingReader {
       // snapshot were overwritten before anyone read them.
       result.gap = PositionRange{position, previous_head_};
       VERIFY(result.gap.bytes() > 0);
-      stats_.fell_behind++;
-      stats_.overwritten_bytes += result.gap.bytes();
+      drops_.add_bytes(DropCause::overwritten, result.gap.bytes());
     }
     // Step 3: oldest first.
     std::uint64_t out = 0;
@@ -273,6 +292,7 @@ class RingReader {
   std::uint64_t previous_head_ = 0;  // backward mode: newest record already read
   std::vector<std::uint64_t> walk_positions_;
   RingStats stats_;
+  Drops drops_;
 };
 
 }  // namespace ringsim::core

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "core/backend.h"
+#include "core/drops.h"
 #include "core/perf_data.h"
 #include "core/records.h"
 #include "core/ring_reader.h"
@@ -83,12 +84,10 @@ struct WriterStats {
   std::uint64_t waits_for_cblock = 0;
   std::uint64_t in_flight_max = 0;
   std::uint64_t rounds_marked = 0;
-  std::uint64_t gaps = 0;                 // overwrite gaps the loop reported
-  std::uint64_t overwritten_bytes = 0;
-  std::uint64_t corrupt_rings = 0;
-  RecordCounts records;                   // committed
-  RecordCounts records_lost_to_error;     // committed, then cut off by a hard error
-  std::uint64_t bytes_lost_to_error = 0;
+  RecordCounts records;                   // committed (and appended)
+  // Committed, then cut off by a hard error (DropCause::output_error, one
+  // event per file cut): records - drops[output_error] reached the file.
+  Drops drops;
   int error = 0;                          // the first hard error (errno), 0 if none
   std::string error_context;              // what was being done
 };
@@ -181,11 +180,10 @@ class TraceWriter {
 
   void abandon(std::size_t mapping) { filling_cblock(mapping).state = State::free; }
 
-  void note_gap(std::size_t, PositionRange gap, std::uint64_t) {
-    stats_.gaps++;
-    stats_.overwritten_bytes += gap.bytes();
-  }
-  void note_corrupt(std::size_t, PositionRange, ReadStatus) { stats_.corrupt_rings++; }
+  // The record loop counts gaps and corrupt rings (LoopResult::drops); a
+  // file has no place for them: perf's readers see gaps as missing records.
+  void note_gap(std::size_t, PositionRange, std::uint64_t) {}
+  void note_corrupt(std::size_t, PositionRange, ReadStatus) {}
 
   std::uint32_t references(std::size_t mapping) const {
     VERIFY(mapping < references_.size());
@@ -512,10 +510,14 @@ class TraceWriter {
     std::uint64_t valid_end = next_offset_;
     if (!chunks_.empty()) {
       valid_end = chunks_.front().offset;
+      RecordCounts cut;
       for (const Chunk& c : chunks_) {
-        stats_.records_lost_to_error.add(c.counts);
-        stats_.bytes_lost_to_error += c.bytes;
+        VERIFY(c.counts.bytes == 0 || c.counts.bytes == c.bytes);
+        RecordCounts counts = c.counts;
+        counts.bytes = c.bytes;  // markers carry no counts, only bytes
+        cut.add(counts);
       }
+      stats_.drops.add(DropCause::output_error, cut);
       first_chunk_id_ += chunks_.size();
       chunks_.clear();
     }

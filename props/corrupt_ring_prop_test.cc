@@ -85,7 +85,7 @@ RC_GTEST_PROP(CorruptRing, ReportedNeverLoopsNeverOverruns, ()) {
   core::RecordLoop<sim::DirectSession, VectorSink> loop(session, sink, core::RingMode::normal, options);
   const core::LoopResult result = loop.run();
   RC_ASSERT(result.status == core::LoopStatus::done);
-  RC_ASSERT(result.mappings_corrupt == 1u);
+  RC_ASSERT(result.mappings_corrupt() == 1u);
   RC_ASSERT(sink.corrupt[0]);
   RC_ASSERT(!sink.corrupt[1]);
   // The valid prefix of ring 0 and all of ring 1 were delivered.

@@ -285,11 +285,11 @@ std::string loop_text(const core::LoopResult& r) {
                 static_cast<unsigned long long>(r.poll_timeouts), static_cast<unsigned long long>(r.ring.chunks),
                 static_cast<unsigned long long>(r.ring.wrapped_chunks),
                 static_cast<unsigned long long>(r.ring.bytes_read), static_cast<unsigned long long>(r.ring.snapshots),
-                static_cast<unsigned long long>(r.ring.fell_behind),
-                static_cast<unsigned long long>(r.ring.overwritten_bytes),
-                static_cast<unsigned long long>(r.mappings_corrupt),
+                static_cast<unsigned long long>(r.drops[core::DropCause::overwritten].events),
+                static_cast<unsigned long long>(r.drops[core::DropCause::overwritten].records.bytes),
+                static_cast<unsigned long long>(r.mappings_corrupt()),
                 static_cast<unsigned long long>(r.hangups_with_data),
-                static_cast<unsigned long long>(r.abandoned_bytes));
+                static_cast<unsigned long long>(r.drops[core::DropCause::abandoned].records.bytes));
   return text;
 }
 
@@ -400,7 +400,7 @@ TEST(RealBackend, CpuClockOnEveryCpuIsReadWholeAndInTimeOrder) {
 
   std::printf("loop: %s\n", loop_text(result).c_str());
   EXPECT_EQ(result.status, core::LoopStatus::stopped);
-  EXPECT_EQ(result.mappings_corrupt, 0u);
+  EXPECT_EQ(result.mappings_corrupt(), 0u);
   EXPECT_EQ(reached.load(), cpus.size()) << "some CPU's ring did not deliver " << kSamplesPerCpu << " samples";
   EXPECT_EQ(session->disable_failures(), 0u) << session->last_disable_error().message;
   core::RecordCounts sink_total;
@@ -463,7 +463,7 @@ TEST(RealBackend, TinyRingNotReadReportsLostRecords) {
   EXPECT_EQ(result.records.lost_records, summary.lost_records);
   EXPECT_EQ(result.records.lost_sum, summary.lost_sum);
   EXPECT_TRUE(summary.problems.empty()) << summary.text();
-  EXPECT_EQ(result.mappings_corrupt, 0u) << corruptions_text(out);
+  EXPECT_EQ(result.mappings_corrupt(), 0u) << corruptions_text(out);
 }
 
 // --- (c) overwrite mode: write_backward, read-only, snapshots ---------------
@@ -531,7 +531,7 @@ TEST(RealBackend, OverwriteSnapshotsAreWholeAndInTimeOrder) {
   EXPECT_EQ(result.status, core::LoopStatus::stopped);
   EXPECT_EQ(committed, kSnapshots) << "a snapshot request produced no snapshot within the deadline";
   EXPECT_GE(result.ring.snapshots, static_cast<std::uint64_t>(kSnapshots));
-  EXPECT_EQ(result.mappings_corrupt, 0u) << corruptions_text(out);
+  EXPECT_EQ(result.mappings_corrupt(), 0u) << corruptions_text(out);
   // Every record whole, and the samples in time order: each snapshot walks
   // newest first from head and must be delivered oldest first; successive
   // snapshots must hold successively newer records.
@@ -541,8 +541,8 @@ TEST(RealBackend, OverwriteSnapshotsAreWholeAndInTimeOrder) {
   EXPECT_EQ(result.records.records, summary.records);
   // Each gap: on record boundaries, starting within one area of the head
   // its snapshot walked from.
-  EXPECT_GE(result.ring.fell_behind, static_cast<std::uint64_t>(kBehind));
-  EXPECT_EQ(out.gaps.size(), result.ring.fell_behind);
+  EXPECT_GE(result.drops[core::DropCause::overwritten].events, static_cast<std::uint64_t>(kBehind));
+  EXPECT_EQ(out.gaps.size(), result.drops[core::DropCause::overwritten].events);
   for (const MemorySink::Gap& gap : out.gaps) {
     EXPECT_EQ(gap.range.begin % 8, 0u);
     EXPECT_EQ(gap.range.end % 8, 0u);
@@ -635,7 +635,7 @@ TEST(RealBackend, HangupWhenTheTaskExitsDrainsAndReleases) {
   EXPECT_FALSE(watchdog_fired) << "no POLLHUP within the deadline after the child exited";
   EXPECT_EQ(result.status, core::LoopStatus::done);
   EXPECT_TRUE(session->released(0));
-  EXPECT_EQ(result.abandoned_bytes, 0u);
+  EXPECT_EQ(result.drops[core::DropCause::abandoned].records.bytes, 0u);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
   EXPECT_GT(summary.samples, 0u) << "the child burnt 40 ms of CPU with a 1 ms task-clock period";
   EXPECT_TRUE(summary.problems.empty()) << summary.text();

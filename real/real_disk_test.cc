@@ -252,7 +252,7 @@ TEST(RealDiskFull, TraceWriterKeepsAValidPrefix) {
     ASSERT_TRUE(problem.empty()) << problem;
     model::LossStats loss;
     EXPECT_EQ(model::loss_stats(file, loss), "");
-    EXPECT_EQ(loss.samples, stats.records.samples - stats.records_lost_to_error.samples);
+    EXPECT_EQ(loss.samples, stats.records.samples - stats.drops[core::DropCause::output_error].records.samples);
     EXPECT_GT(loss.samples, 0u);
     EXPECT_EQ(file.data_offset + file.data_size, file.file_size) << "the file is cut at its valid prefix";
   }

@@ -543,9 +543,10 @@ int record(const RecordOptions& o) {
   // Summary.
   const std::vector<std::string>& paths = disk.paths();
   const FileStats back = read_back(paths);
-  const std::uint64_t samples = ws.records.samples - ws.records_lost_to_error.samples;
-  const std::uint64_t lost_sum = ws.records.lost_sum - ws.records_lost_to_error.lost_sum;
-  const std::uint64_t lost_records = ws.records.lost_records - ws.records_lost_to_error.lost_records;
+  const core::RecordCounts& cut = ws.drops[core::DropCause::output_error].records;
+  const std::uint64_t samples = ws.records.samples - cut.samples;
+  const std::uint64_t lost_sum = ws.records.lost_sum - cut.lost_sum;
+  const std::uint64_t lost_records = ws.records.lost_records - cut.lost_records;
   std::string files;
   for (const std::string& p : paths) files += (files.empty() ? "" : ", ") + p;
   if (has_command && command.exited()) {
@@ -570,9 +571,9 @@ int record(const RecordOptions& o) {
                 static_cast<unsigned long long>(back.loss.lost_sum));
   print_line(metric);
   if (!back.problem.empty()) print_line("warning: reading the output back: " + back.problem);
-  if (ws.bytes_lost_to_error > 0) {
-    print_line("cut off by the output error: " + std::to_string(ws.records_lost_to_error.samples) + " samples, " +
-               std::to_string(ws.bytes_lost_to_error) + " bytes");
+  if (cut.bytes > 0) {
+    print_line("cut off by the output error: " + std::to_string(cut.samples) + " samples, " +
+               std::to_string(cut.bytes) + " bytes");
   }
   print_line(std::string("writer: ") + core::to_string(wo.mode) +
              (wo.mode == core::WriteMode::aio ? " (" + std::to_string(wo.cblocks) + " control block(s) per ring)" : "") +
@@ -590,8 +591,9 @@ int record(const RecordOptions& o) {
                ", poll timeouts " + std::to_string(r.poll_timeouts) + ", interrupted " +
                std::to_string(r.poll_interrupted) + ", chunks " + std::to_string(r.ring.chunks) + " (wrapped " +
                std::to_string(r.ring.wrapped_chunks) + "), snapshots " + std::to_string(r.ring.snapshots) +
-               ", overwritten " + std::to_string(r.ring.overwritten_bytes) + " bytes, corrupt rings " +
-               std::to_string(r.mappings_corrupt) + ", abandoned " + std::to_string(r.abandoned_bytes) + " bytes");
+               ", overwritten " + std::to_string(r.drops[core::DropCause::overwritten].records.bytes) +
+               " bytes, corrupt rings " + std::to_string(r.mappings_corrupt()) + ", abandoned " +
+               std::to_string(r.drops[core::DropCause::abandoned].records.bytes) + " bytes");
   }
   if (o.switch_output_bytes > 0) {
     print_line("rotation: " + std::to_string(sink.counters().files_synthesized) + " new file(s), " +

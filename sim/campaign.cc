@@ -169,7 +169,7 @@ void add_run(Totals& t, const RunResult& r) {
   t.sync_fallbacks += r.writer.eagain_sync_fallbacks;
   t.eintr_retries += r.writer.eintr_retries;
   if (r.writer.error != 0) t.hard_error_runs++;
-  t.records_lost_to_error += r.writer.records_lost_to_error.records;
+  t.records_lost_to_error += r.writer.drops[core::DropCause::output_error].records.records;
   const DiskStats& d = r.disk;
   t.disk.writes += d.writes;
   t.disk.bytes += d.bytes;

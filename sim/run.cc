@@ -331,9 +331,9 @@ RunResult run_simulation(const RunConfig& config, DecisionSource& decisions, std
     result.samples_attempted += cpu.samples_attempted;
     result.bytes_written += cpu.bytes.size();
   }
-  result.probes.hit(Probe::reader_fell_behind, result.loop.ring.fell_behind);
+  result.probes.hit(Probe::reader_fell_behind, result.loop.drops[core::DropCause::overwritten].events);
   result.probes.hit(Probe::chunk_wrapped, result.loop.ring.wrapped_chunks);
-  result.probes.hit(Probe::aux_overwritten, result.loop.aux.overwritten_bytes > 0 ? 1 : 0);
+  result.probes.hit(Probe::aux_overwritten, result.loop.aux_drops[core::DropCause::overwritten].records.bytes > 0 ? 1 : 0);
   result.probes.hit(Probe::aux_wrapped, result.loop.aux.wrapped);
   result.probes.hit(Probe::writer_short_restart, result.writer.short_writes_restarted);
   result.probes.hit(Probe::writer_eagain_retry, result.writer.eagain_retries);
@@ -382,16 +382,16 @@ RunResult run_simulation(const RunConfig& config, DecisionSource& decisions, std
     if (!status_ok) {
       problem = std::string("the record loop ended with '") + core::to_string(loop.status) + "'" +
                 (result.writer.error ? " (writer: " + result.writer.error_context + ")" : "");
-    } else if (loop.mappings_corrupt > 0) {
-      problem = std::to_string(loop.mappings_corrupt) + " rings declared corrupt";
+    } else if (loop.mappings_corrupt() > 0) {
+      problem = std::to_string(loop.mappings_corrupt()) + " rings declared corrupt";
       for (std::size_t cpu = 0; cpu < result.output.cpus.size(); cpu++) {
         if (result.output.cpus[cpu].corrupt) {
           problem += "; cpu " + std::to_string(cpu) + ": " + result.output.cpus[cpu].corrupt_reason;
           break;
         }
       }
-    } else if (loop.abandoned_bytes > 0 && !cut_short) {
-      problem = std::to_string(loop.abandoned_bytes) + " bytes left in rings at the end";
+    } else if (loop.drops[core::DropCause::abandoned].records.bytes > 0 && !cut_short) {
+      problem = std::to_string(loop.drops[core::DropCause::abandoned].records.bytes) + " bytes left in rings at the end";
     }
     if (!problem.empty()) result.violations.push_back(model::Violation{kCleanFinish, problem});
     if (loop.status == core::LoopStatus::done) {

@@ -166,8 +166,9 @@ TEST(TraceWriter, HardErrorIsReportedOnceAndNeverResubmitted) {
   EXPECT_EQ(w.finish(), -ENOSPC);
   // The file holds a and nothing after the hole: c was written but is cut.
   EXPECT_EQ(records_in(disk, 0), a);
-  EXPECT_EQ(w.stats().records_lost_to_error.samples, 2u);
-  EXPECT_EQ(w.stats().bytes_lost_to_error, b.size() + c.size());
+  EXPECT_EQ(w.stats().drops[core::DropCause::output_error].records.samples, 2u);
+  EXPECT_EQ(w.stats().drops[core::DropCause::output_error].records.bytes, b.size() + c.size());
+  EXPECT_EQ(w.stats().drops[core::DropCause::output_error].events, 1u);
   EXPECT_EQ(disk.truncated_to, disk.files[0].size());
 }
 
