@@ -6,29 +6,10 @@
 #include <unordered_map>
 
 #include "model/aux_content.h"
+#include "model/records.h"
 
 namespace ringsim::model {
 namespace {
-
-constexpr std::uint32_t kTypeLost = 2;  // PERF_RECORD_LOST
-constexpr std::uint64_t kHeaderBytes = 8;
-constexpr std::uint64_t kLostFieldOffset = 16;
-
-std::uint32_t read_u32(const std::byte* at) {
-  std::uint32_t v;
-  std::memcpy(&v, at, sizeof v);
-  return v;
-}
-std::uint16_t read_u16(const std::byte* at) {
-  std::uint16_t v;
-  std::memcpy(&v, at, sizeof v);
-  return v;
-}
-std::uint64_t read_u64(const std::byte* at) {
-  std::uint64_t v;
-  std::memcpy(&v, at, sizeof v);
-  return v;
-}
 
 std::string describe(const WrittenRecord& r) {
   std::ostringstream s;
@@ -103,14 +84,9 @@ struct CpuChecker {
     return covered;
   }
 
-  void check_aux() {
-    const AuxLog& a = cpu_log.aux;
-    if (!a.present) {
-      if (!out.aux.empty()) violate(kAuxDelivery, "AUX data delivered for a CPU without an AUX area");
-      return;
-    }
-    constexpr std::uint64_t kTruncated = 0x1, kOverwrite = 0x2;
-    // The PMU's own accounting.
+  // The PMU's own accounting: reported sizes add up to aux_head, and
+  // written + truncated = attempted.
+  void check_aux_accounting(const AuxLog& a) {
     std::uint64_t reported = 0;
     for (const AuxEnd& e : a.ends) reported += e.size;
     if (reported != a.head) {
@@ -123,53 +99,92 @@ struct CpuChecker {
     }
     report.aux_written += a.head;
     report.aux_truncated += a.truncated_bytes;
-    // Wakeups, replayed from the rules.
+  }
+
+  // One end's wakeup bookkeeping, replayed from the rules; `wakeup` is the
+  // rules' aux_wakeup before it. Returns whether the rules say it woke, or
+  // false after a violation that makes the rest meaningless (`stop`).
+  bool expected_wakeup(const AuxLog& a, const AuxEnd& e, std::uint64_t& wakeup, bool& stop) {
+    constexpr std::uint64_t kTruncated = 0x1, kOverwrite = 0x2;
+    bool expected = (e.flags & kTruncated) != 0;
+    if (a.overwrite) {
+      if ((e.flags & kOverwrite) == 0) violate(kAuxWakeup, "a snapshot-mode AUX record without OVERWRITE");
+      if (e.wakeup_after != 0) violate(kAuxWakeup, "overwrite mode kept wakeup bookkeeping");
+      return expected;
+    }
+    if (a.watermark_bytes == 0) {
+      violate(kAuxWakeup, "non-overwrite AUX with a zero watermark");
+      stop = true;
+      return false;
+    }
+    if (e.head_after - wakeup >= a.watermark_bytes) {
+      expected = true;
+      wakeup = e.head_after - e.head_after % a.watermark_bytes;
+    }
+    if (e.wakeup_after != wakeup) {
+      violate(kAuxWakeup, "after the AUX end at head " + std::to_string(e.head_after) + " aux_wakeup is " +
+                              std::to_string(e.wakeup_after) + ", the rules give " + std::to_string(wakeup));
+    }
+    if (e.head_after - e.wakeup_after >= a.watermark_bytes) {
+      violate(kAuxWakeup, "aux_wakeup " + std::to_string(e.wakeup_after) +
+                              " is behind the last watermark boundary below aux_head " + std::to_string(e.head_after));
+    }
+    return expected;
+  }
+
+  // aux_wakeup and aux_truncation, from the PMU's log.
+  void check_aux_wakeups(const AuxLog& a) {
+    constexpr std::uint64_t kTruncated = 0x1;
     std::uint64_t wakeup = 0;
     for (std::size_t k = 0; k < a.ends.size(); k++) {
       const AuxEnd& e = a.ends[k];
-      const bool truncated = (e.flags & kTruncated) != 0;
-      bool expected = truncated;
-      if (a.overwrite) {
-        if ((e.flags & kOverwrite) == 0) violate(kAuxWakeup, "a snapshot-mode AUX record without OVERWRITE");
-        if (e.wakeup_after != 0) violate(kAuxWakeup, "overwrite mode kept wakeup bookkeeping");
-      } else {
-        if (a.watermark_bytes == 0) {
-          violate(kAuxWakeup, "non-overwrite AUX with a zero watermark");
-          return;
-        }
-        if (e.head_after - wakeup >= a.watermark_bytes) {
-          expected = true;
-          wakeup = e.head_after - e.head_after % a.watermark_bytes;
-        }
-        if (e.wakeup_after != wakeup) {
-          violate(kAuxWakeup, "after the AUX end at head " + std::to_string(e.head_after) + " aux_wakeup is " +
-                                  std::to_string(e.wakeup_after) + ", the rules give " + std::to_string(wakeup));
-        }
-        if (e.head_after - e.wakeup_after >= a.watermark_bytes) {
-          violate(kAuxWakeup, "aux_wakeup " + std::to_string(e.wakeup_after) +
-                                  " is behind the last watermark boundary below aux_head " +
-                                  std::to_string(e.head_after));
-        }
-      }
+      bool stop = false;
+      const bool expected = expected_wakeup(a, e, wakeup, stop);
+      if (stop) return;
       if (e.woke != expected) {
         violate(kAuxWakeup, std::string("the AUX end at head ") + std::to_string(e.head_after) +
                                 (e.woke ? " woke the consumer, the rules say it should not"
                                         : " did not wake the consumer, the rules say it should"));
       }
-      if (truncated && k + 1 != a.ends.size()) {
+      if ((e.flags & kTruncated) != 0 && k + 1 != a.ends.size()) {
         violate(kAuxTruncation, "an AUX record after a TRUNCATED one: the event was not disabled");
       }
     }
-    const bool any_truncated_record =
-        !a.ends.empty() && (a.ends.back().flags & kTruncated) != 0;
+    const bool any_truncated_record = !a.ends.empty() && (a.ends.back().flags & kTruncated) != 0;
     if (a.truncated_bytes > 0 && !any_truncated_record && a.full_disables == 0) {
       violate(kAuxTruncation, std::to_string(a.truncated_bytes) +
                                   " AUX bytes truncated without a TRUNCATED record or a full-area disable");
     }
-    // Delivery.
-    std::uint64_t expected_offset = 0;
-    std::uint64_t delivered = 0;
-    std::uint64_t overwritten = 0;
+  }
+
+  // One delivered AUXTRACE chunk against the bytes the PMU wrote. Returns
+  // the real (not padding) bytes it holds, or false on a violation.
+  bool check_aux_chunk(const AuxLog& a, const AuxChunk& chunk, std::uint64_t& real) {
+    real = std::min<std::uint64_t>(chunk.data.size(), a.head > chunk.offset ? a.head - chunk.offset : 0);
+    std::uint64_t word_index = UINT64_MAX, word = 0;
+    for (std::uint64_t i = 0; i < chunk.data.size(); i++) {
+      const std::uint64_t p = chunk.offset + i;
+      if (i < real && (p >> 3) != word_index) {
+        word_index = p >> 3;
+        word = aux_word(log.seed, static_cast<std::uint32_t>(cpu), word_index);
+      }
+      const std::byte want = i < real ? static_cast<std::byte>(word >> (8 * (p & 7))) : std::byte{0};
+      if (chunk.data[i] != want) {
+        violate(kAuxDelivery, "AUX byte at position " + std::to_string(p) + " differs from what the PMU wrote");
+        return false;
+      }
+    }
+    if (real < chunk.data.size() && real % 8 == 0 && chunk.data.size() - real >= 8) {
+      violate(kAuxDelivery, "an AUXTRACE record reaches past the AUX data written");
+      return false;
+    }
+    return true;
+  }
+
+  // aux_delivery: each byte once, in order; snapshot gaps only before a
+  // whole-area snapshot; delivered + overwritten = written.
+  void check_aux_delivery(const AuxLog& a) {
+    std::uint64_t expected_offset = 0, delivered = 0, overwritten = 0;
     for (const AuxChunk& chunk : out.aux) {
       if (chunk.data.size() % 8 != 0) {
         violate(kAuxDelivery, "an AUXTRACE record with " + std::to_string(chunk.data.size()) + " bytes of data");
@@ -185,27 +200,10 @@ struct CpuChecker {
         }
         overwritten += chunk.offset - expected_offset;
       }
-      // Bytes past the final head can only be padding.
-      const std::uint64_t real = std::min<std::uint64_t>(chunk.data.size(), a.head > chunk.offset ? a.head - chunk.offset : 0);
-      std::uint64_t word_index = UINT64_MAX, word = 0;
-      for (std::uint64_t i = 0; i < chunk.data.size(); i++) {
-        const std::uint64_t p = chunk.offset + i;
-        if (i < real && (p >> 3) != word_index) {
-          word_index = p >> 3;
-          word = aux_word(log.seed, static_cast<std::uint32_t>(cpu), word_index);
-        }
-        const std::byte want = i < real ? static_cast<std::byte>(word >> (8 * (p & 7))) : std::byte{0};
-        if (chunk.data[i] != want) {
-          violate(kAuxDelivery, "AUX byte at position " + std::to_string(chunk.offset + i) + " differs from what the PMU wrote");
-          return;
-        }
-      }
+      std::uint64_t real = 0;
+      if (!check_aux_chunk(a, chunk, real)) return;
       delivered += real;
       expected_offset = chunk.offset + real;
-      if (real < chunk.data.size() && real % 8 == 0 && chunk.data.size() - real >= 8) {
-        violate(kAuxDelivery, "an AUXTRACE record reaches past the AUX data written");
-        return;
-      }
     }
     report.aux_delivered += delivered;
     report.aux_overwritten += overwritten;
@@ -216,18 +214,20 @@ struct CpuChecker {
     }
   }
 
-  void run() {
-    check_aux();
-    report.records_written += cpu_log.written.size();
-    report.dropped += cpu_log.dropped();
-    if (cpu_log.lost_reported + cpu_log.dropped_unreported != cpu_log.dropped()) {
-      violate(kLostAccounting, "the kernel dropped " + std::to_string(cpu_log.dropped()) +
-                                   " records but its LOST records report " +
-                                   std::to_string(cpu_log.lost_reported) + " (and " +
-                                   std::to_string(cpu_log.dropped_unreported) +
-                                   " were never reported: pending at disable or cancel)");
+  void check_aux() {
+    const AuxLog& a = cpu_log.aux;
+    if (!a.present) {
+      if (!out.aux.empty()) violate(kAuxDelivery, "AUX data delivered for a CPU without an AUX area");
+      return;
     }
-    std::uint64_t lost_in_gaps = 0;
+    check_aux_accounting(a);
+    check_aux_wakeups(a);
+    check_aux_delivery(a);
+  }
+
+  // The records a correct consumer delivers, in order: every written
+  // record not inside a reported gap.
+  std::vector<std::size_t> expected_records(std::uint64_t& lost_in_gaps) {
     const std::vector<bool> covered = covered_by_gaps(lost_in_gaps);
     std::vector<std::size_t> expected;
     expected.reserve(cpu_log.written.size());
@@ -235,65 +235,71 @@ struct CpuChecker {
       if (!covered[i]) expected.push_back(i);
     }
     report.records_expected += expected.size();
+    return expected;
+  }
 
-    // Walk the delivered records against the expected ones.
-    const std::byte* data = out.bytes.data();
-    const std::uint64_t size = out.bytes.size();
-    std::uint64_t offset = 0;
+  // Compares delivered record k with the expected one; false on a
+  // violation (the comparison stops there).
+  bool matches(const PerfRecord& r, std::size_t k, const std::vector<std::size_t>& expected) {
+    if (k >= expected.size()) {
+      violate(kExactlyOnce, "delivered record " + std::to_string(k) + " (type " + std::to_string(r.type) + " size " +
+                                std::to_string(r.size) + ") is one more than the kernel wrote (duplicate or invented)");
+      return false;
+    }
+    const WrittenRecord& want = cpu_log.written[expected[k]];
+    const bool same_size = want.size == r.size;
+    if (same_size && std::memcmp(cpu_log.bytes.data() + want.offset, r.bytes.data(), r.size) == 0) return true;
+    const bool same_header =
+        same_size && std::memcmp(cpu_log.bytes.data() + want.offset, r.bytes.data(), kHeaderBytes) == 0;
+    const char* property = (log.mode == Mode::backward && same_header) ? kNoTornRecords : kExactlyOnce;
+    violate(property, "delivered record " + std::to_string(k) + " (type " + std::to_string(r.type) + " size " +
+                          std::to_string(r.size) + ") differs from the expected " + describe(want) +
+                          (same_header ? " (same header, different bytes)" : ""));
+    return false;
+  }
+
+  // exactly_once / no_torn_records: the delivered records against the
+  // expected ones. Returns the sum of the delivered LOST records' counts.
+  std::uint64_t check_delivery(const std::vector<std::size_t>& expected) {
     std::size_t k = 0;
     std::uint64_t lost_delivered = 0;
     bool order_ok = true;
-    for (std::uint64_t steps = 0; steps <= size / kHeaderBytes && offset < size; steps++) {
-      if (size - offset < kHeaderBytes) {
-        violate(kExactlyOnce, "delivered bytes end in a partial header at offset " + std::to_string(offset));
-        order_ok = false;
-        break;
-      }
-      const std::uint32_t type = read_u32(data + offset);
-      const std::uint16_t record_size = read_u16(data + offset + 6);
-      if (record_size < kHeaderBytes || record_size % 8 != 0 || record_size > size - offset) {
-        violate(kExactlyOnce, "delivered record at offset " + std::to_string(offset) +
-                                  " has an invalid size " + std::to_string(record_size));
-        order_ok = false;
-        break;
-      }
+    const std::string problem = walk_records(out.bytes, [&](const PerfRecord& r) {
       report.records_delivered++;
-      if (type == kTypeLost && record_size >= kLostFieldOffset + 8) {
-        lost_delivered += read_u64(data + offset + kLostFieldOffset);
+      if (r.type == kTypeLost && r.size >= kLostFieldOffset + 8) {
+        lost_delivered += load<std::uint64_t>(r.bytes.data() + kLostFieldOffset);
       }
-      if (order_ok) {
-        if (k >= expected.size()) {
-          violate(kExactlyOnce, "delivered record " + std::to_string(k) + " (type " + std::to_string(type) +
-                                    " size " + std::to_string(record_size) +
-                                    ") is one more than the kernel wrote (duplicate or invented)");
-          order_ok = false;
-        } else {
-          const WrittenRecord& want = cpu_log.written[expected[k]];
-          const bool same_size = want.size == record_size;
-          const bool same_bytes =
-              same_size && std::memcmp(cpu_log.bytes.data() + want.offset, data + offset, record_size) == 0;
-          if (!same_bytes) {
-            const bool same_header =
-                same_size && std::memcmp(cpu_log.bytes.data() + want.offset, data + offset, kHeaderBytes) == 0;
-            const char* property = (log.mode == Mode::backward && same_header) ? kNoTornRecords : kExactlyOnce;
-            violate(property, "delivered record " + std::to_string(k) + " (type " + std::to_string(type) +
-                                  " size " + std::to_string(record_size) + ") differs from the expected " +
-                                  describe(want) + (same_header ? " (same header, different bytes)" : ""));
-            order_ok = false;
-          }
-        }
-        k++;
-      }
-      offset += record_size;
+      if (!order_ok) return;
+      order_ok = matches(r, k, expected);
+      k++;
+    });
+    if (!problem.empty()) {
+      violate(kExactlyOnce, "delivered bytes: " + problem);
+      order_ok = false;
     }
     if (order_ok && k < expected.size() && options.allow_truncation) {
       report.records_cut += expected.size() - k;
     } else if (order_ok && k < expected.size()) {
-      const WrittenRecord& missing = cpu_log.written[expected[k]];
       violate(kExactlyOnce, std::to_string(expected.size() - k) +
                                 " written records were neither delivered nor reported lost; the first: " +
-                                describe(missing));
+                                describe(cpu_log.written[expected[k]]));
     }
+    return lost_delivered;
+  }
+
+  void run() {
+    check_aux();
+    report.records_written += cpu_log.written.size();
+    report.dropped += cpu_log.dropped();
+    if (cpu_log.lost_reported + cpu_log.dropped_unreported != cpu_log.dropped()) {
+      violate(kLostAccounting, "the kernel dropped " + std::to_string(cpu_log.dropped()) +
+                                   " records but its LOST records report " + std::to_string(cpu_log.lost_reported) +
+                                   " (and " + std::to_string(cpu_log.dropped_unreported) +
+                                   " were never reported: pending at disable or cancel)");
+    }
+    std::uint64_t lost_in_gaps = 0;
+    const std::vector<std::size_t> expected = expected_records(lost_in_gaps);
+    const std::uint64_t lost_delivered = check_delivery(expected);
     report.lost_delivered += lost_delivered;
     const bool lost_ok = options.allow_truncation ? lost_delivered + lost_in_gaps <= cpu_log.lost_reported
                                                   : lost_delivered + lost_in_gaps == cpu_log.lost_reported;

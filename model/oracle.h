@@ -36,21 +36,9 @@
 #include <vector>
 
 #include "model/log.h"
+#include "model/properties.h"
 
 namespace ringsim::model {
-
-inline constexpr const char* kExactlyOnce = "exactly_once";
-inline constexpr const char* kNoTornRecords = "no_torn_records";
-inline constexpr const char* kLostAccounting = "lost_accounting";
-inline constexpr const char* kGapsGenuine = "gaps_genuine";
-inline constexpr const char* kAuxDelivery = "aux_delivery";
-inline constexpr const char* kAuxWakeup = "aux_wakeup";
-inline constexpr const char* kAuxTruncation = "aux_truncation";
-
-struct Violation {
-  std::string property;
-  std::string detail;
-};
 
 struct CheckOptions {
   // The output was cut short by a hard write error: per CPU, the delivered

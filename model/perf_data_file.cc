@@ -12,22 +12,13 @@ namespace ringsim::model {
 namespace {
 
 constexpr std::uint64_t kMagic = 0x32454c4946524550ull;  // "PERFILE2"
-constexpr std::uint64_t kHeaderBytes = 104;
+constexpr std::uint64_t kFileHeaderBytes = 104;
 constexpr std::uint64_t kAttrBytesMin = 64 + 16;  // PERF_ATTR_SIZE_VER0 + ids section
-constexpr std::uint32_t kSample = 9;
-constexpr std::uint32_t kLost = 2;
-constexpr std::uint32_t kAuxtrace = 71;
-constexpr std::uint64_t kAuxtraceHeaderBytes = 48;
+constexpr std::uint32_t kSample = kTypeSample;
+constexpr std::uint32_t kLost = kTypeLost;
 // sample_type bits
 constexpr std::uint64_t kIp = 1u << 0, kTid = 1u << 1, kTime = 1u << 2, kAddr = 1u << 3, kId = 1u << 6,
                         kCpu = 1u << 7, kStreamId = 1u << 9, kIdentifier = 1u << 16;
-
-template <class T>
-T load(const std::byte* at) {
-  T v;
-  std::memcpy(&v, at, sizeof v);
-  return v;
-}
 
 bool in_file(std::uint64_t offset, std::uint64_t size, std::uint64_t file_size) {
   return offset <= file_size && size <= file_size - offset;
@@ -65,10 +56,10 @@ long trailer_field_offset_from_end(std::uint64_t sample_type, std::uint64_t fiel
 
 std::string parse_perf_data(std::span<const std::byte> file, PerfDataFile& out) {
   const std::uint64_t size = file.size();
-  if (size < kHeaderBytes) return "shorter than a perf.data header (" + std::to_string(size) + " bytes)";
+  if (size < kFileHeaderBytes) return "shorter than a perf.data header (" + std::to_string(size) + " bytes)";
   const std::byte* p = file.data();
   if (load<std::uint64_t>(p) != kMagic) return "not a perf.data file (bad magic)";
-  if (load<std::uint64_t>(p + 8) != kHeaderBytes) return "unexpected header size " + std::to_string(load<std::uint64_t>(p + 8));
+  if (load<std::uint64_t>(p + 8) != kFileHeaderBytes) return "unexpected header size " + std::to_string(load<std::uint64_t>(p + 8));
   const std::uint64_t attr_size = load<std::uint64_t>(p + 16);
   const std::uint64_t attrs_offset = load<std::uint64_t>(p + 24), attrs_size = load<std::uint64_t>(p + 32);
   const std::uint64_t data_offset = load<std::uint64_t>(p + 40), data_size = load<std::uint64_t>(p + 48);
@@ -115,33 +106,8 @@ std::string read_perf_data(const std::string& path, PerfDataFile& out) {
 }
 
 std::string PerfDataFile::for_each_record(const std::function<void(const PerfRecord&)>& on_record) const {
-  std::uint64_t offset = 0;
-  const std::uint64_t size = data.size();
-  for (std::uint64_t steps = 0; steps <= size / 8 && offset < size; steps++) {
-    if (size - offset < 8) return "data section ends inside a record header at offset " + std::to_string(offset);
-    PerfRecord r;
-    r.type = load<std::uint32_t>(data.data() + offset);
-    r.misc = load<std::uint16_t>(data.data() + offset + 4);
-    r.size = load<std::uint16_t>(data.data() + offset + 6);
-    r.offset = offset;
-    if (r.size < 8 || r.size % 8 != 0 || r.size > size - offset) {
-      return "record at data offset " + std::to_string(offset) + " has an invalid size " + std::to_string(r.size);
-    }
-    // PERF_RECORD_AUXTRACE: its AUX data follows the 48-byte header.
-    std::uint64_t length = r.size;
-    if (r.type == kAuxtrace && r.size == kAuxtraceHeaderBytes) {
-      const std::uint64_t data_bytes = load<std::uint64_t>(data.data() + offset + 8);
-      if (data_bytes % 8 != 0 || data_bytes > size - offset - r.size) {
-        return "AUXTRACE record at data offset " + std::to_string(offset) + " claims " + std::to_string(data_bytes) +
-               " bytes of data";
-      }
-      length += data_bytes;
-    }
-    r.bytes = std::span<const std::byte>(data.data() + offset, length);
-    on_record(r);
-    offset += length;
-  }
-  return "";
+  const std::string problem = walk_records(data, on_record);
+  return problem.empty() ? "" : "data section: " + problem;
 }
 
 bool PerfDataFile::cpu_of(const PerfRecord& record, std::uint32_t& cpu) const {
@@ -151,7 +117,7 @@ bool PerfDataFile::cpu_of(const PerfRecord& record, std::uint32_t& cpu) const {
   if (record.type == kSample) {
     at = sample_field_offset(sample_type, kCpu);
   } else {
-    if (!attrs.front().sample_id_all || record.type >= 64) return false;
+    if (!attrs.front().sample_id_all || record.type >= kTypeUserFirst) return false;
     const long from_end = trailer_field_offset_from_end(sample_type, kCpu);
     at = from_end < 0 ? -1 : static_cast<long>(record.size) - from_end;
   }
@@ -167,7 +133,7 @@ bool PerfDataFile::time_of(const PerfRecord& record, std::uint64_t& time_ns) con
   if (record.type == kSample) {
     at = sample_field_offset(sample_type, kTime);
   } else {
-    if (!attrs.front().sample_id_all || record.type >= 64) return false;
+    if (!attrs.front().sample_id_all || record.type >= kTypeUserFirst) return false;
     const long from_end = trailer_field_offset_from_end(sample_type, kTime);
     at = from_end < 0 ? -1 : static_cast<long>(record.size) - from_end;
   }

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "model/records.h"
+
 namespace ringsim::model {
 
 struct PerfAttr {
@@ -24,14 +26,6 @@ struct PerfAttr {
   std::vector<std::uint64_t> ids;
 };
 
-struct PerfRecord {
-  std::uint32_t type = 0;
-  std::uint16_t misc = 0;
-  std::uint16_t size = 0;
-  std::uint64_t offset = 0;  // in the data section
-  std::span<const std::byte> bytes;
-};
-
 struct PerfDataFile {
   std::vector<PerfAttr> attrs;
   std::uint64_t data_offset = 0;
@@ -39,8 +33,9 @@ struct PerfDataFile {
   std::uint64_t file_size = 0;
   std::vector<std::byte> data;  // the data section
 
-  // Calls on_record for each record in order; stops at a malformed header
-  // and returns the problem ("" if every record is well formed).
+  // Calls on_record for each record in order (model::walk_records; offsets
+  // are in the data section); stops at a malformed header and returns the
+  // problem ("" if every record is well formed).
   std::string for_each_record(const std::function<void(const PerfRecord&)>& on_record) const;
 
   // Fields found through the attributes' sample_type (samples) or the

@@ -123,7 +123,7 @@ void crash_hook(const char* description) {
     ReplayFile replay;
     replay.config = *c.config;
     replay.tape = c.decisions->recorded();
-    replay.property = "crash";
+    replay.property = model::kCrash;
     replay.detail = description;
     replay.note = "recorded up to the failed check";
     const std::string path = replay_path(*c.options, c.config->seed, ".replay.json");
@@ -328,7 +328,7 @@ nlohmann::json summary_json(const CampaignOptions& options, const Totals& t, dou
   j["overwritten_records"] = t.overwritten_records;
   j["fiber_switches"] = t.switches;
   j["decisions"] = t.decisions;
-  j["determinism"] = {{"checked", t.determinism_checked}, {"identical", t.determinism_passed}};
+  j[model::kDeterminism] = {{"checked", t.determinism_checked}, {"identical", t.determinism_passed}};
   j["modes"] = {{"normal", t.mode_runs[0]}, {"backward", t.mode_runs[1]}};
   j["outputs"] = {{"memory", t.output_runs[0]}, {"serial", t.output_runs[1]}, {"aio", t.output_runs[2]}};
   j["files"] = {{"count", t.files}, {"bytes", t.file_bytes}, {"writes_completed", t.writes_completed}};
@@ -460,7 +460,7 @@ int run_campaign(const CampaignOptions& options, std::ostream& out, std::ostream
       progress.finish();
       report_failure(options, result, decisions.recorded(), totals, log);
       bool safety = false;
-      for (const model::Violation& v : result.violations) safety |= v.property != kLiveness;
+      for (const model::Violation& v : result.violations) safety |= model::is_safety(v.property);
       if (safety) exit_code = kExitCorrectness;
       else if (exit_code == kExitOk) exit_code = kExitLiveness;
     } else if (options.determinism_every > 0 && done % options.determinism_every == 0) {
@@ -487,7 +487,7 @@ int run_campaign(const CampaignOptions& options, std::ostream& out, std::ostream
   progress.update(done, totals.failed, options.first_seed + options.runs, true);
   progress.finish();
   if (totals.determinism_checked > 0) {
-    PropertyCount& count = totals.properties["determinism"];
+    PropertyCount& count = totals.properties[model::kDeterminism];
     count.checked = totals.determinism_checked;
     count.passed = totals.determinism_passed;
   }

@@ -36,7 +36,7 @@
 #include <string>
 #include <vector>
 
-#include "model/oracle.h"
+#include "model/properties.h"
 #include "sim/probes.h"
 #include "sim/scheduler.h"
 

@@ -100,6 +100,6 @@ int main(int argc, char** argv) {
     std::cout << "  (" << result.violations.size() - 1 << " more violations; --verbose shows them)\n";
   }
   bool safety = false;
-  for (const auto& v : result.violations) safety |= v.property != kLiveness;
+  for (const auto& v : result.violations) safety |= ringsim::model::is_safety(v.property);
   return safety ? kExitCorrectness : kExitLiveness;
 }

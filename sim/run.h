@@ -35,19 +35,17 @@ enum ExitCode : int {
   kExitIo = 74,          // cannot write an output file
 };
 
-// Run-level properties, besides the oracle's.
-inline constexpr const char* kLiveness = "liveness";
-inline constexpr const char* kCleanFinish = "clean_finish";
-inline constexpr const char* kReplayFaithful = "replay_faithful";
-// With the trace writer (output=serial or aio):
-inline constexpr const char* kFileValid = "file_valid";
-inline constexpr const char* kNoOverlap = "no_overlap";
-inline constexpr const char* kBufferStable = "buffer_stable";
-inline constexpr const char* kFlushBeforeSwitch = "flush_before_switch";
-inline constexpr const char* kReleaseSafety = "release_safety";
-inline constexpr const char* kHardErrorHandled = "hard_error_handled";
-// With AUX areas: no writer drops the last reference, none writes unmapped.
-inline constexpr const char* kAuxRefcount = "aux_refcount";
+// The run-level properties (model/properties.h), besides the oracle's.
+using model::kAuxRefcount;
+using model::kBufferStable;
+using model::kCleanFinish;
+using model::kFileValid;
+using model::kFlushBeforeSwitch;
+using model::kHardErrorHandled;
+using model::kLiveness;
+using model::kNoOverlap;
+using model::kReleaseSafety;
+using model::kReplayFaithful;
 
 struct RunResult {
   RunConfig config;

@@ -1,0 +1,78 @@
+// Every property a simulation run (or a campaign) checks, in one table:
+// its name (as printed in summaries, JSON and replay files), when it is
+// checked, and what it means. The oracle, the run, the campaign, the tests
+// and docs/campaign.md use these names and nothing else.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <string>
+
+namespace ringsim::model {
+
+// A property that did not hold, and why.
+struct Violation {
+  std::string property;
+  std::string detail;
+};
+
+// The oracle's (model/oracle.h), from the kernel's log and the output.
+inline constexpr const char* kExactlyOnce = "exactly_once";
+inline constexpr const char* kLostAccounting = "lost_accounting";
+inline constexpr const char* kNoTornRecords = "no_torn_records";
+inline constexpr const char* kGapsGenuine = "gaps_genuine";
+inline constexpr const char* kAuxDelivery = "aux_delivery";
+inline constexpr const char* kAuxWakeup = "aux_wakeup";
+inline constexpr const char* kAuxTruncation = "aux_truncation";
+// The run's (sim/run.h), from the scheduler, the disk, the files and the
+// simulated kernel's own checks.
+inline constexpr const char* kLiveness = "liveness";
+inline constexpr const char* kCleanFinish = "clean_finish";
+inline constexpr const char* kReleaseSafety = "release_safety";
+inline constexpr const char* kFileValid = "file_valid";
+inline constexpr const char* kNoOverlap = "no_overlap";
+inline constexpr const char* kBufferStable = "buffer_stable";
+inline constexpr const char* kFlushBeforeSwitch = "flush_before_switch";
+inline constexpr const char* kHardErrorHandled = "hard_error_handled";
+inline constexpr const char* kAuxRefcount = "aux_refcount";
+// Replays and campaigns.
+inline constexpr const char* kReplayFaithful = "replay_faithful";
+inline constexpr const char* kDeterminism = "determinism";
+// A failed VERIFY inside a run (replay files of crashes).
+inline constexpr const char* kCrash = "crash";
+
+struct PropertyInfo {
+  const char* name;
+  const char* checked_in;
+  const char* meaning;
+};
+
+inline constexpr std::array<PropertyInfo, 18> kProperties = {{
+    {kExactlyOnce, "every run",
+     "per CPU, delivered = written, once each, byte-identical, in order, minus reported overwrite gaps"},
+    {kLostAccounting, "every run", "LOST counts delivered (+ inside gaps) = reported by the kernel = dropped"},
+    {kNoTornRecords, "overwrite", "no delivered record differs from what the kernel wrote there"},
+    {kGapsGenuine, "overwrite", "a reported gap covers only records that really were overwritten"},
+    {kAuxDelivery, "runs with AUX", "delivered AUX bytes = written, once each, minus genuine snapshot gaps"},
+    {kAuxWakeup, "runs with AUX", "AUX wakeups exactly where the watermark rules say"},
+    {kAuxTruncation, "runs with AUX", "a TRUNCATED record woke the consumer and disabled the event"},
+    {kAuxRefcount, "runs with AUX", "no writer dropped the last AUX reference or wrote an unmapped area"},
+    {kLiveness, "every run", "no deadlock, within the switch budget, finished within the quiet budget"},
+    {kCleanFinish, "every run",
+     "the loop ended normally, no ring declared corrupt, nothing left in rings; its drop counts match the oracle's"},
+    {kReleaseSafety, "every run",
+     "no ring released with a write of it in flight or (in a normal end) data left in it; no reference left"},
+    {kFileValid, "output=serial/aio", "every file parses, describes the events, has no hole and ends where its data does"},
+    {kNoOverlap, "output=serial/aio", "no two writes in flight overlap; no byte of a data section is written twice"},
+    {kBufferStable, "output=serial/aio", "a buffer holds the same bytes from submit to completion"},
+    {kFlushBeforeSwitch, "output=serial/aio", "no write in flight when a file is closed or another opened"},
+    {kHardErrorHandled, "output=serial/aio", "the writer reports exactly the error the disk injected"},
+    {kReplayFaithful, "replays", "the run drew exactly the recorded decisions"},
+    {kDeterminism, "every Nth seed", "the same seed gave the same trace hash, output hash and decision count"},
+}};
+
+// Whether a violation of `property` is a safety failure (anything but
+// liveness): it decides the commands' exit status.
+inline bool is_safety(const std::string& property) { return property != kLiveness; }
+
+}  // namespace ringsim::model
