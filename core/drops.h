@@ -14,10 +14,12 @@
 //                 (the headers are not trusted). One event per ring.
 //   abandoned     left in a ring when the recording ended early (an output
 //                 error, a poll error, the round budget). Filled by the
-//                 record loop, records counted by walking their headers.
+//                 record loop. Records: not counted (bytes only).
 //   output_error  read and handed to the trace writer, then cut off by a
 //                 hard output error: not in the file's valid prefix.
-//                 Filled by the writer, from its reservations.
+//                 Filled by the writer, from its reservations: records and
+//                 their bytes (the writer's own FINISHED_ROUND markers are
+//                 not records and are not counted).
 #pragma once
 
 #include <array>

@@ -140,37 +140,6 @@ class RingReader {
     mapping_.store_tail(tail_);  // (D)
   }
 
-  // Normal mode: what `range` (starting at the tail) holds, walked by
-  // header without copying the bodies (for counting what is left behind).
-  // Stops at the first header that is not a valid record; returns the
-  // bytes walked.
-  std::uint64_t count_records(const PositionRange& range, RecordCounts& counts) {
-    VERIFY(mode_ == RingMode::normal);
-    VERIFY(range.bytes() <= size_bytes_);
-    std::uint64_t walked = 0;
-    const std::uint64_t steps_max = range.bytes() / kRecordHeaderBytes;
-    for (std::uint64_t step = 0; step < steps_max && walked < range.bytes(); step++) {
-      std::byte raw[kRecordHeaderBytes];
-      mapping_.copy_out(range.begin + walked, std::span<std::byte>(raw, sizeof raw));
-      const perf_event_header header = load_header(raw);
-      const bool valid = header.size >= kRecordHeaderBytes && header.size % kRecordAlignBytes == 0 &&
-                         header.size <= range.bytes() - walked;
-      if (!valid) break;
-      counts.records++;
-      counts.bytes += header.size;
-      if (header.type == PERF_RECORD_SAMPLE) counts.samples++;
-      if (header.type == PERF_RECORD_LOST && header.size >= kLostRecordBytesMin) {
-        std::byte lost[8];
-        copy_range(range.begin + walked + kLostRecordLostOffset, sizeof lost, lost);
-        counts.lost_records++;
-        counts.lost_sum += load<std::uint64_t>(lost);
-      }
-      walked += header.size;
-    }
-    VERIFY(walked <= range.bytes());
-    return walked;
-  }
-
   // Backward mode: copies the records written since the previous snapshot,
   // oldest first, into destination (at least size_bytes() long). Pauses and
   // resumes output around the walk unless the caller has paused already.

@@ -64,6 +64,7 @@ struct WriterOptions {
   std::uint32_t retries_max = 1'000;       // per write: EINTR, zero-progress completions
   std::uint64_t suspend_ns = 10'000'000;   // one aio_suspend
   std::uint32_t suspends_max = 1'000;      // waiting for one control block / a flush
+  bool operator==(const WriterOptions&) const = default;
 };
 
 // "" or "<field>: <problem>". Out-of-range values are errors, never clamped.
@@ -512,10 +513,8 @@ class TraceWriter {
       valid_end = chunks_.front().offset;
       RecordCounts cut;
       for (const Chunk& c : chunks_) {
-        VERIFY(c.counts.bytes == 0 || c.counts.bytes == c.bytes);
-        RecordCounts counts = c.counts;
-        counts.bytes = c.bytes;  // markers carry no counts, only bytes
-        cut.add(counts);
+        VERIFY(c.counts.bytes == 0 || c.counts.bytes == c.bytes);  // 0: a FINISHED_ROUND marker
+        cut.add(c.counts);
       }
       stats_.drops.add(DropCause::output_error, cut);
       first_chunk_id_ += chunks_.size();

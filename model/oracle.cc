@@ -72,6 +72,7 @@ struct CpuChecker {
         }
         covered[index] = true;
         report.records_overwritten++;
+        report.bytes_overwritten += r.size;
         if (r.type == kTypeLost) lost_in_gaps += r.lost;
         position += r.size;
         index = index == 0 ? SIZE_MAX : index - 1;
@@ -279,6 +280,7 @@ struct CpuChecker {
     }
     if (order_ok && k < expected.size() && options.allow_truncation) {
       report.records_cut += expected.size() - k;
+      for (std::size_t i = k; i < expected.size(); i++) report.bytes_cut += cpu_log.written[expected[i]].size;
     } else if (order_ok && k < expected.size()) {
       violate(kExactlyOnce, std::to_string(expected.size() - k) +
                                 " written records were neither delivered nor reported lost; the first: " +

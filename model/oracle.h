@@ -53,9 +53,11 @@ struct OracleReport {
   std::uint64_t records_expected = 0;
   std::uint64_t records_delivered = 0;
   std::uint64_t records_overwritten = 0;  // inside reported gaps
+  std::uint64_t bytes_overwritten = 0;    // their sizes, from the kernel's log
   std::uint64_t dropped = 0;              // by the kernel (LOST-reported)
   std::uint64_t lost_delivered = 0;       // sum of `lost` in delivered LOST records
   std::uint64_t records_cut = 0;          // missing at the end after a hard error
+  std::uint64_t bytes_cut = 0;            // their sizes
   std::uint64_t aux_written = 0;          // AUX bytes the PMU reported
   std::uint64_t aux_delivered = 0;
   std::uint64_t aux_overwritten = 0;      // in snapshot gaps

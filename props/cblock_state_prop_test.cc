@@ -21,12 +21,12 @@
 #include "core/trace_writer.h"
 #include "model/perf_data_file.h"
 #include "sim/sample.h"
-#include "sim/scripted_disk.h"
+#include "core/testing/scripted_disk.h"
 
 namespace ringsim {
 namespace {
 
-using sim::ScriptedDisk;
+using core::testing::ScriptedDisk;
 using Writer = core::TraceWriter<ScriptedDisk>;
 
 constexpr std::uint32_t kMappings = 2;

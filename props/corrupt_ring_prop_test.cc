@@ -10,31 +10,16 @@
 #include <memory>
 
 #include "core/record_loop.h"
-#include "sim/direct_mapping.h"
+#include "core/testing/direct_mapping.h"
+#include "core/testing/vector_sink.h"
 #include "sim/kernel.h"
 #include "sim/sample.h"
 
 namespace ringsim {
 namespace {
 
-// Keeps delivered bytes per mapping.
-struct VectorSink {
-  explicit VectorSink(std::size_t n, std::uint64_t bytes) : out(n), corrupt(n, false), buffer(bytes) {}
-  std::span<std::byte> acquire(std::size_t) { return buffer; }
-  int commit(std::size_t m, std::uint64_t bytes, const core::RecordCounts&) {
-    out[m].insert(out[m].end(), buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(bytes));
-    return 0;
-  }
-  void abandon(std::size_t) {}
-  void note_gap(std::size_t, core::PositionRange, std::uint64_t) {}
-  void note_corrupt(std::size_t m, core::PositionRange, core::ReadStatus) { corrupt[m] = true; }
-  std::uint32_t references(std::size_t) const { return 0; }
-  int end_round() { return 0; }
-  int flush() { return 0; }
-  std::vector<std::vector<std::byte>> out;
-  std::vector<bool> corrupt;
-  std::vector<std::byte> buffer;
-};
+using core::testing::VectorSink;
+using DirectSession = core::testing::DirectSession<sim::SimRing>;
 
 RC_GTEST_PROP(CorruptRing, ReportedNeverLoopsNeverOverruns, ()) {
   const std::uint64_t ring_bytes = 4096u << *rc::gen::inRange(0, 3);
@@ -78,11 +63,11 @@ RC_GTEST_PROP(CorruptRing, ReportedNeverLoopsNeverOverruns, ()) {
     std::memcpy(rings[0]->data_for_test().data() + first_bad + 6, &size, 2);
   }
 
-  sim::DirectSession session({rings[0].get(), rings[1].get()});
+  DirectSession session({rings[0].get(), rings[1].get()});
   VectorSink sink(2, ring_bytes);
   core::LoopOptions options;
   options.rounds_max = 1000;
-  core::RecordLoop<sim::DirectSession, VectorSink> loop(session, sink, core::RingMode::normal, options);
+  core::RecordLoop<DirectSession, VectorSink> loop(session, sink, core::RingMode::normal, options);
   const core::LoopResult result = loop.run();
   RC_ASSERT(result.status == core::LoopStatus::done);
   RC_ASSERT(result.mappings_corrupt() == 1u);

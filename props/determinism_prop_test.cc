@@ -5,6 +5,7 @@
 #include <rapidcheck/gtest.h>
 
 #include "props/run_gen.h"
+#include "sim/params.h"
 #include "sim/run.h"
 
 namespace ringsim {

@@ -21,7 +21,7 @@
 
 #include "core/records.h"
 #include "core/ring_reader.h"
-#include "sim/direct_mapping.h"
+#include "core/testing/direct_mapping.h"
 #include "sim/kernel.h"
 #include "sim/sample.h"
 
@@ -90,16 +90,16 @@ struct Sut {
     sim::EventIdentity identity;
     identity.id = 1000;
     ring = std::make_unique<SimRing>(config, identity, log, probes);
-    mapping = std::make_unique<sim::DirectMapping>(*ring);
-    reader = std::make_unique<core::RingReader<sim::DirectMapping>>(*mapping, mode);
+    mapping = std::make_unique<core::testing::DirectMapping<sim::SimRing>>(*ring);
+    reader = std::make_unique<core::RingReader<core::testing::DirectMapping<sim::SimRing>>>(*mapping, mode);
     buffer.resize(ring_bytes);
   }
   sim::KernelConfig config;
   model::CpuLog log;
   sim::Probes probes;
   std::unique_ptr<SimRing> ring;
-  std::unique_ptr<sim::DirectMapping> mapping;
-  std::unique_ptr<core::RingReader<sim::DirectMapping>> reader;
+  std::unique_ptr<core::testing::DirectMapping<sim::SimRing>> mapping;
+  std::unique_ptr<core::RingReader<core::testing::DirectMapping<sim::SimRing>>> reader;
   std::vector<std::byte> buffer;
   std::uint64_t read_end = 0;
 };

@@ -56,6 +56,7 @@ struct AuxConfig {
   std::uint64_t transaction_ns = 0;     // how long a transaction stays open
   std::uint32_t partial_per_million = 0;
   bool output_stop_on_unmap = true;     // false only in unit tests
+  bool operator==(const AuxConfig&) const = default;
 };
 
 inline constexpr std::uint64_t kAuxPageBytes = 4096;

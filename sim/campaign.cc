@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/drops.h"
 #include "core/verify.h"
 #include "sim/replay.h"
 #include "sim/run.h"
@@ -87,6 +88,8 @@ struct Totals {
   std::uint64_t lost_time_ns = 0;
   std::uint64_t elapsed_ns = 0;
   std::uint64_t runs_with_loss = 0;
+  core::Drops drops;      // data rings, and the writer's cut
+  core::Drops aux_drops;  // AUX areas
   std::map<std::string, PropertyCount> properties;
   Probes probes;
   std::array<std::uint64_t, kProbeCount> probe_runs{};
@@ -105,18 +108,12 @@ std::string replay_path(const CampaignOptions& options, std::uint64_t seed, cons
   return (std::filesystem::path(options.replay_dir) / ("seed-" + std::to_string(seed) + suffix)).string();
 }
 
-std::string reproduce_line(const CampaignOptions& options, std::uint64_t seed) {
-  std::string line = options.reproduce_command + " --seed=" + std::to_string(seed) + " --runs=1";
-  if (!options.override_args.empty()) line += " " + options.override_args;
-  return line;
-}
-
 void crash_hook(const char* description) {
   const CrashContext& c = g_crash;
   if (c.options == nullptr || c.config == nullptr) return;
   std::fprintf(stderr, "CRASH seed=%llu: %s\n  config: %s\n  reproduce: %s\n",
                static_cast<unsigned long long>(c.config->seed), description, describe(*c.config).c_str(),
-               reproduce_line(*c.options, c.config->seed).c_str());
+               reproduce_command(*c.config).c_str());
   if (c.decisions != nullptr) {
     std::error_code ec;
     std::filesystem::create_directories(c.options->replay_dir, ec);
@@ -139,10 +136,8 @@ void crash_hook(const char* description) {
   std::_Exit(kExitCrash);
 }
 
-void add_run(Totals& t, const RunResult& r) {
-  t.runs++;
-  if (!r.ok()) t.failed++;
-  if (r.liveness_failed()) t.failed_liveness++;
+// What the kernel wrote, dropped and reported, and what was delivered.
+void add_kernel_figures(Totals& t, const RunResult& r) {
   t.samples += r.samples_attempted;
   t.records_written += r.oracle.records_written;
   t.records_delivered += r.oracle.records_delivered;
@@ -160,6 +155,32 @@ void add_run(Totals& t, const RunResult& r) {
   t.switches += r.switches;
   t.decisions += r.decisions;
   t.mode_runs[r.config.mode == core::RingMode::normal ? 0 : 1]++;
+  t.lost_time_ns += r.loss.lost_time_ns;
+  t.elapsed_ns += r.loss.last_time_ns - r.loss.first_time_ns;
+  if (r.loss.lost_sum > 0) t.runs_with_loss++;
+  // What the consumer dropped, by cause (core/drops.h).
+  t.drops.add(r.loop.drops);
+  t.drops.add(r.writer.drops);
+  t.aux_drops.add(r.loop.aux_drops);
+}
+
+void add_disk_stats(DiskStats& t, const DiskStats& d) {
+  t.writes += d.writes;
+  t.bytes += d.bytes;
+  t.stalls += d.stalls;
+  t.eagain_single += d.eagain_single;
+  t.eagain_burst += d.eagain_burst;
+  t.eagain_queue_full += d.eagain_queue_full;
+  t.short_writes += d.short_writes;
+  t.eintr_writes += d.eintr_writes;
+  t.eintr_suspends += d.eintr_suspends;
+  t.eio += d.eio;
+  t.enospc += d.enospc;
+  t.open_failures += d.open_failures;
+}
+
+// The writer and the disk.
+void add_output_figures(Totals& t, const RunResult& r) {
   t.output_runs[static_cast<int>(r.config.output)]++;
   t.file_bytes += r.file_bytes;
   t.files += r.files;
@@ -170,19 +191,10 @@ void add_run(Totals& t, const RunResult& r) {
   t.eintr_retries += r.writer.eintr_retries;
   if (r.writer.error != 0) t.hard_error_runs++;
   t.records_lost_to_error += r.writer.drops[core::DropCause::output_error].records.records;
-  const DiskStats& d = r.disk;
-  t.disk.writes += d.writes;
-  t.disk.bytes += d.bytes;
-  t.disk.stalls += d.stalls;
-  t.disk.eagain_single += d.eagain_single;
-  t.disk.eagain_burst += d.eagain_burst;
-  t.disk.eagain_queue_full += d.eagain_queue_full;
-  t.disk.short_writes += d.short_writes;
-  t.disk.eintr_writes += d.eintr_writes;
-  t.disk.eintr_suspends += d.eintr_suspends;
-  t.disk.eio += d.eio;
-  t.disk.enospc += d.enospc;
-  t.disk.open_failures += d.open_failures;
+  add_disk_stats(t.disk, r.disk);
+}
+
+void add_aux_figures(Totals& t, const RunResult& r) {
   if (r.config.aux_pages > 0) {
     t.aux_runs++;
     if (r.config.aux_overwrite) t.aux_snapshot_runs++;
@@ -191,9 +203,9 @@ void add_run(Totals& t, const RunResult& r) {
   t.aux_delivered += r.oracle.aux_delivered;
   t.aux_overwritten += r.oracle.aux_overwritten;
   t.aux_truncated += r.oracle.aux_truncated;
-  t.lost_time_ns += r.loss.lost_time_ns;
-  t.elapsed_ns += r.loss.last_time_ns - r.loss.first_time_ns;
-  if (r.loss.lost_sum > 0) t.runs_with_loss++;
+}
+
+void add_checks(Totals& t, const RunResult& r) {
   for (const std::string& p : r.properties) {
     PropertyCount& count = t.properties[p];
     count.checked++;
@@ -205,6 +217,16 @@ void add_run(Totals& t, const RunResult& r) {
   for (std::size_t i = 0; i < kProbeCount; i++) {
     if (r.probes.count(i) > 0) t.probe_runs[i]++;
   }
+}
+
+void add_run(Totals& t, const RunResult& r) {
+  t.runs++;
+  if (!r.ok()) t.failed++;
+  if (r.liveness_failed()) t.failed_liveness++;
+  add_kernel_figures(t, r);
+  add_output_figures(t, r);
+  add_aux_figures(t, r);
+  add_checks(t, r);
 }
 
 class Progress {
@@ -254,12 +276,12 @@ void report_failure(const CampaignOptions& options, const RunResult& r, const st
     log << "  also " << r.violations[i].property << ": " << r.violations[i].detail << "\n";
   }
   log << "  config: " << describe(r.config) << "\n";
-  log << "  reproduce: " << reproduce_line(options, seed) << "\n";
+  log << "  reproduce: " << reproduce_command(r.config) << "\n";
   nlohmann::json failure = {{"seed", seed},
                             {"property", first.property},
                             {"detail", first.detail},
                             {"config", to_json(r.config)},
-                            {"reproduce", reproduce_line(options, seed)}};
+                            {"reproduce", reproduce_command(r.config)}};
   std::error_code ec;
   std::filesystem::create_directories(options.replay_dir, ec);
   ReplayFile replay;
@@ -303,6 +325,16 @@ void report_failure(const CampaignOptions& options, const RunResult& r, const st
   totals.failures.push_back(std::move(failure));
 }
 
+nlohmann::json drops_json(const core::Drops& drops) {
+  nlohmann::json j = nlohmann::json::object();
+  for (std::size_t i = 0; i < core::kDropCauses; i++) {
+    const auto cause = static_cast<core::DropCause>(i);
+    const core::DropCount& c = drops[cause];
+    j[core::to_string(cause)] = {{"events", c.events}, {"records", c.records.records}, {"bytes", c.records.bytes}};
+  }
+  return j;
+}
+
 nlohmann::json summary_json(const CampaignOptions& options, const Totals& t, double wall_s, bool budget_hit,
                             std::uint64_t planned) {
   nlohmann::json j;
@@ -326,6 +358,7 @@ nlohmann::json summary_json(const CampaignOptions& options, const Totals& t, dou
                   {"delivered_in_lost_records", t.lost_delivered},
                   {"unreported", t.dropped_unreported}};
   j["overwritten_records"] = t.overwritten_records;
+  j["consumer_drops"] = {{"data", drops_json(t.drops)}, {"aux", drops_json(t.aux_drops)}};
   j["fiber_switches"] = t.switches;
   j["decisions"] = t.decisions;
   j[model::kDeterminism] = {{"checked", t.determinism_checked}, {"identical", t.determinism_passed}};
@@ -382,6 +415,7 @@ void print_summary(std::ostream& out, const CampaignOptions& options, const Tota
       << " never reported (stopped or cancelled first)\n";
   out << "  overwritten      " << with_commas(t.overwritten_records)
       << " records overwritten before a snapshot read them (reported gaps)\n";
+  out << "  consumer drops   " << core::describe(t.drops) << "; AUX: " << core::describe(t.aux_drops) << "\n";
   out << "  outputs          " << t.output_runs[0] << " in memory, " << t.output_runs[1] << " serial write(), "
       << t.output_runs[2] << " AIO\n";
   out << "  files            " << with_commas(t.files) << " perf.data files, " << with_commas(t.file_bytes)
@@ -423,10 +457,72 @@ void print_summary(std::ostream& out, const CampaignOptions& options, const Tota
 
 RunConfig campaign_config(const CampaignOptions& options, std::uint64_t seed) {
   RunConfig config = random_config(seed);
-  for (const auto& override_field : options.overrides) override_field(config);
+  options.overrides.apply(config);
   config.seed = seed;
   return config;
 }
+
+namespace {
+
+// The same seed again, without recording: the same trace and output.
+bool deterministic(const RunConfig& config, const RunResult& result, Totals& totals, std::ostream& log) {
+  const RunResult again = run_simulation(config);
+  totals.determinism_checked++;
+  if (again.trace_hash == result.trace_hash && again.output_hash == result.output_hash &&
+      again.decisions == result.decisions) {
+    totals.determinism_passed++;
+    return true;
+  }
+  log << "FAIL seed=" << config.seed << " property=" << model::kDeterminism << ": the same seed gave trace hash "
+      << std::hex << result.trace_hash << " then " << again.trace_hash << ", output hash " << result.output_hash
+      << " then " << again.output_hash << std::dec << "\n  reproduce: " << reproduce_command(config) << "\n";
+  totals.failed++;
+  return false;
+}
+
+// One seed: run, count, report a failure or check determinism. Returns the
+// exit code the seed asks for (kExitOk when it passed).
+int run_seed(const CampaignOptions& options, std::uint64_t seed, bool check_determinism, Totals& totals,
+             Progress& progress, std::ostream& log) {
+  const RunConfig config = campaign_config(options, seed);
+  DecisionSource decisions(seed, true);
+  g_crash.config = &config;
+  g_crash.decisions = &decisions;
+  const RunResult result = run_simulation(config, decisions);
+  g_crash.decisions = nullptr;
+  g_crash.config = nullptr;
+  add_run(totals, result);
+  if (!result.ok()) {
+    progress.finish();
+    report_failure(options, result, decisions.recorded(), totals, log);
+    bool safety = false;
+    for (const model::Violation& v : result.violations) safety |= model::is_safety(v.property);
+    return safety ? kExitCorrectness : kExitLiveness;
+  }
+  if (check_determinism && !deterministic(config, result, totals, log)) return kExitCorrectness;
+  return kExitOk;
+}
+
+// The summary, printed and (with --json) written. Returns kExitIo if the
+// JSON file cannot be written.
+int write_summary(const CampaignOptions& options, Totals& totals, double wall_s, bool budget_hit,
+                  std::uint64_t planned, std::ostream& out, std::ostream& log) {
+  if (totals.determinism_checked > 0) {
+    PropertyCount& count = totals.properties[model::kDeterminism];
+    count.checked = totals.determinism_checked;
+    count.passed = totals.determinism_passed;
+  }
+  print_summary(out, options, totals, wall_s, budget_hit, planned);
+  if (options.json_path.empty()) return kExitOk;
+  std::ofstream json(options.json_path);
+  json << summary_json(options, totals, wall_s, budget_hit, planned).dump(2) << "\n";
+  json.close();
+  if (json) return kExitOk;
+  log << "campaign: cannot write " << options.json_path << "\n";
+  return kExitIo;
+}
+
+}  // namespace
 
 int run_campaign(const CampaignOptions& options, std::ostream& out, std::ostream& log) {
   VERIFY(options.shard_count >= 1);
@@ -449,59 +545,18 @@ int run_campaign(const CampaignOptions& options, std::ostream& out, std::ostream
     }
     if (totals.failed >= options.failures_max) break;
     const std::uint64_t seed = options.first_seed + i;
-    const RunConfig config = campaign_config(options, seed);
-    DecisionSource decisions(seed, true);
-    g_crash.config = &config;
-    g_crash.decisions = &decisions;
-    const RunResult result = run_simulation(config, decisions);
-    g_crash.decisions = nullptr;
-    add_run(totals, result);
-    if (!result.ok()) {
-      progress.finish();
-      report_failure(options, result, decisions.recorded(), totals, log);
-      bool safety = false;
-      for (const model::Violation& v : result.violations) safety |= model::is_safety(v.property);
-      if (safety) exit_code = kExitCorrectness;
-      else if (exit_code == kExitOk) exit_code = kExitLiveness;
-    } else if (options.determinism_every > 0 && done % options.determinism_every == 0) {
-      // Same seed, no recording: the same trace and the same output.
-      const RunResult again = run_simulation(config);
-      totals.determinism_checked++;
-      if (again.trace_hash == result.trace_hash && again.output_hash == result.output_hash &&
-          again.decisions == result.decisions) {
-        totals.determinism_passed++;
-      } else {
-        log << "FAIL seed=" << seed << " property=determinism: the same seed gave trace hash " << std::hex
-            << result.trace_hash << " then " << again.trace_hash << ", output hash " << result.output_hash
-            << " then " << again.output_hash << std::dec << "\n  reproduce: " << reproduce_line(options, seed)
-            << "\n";
-        totals.failed++;
-        exit_code = kExitCorrectness;
-      }
-    }
+    const bool check_determinism = options.determinism_every > 0 && done % options.determinism_every == 0;
+    const int code = run_seed(options, seed, check_determinism, totals, progress, log);
+    if (code == kExitCorrectness || (code == kExitLiveness && exit_code == kExitOk)) exit_code = code;
     done++;
     progress.update(done, totals.failed, seed);
   }
-  g_crash.config = nullptr;
   core::set_verify_hook(previous_hook);
   progress.update(done, totals.failed, options.first_seed + options.runs, true);
   progress.finish();
-  if (totals.determinism_checked > 0) {
-    PropertyCount& count = totals.properties[model::kDeterminism];
-    count.checked = totals.determinism_checked;
-    count.passed = totals.determinism_passed;
-  }
   const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
-  print_summary(out, options, totals, wall_s, budget_hit, planned);
-  if (!options.json_path.empty()) {
-    std::ofstream json(options.json_path);
-    json << summary_json(options, totals, wall_s, budget_hit, planned).dump(2) << "\n";
-    json.close();
-    if (!json) {
-      log << "campaign: cannot write " << options.json_path << "\n";
-      if (exit_code == kExitOk) exit_code = kExitIo;
-    }
-  }
+  const int written = write_summary(options, totals, wall_s, budget_hit, planned, out, log);
+  if (written != kExitOk && exit_code == kExitOk) exit_code = written;
   return exit_code;
 }
 

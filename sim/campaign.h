@@ -4,12 +4,11 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
 
-#include "sim/config.h"
+#include "sim/params.h"
 
 namespace ringsim::sim {
 
@@ -25,12 +24,9 @@ struct CampaignOptions {
   bool progress = true;
   std::uint64_t shard_index = 0;         // run seeds i with i % shard_count == shard_index
   std::uint64_t shard_count = 1;
-  // Fields fixed by options, applied to every seed's random configuration,
-  // and the same options as text, for the reproduction line.
-  std::vector<std::function<void(RunConfig&)>> overrides;
-  std::string override_args;
-  // Command that reproduces a seed (the seed and overrides are appended).
-  std::string reproduce_command = "bazel run //sim:campaign --";
+  // Fields fixed by options, applied to every seed's random configuration
+  // (a failure's reproduction line says them again: sim/params.h).
+  Overrides overrides;
   std::string replay_command = "bazel run //sim:replay --";
 };
 

@@ -60,7 +60,6 @@ int main(int argc, char** argv) {
 
   options.progress = !no_progress;
   options.overrides = config_options.overrides();
-  options.override_args = config_options.as_args();
   if (const std::string error = read_sharding(options); !error.empty()) {
     std::cerr << "campaign: error: " << error << "\n";
     return kExitUsage;
@@ -83,7 +82,7 @@ int main(int argc, char** argv) {
   }
   options.json_path = user_path(options.json_path);
   std::cout << "ringsim campaign: seeds " << options.first_seed << ".." << options.first_seed + options.runs - 1
-            << (options.override_args.empty() ? "" : ", fixed: " + options.override_args) << "\n"
+            << (options.overrides.empty() ? "" : ", fixed: " + options.overrides.as_args()) << "\n"
             << std::flush;
   return run_campaign(options, std::cout, std::cerr);
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/verify.h"
+#include "sim/params.h"
 
 namespace ringsim::sim {
 namespace {

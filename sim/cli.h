@@ -5,35 +5,28 @@
 
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <string>
-#include <vector>
 
-#include "sim/config.h"
+#include "sim/params.h"
 
 namespace ringsim::sim {
 
-// One option per configuration field (--cpus, --ring-pages, ..., --mode,
-// --size-mix, --mutant). Values out of range are refused by the parser.
+// One option per run parameter of the table (sim/params.h), but the seed:
+// --cpus, --ring-pages, ..., --mode, --size-mix, --output, --mutant.
+// Values out of range (or not a choice) are refused by the parser.
 class ConfigOptions {
  public:
   void add_to(CLI::App& app);
-  // After parsing: the fields that were given, as functions and as text.
-  std::vector<std::function<void(RunConfig&)>> overrides() const;
-  std::string as_args() const;
+  // After parsing: the parameters that were given.
+  Overrides overrides() const;
 
  private:
-  struct Integer {
-    const ConfigField* field;
-    std::uint64_t value = 0;
+  struct Given {
+    const Param* param;
+    std::string text;
     CLI::Option* option = nullptr;
   };
-  std::deque<Integer> integers_;
-  std::string mode_, size_mix_, mutant_, output_;
-  CLI::Option* mode_option_ = nullptr;
-  CLI::Option* output_option_ = nullptr;
-  CLI::Option* size_mix_option_ = nullptr;
-  CLI::Option* mutant_option_ = nullptr;
+  std::deque<Given> given_;
 };
 
 // A path given on the command line, relative to where the user ran

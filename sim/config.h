@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/ring_reader.h"
+#include "core/ring_mode.h"
 #include "sim/kernel.h"
 
 namespace ringsim::sim {
@@ -38,9 +38,7 @@ enum class Output : std::uint8_t {
   aio,     // the trace writer, asynchronous writes with control blocks
 };
 const char* to_string(Output output);
-bool parse_output(const std::string& text, Output& out);
 const char* to_string(Mutant mutant);
-bool parse_mutant(const std::string& text, Mutant& out);
 
 struct RunConfig {
   std::uint64_t seed = 1;
@@ -106,45 +104,25 @@ struct RunConfig {
   bool operator==(const RunConfig&) const = default;
 };
 
+// Sets the mode; mode=normal clears the snapshot interval unless an AUX
+// area in snapshot mode needs it.
+void set_mode(RunConfig& config, core::RingMode mode);
 // Sets the output; output=memory clears the fields only a disk has.
 void set_output(RunConfig& config, Output output);
+// No AUX areas: every AUX field back to its default (and no snapshot
+// interval in normal mode, where only AUX snapshots need one).
+void clear_aux(RunConfig& config);
 // Sets the mutant and, unless told not to, the mode and output it breaks
 // (and a fault for it to meet: EAGAIN bursts, a full disk).
 void set_mutant(RunConfig& config, Mutant mutant, bool keep_mode_and_output);
 
-// A configuration drawn from the seed (its own PRNG stream, not the run's
-// decisions), covering every mode and knob.
-RunConfig random_config(std::uint64_t seed);
-
-// Empty if valid, else "<field>: <problem>".
-std::string validate(const RunConfig& config);
-
-// One line: "cpus=4 pages=8 mode=normal ...".
-std::string describe(const RunConfig& config);
+// The rules between fields (ranges are the table's: sim/params.h
+// validate()). "" or "<field>: <problem>".
+std::string validate_rules(const RunConfig& config);
 
 nlohmann::json to_json(const RunConfig& config);
 // Strict: every field present, of the right type, in range; no unknown
 // field. Returns an empty string or the first problem.
 std::string from_json(const nlohmann::json& json, RunConfig& out);
-
-}  // namespace ringsim::sim
-
-namespace ringsim::sim {
-
-// The integer fields, as a table: the campaign's options, JSON and
-// validation all read it.
-struct ConfigField {
-  const char* name;
-  const char* help;
-  std::uint64_t min;
-  std::uint64_t max;
-  std::uint64_t (*get)(const RunConfig&);
-  void (*set)(RunConfig&, std::uint64_t);
-};
-const std::vector<ConfigField>& config_fields();
-
-bool parse_mode(const std::string& text, core::RingMode& out);
-bool parse_size_mix(const std::string& text, SizeMix& out);
-const std::vector<std::string>& mutant_names();
 
 }  // namespace ringsim::sim

@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "core/backend.h"
 #include "model/properties.h"
 #include "sim/probes.h"
 #include "sim/scheduler.h"
@@ -63,6 +64,7 @@ struct DiskConfig {
   // Data sections start here (the writer's header length): bytes below may
   // be written twice (the header fix-up).
   std::uint64_t data_offset = 0;
+  bool operator==(const DiskConfig&) const = default;
 };
 
 struct SimFile {
@@ -164,5 +166,7 @@ class SimDisk {
   DiskStats stats_;
   std::vector<model::Violation> violations_;
 };
+
+static_assert(core::TraceDisk<SimDisk>);
 
 }  // namespace ringsim::sim

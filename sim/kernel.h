@@ -44,7 +44,7 @@
 #include <span>
 #include <vector>
 
-#include "core/ring_reader.h"
+#include "core/ring_mode.h"
 #include "model/log.h"
 #include "sim/aux.h"
 #include "sim/probes.h"
@@ -70,6 +70,7 @@ struct KernelConfig {
   std::uint64_t payload_seed = 0;
   std::uint64_t exit_flush_timeout_ns = 10'000'000'000;
   AuxConfig aux;  // size_bytes 0: no AUX areas
+  bool operator==(const KernelConfig&) const = default;
 };
 
 // One event's ring as the kernel sees it. Plain logic, no fibers: the

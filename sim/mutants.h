@@ -6,7 +6,7 @@
 //                  the space back before copying it out -> exactly_once;
 //   no_pause       makes PAUSE_OUTPUT a no-op, so snapshots walk a ring the
 //                  kernel is still writing -> no_torn_records/exactly_once;
-//   drop_lost      (see MemorySink) the output loses LOST records ->
+//   drop_lost      (sim/oracle_sink.h) the output loses LOST records ->
 //                  lost_accounting;
 //   aux_early_tail stores aux_tail = aux_head as soon as it reads it, before
 //                  copying the AUX data -> aux_delivery.
@@ -175,5 +175,10 @@ class MutantDisk {
   std::vector<Pretend> pretend_;
   std::map<std::uint32_t, Request> requests_;
 };
+
+static_assert(core::RingMapping<MutantMapping>);
+static_assert(core::AuxMapping<MutantMapping>);
+static_assert(core::RingSession<MutantSession>);
+static_assert(core::TraceDisk<MutantDisk>);
 
 }  // namespace ringsim::sim

@@ -2,24 +2,25 @@
 
 #include <xxhash.h>
 
-#include "core/verify.h"
 #include <cerrno>
 
+#include "core/verify.h"
 #include "sim/kernel.h"
-#include "sim/memory_sink.h"
+#include "sim/mutants.h"
+#include "sim/oracle_sink.h"
 #include "sim/output_files.h"
+#include "sim/params.h"
 #include "sim/recording_sink.h"
 #include "sim/sample.h"
-#include "sim/mutants.h"
 #include "sim/scheduler.h"
 #include "sim/session.h"
 
 // The core instantiated with the simulated backend (real/ instantiates it
 // with the real one), so every build type-checks the core against both.
 template class ringsim::core::RingReader<ringsim::sim::SimMapping>;
-template class ringsim::core::RecordLoop<ringsim::sim::SimSession, ringsim::sim::MemorySink>;
+template class ringsim::core::RecordLoop<ringsim::sim::SimSession, ringsim::sim::OracleSink>;
 template class ringsim::core::RingReader<ringsim::sim::MutantMapping>;
-template class ringsim::core::RecordLoop<ringsim::sim::MutantSession, ringsim::sim::MemorySink>;
+template class ringsim::core::RecordLoop<ringsim::sim::MutantSession, ringsim::sim::OracleSink>;
 template class ringsim::core::TraceWriter<ringsim::sim::SimDisk>;
 template class ringsim::core::TraceWriter<ringsim::sim::MutantDisk>;
 template class ringsim::core::RecordLoop<ringsim::sim::SimSession,
@@ -46,16 +47,6 @@ std::uint64_t hash_output(const model::RunOutput& output) {
   return digest;
 }
 
-template <class Session, class Sink>
-core::LoopResult consume(Session& session, Sink& sink, const RunConfig& config) {
-  core::LoopOptions options;
-  options.poll_timeout_ns = config.poll_timeout_ns;
-  options.drain_chunks_max = config.drain_chunks_max;
-  options.rounds_max = 10'000'000;
-  core::RecordLoop<Session, Sink> loop(session, sink, config.mode, options);
-  return loop.run();
-}
-
 core::PerfDataHead sim_head(std::uint32_t cpus) {
   core::EventDescription event;
   event.attr.type = PERF_TYPE_SOFTWARE;
@@ -67,74 +58,376 @@ core::PerfDataHead sim_head(std::uint32_t cpus) {
   return core::PerfDataHead({event});
 }
 
-// A sink buffer takes a data-ring chunk or an AUXTRACE record of a whole
-// AUX area.
-std::uint64_t buffer_bytes(const RunConfig& config) {
-  return std::max(config.ring_bytes(), config.aux_pages ? config.aux_bytes() + core::kAuxtraceHeaderBytes : 0);
+bool is_disk_mutant(Mutant m) {
+  return m == Mutant::shared_offset || m == Mutant::reuse_buffer || m == Mutant::eagain_busy_loop ||
+         m == Mutant::error_resubmit;
 }
 
-core::WriterOptions writer_options(const RunConfig& config) {
-  core::WriterOptions o;
-  o.mode = config.output == Output::serial ? core::WriteMode::serial : core::WriteMode::aio;
-  o.cblocks = config.cblocks;
-  o.mappings = config.cpus;
-  o.buffer_bytes = buffer_bytes(config);
-  o.rotate_bytes = config.rotate_bytes;
-  return o;
+bool is_session_mutant(Mutant m) {
+  return m == Mutant::early_release || m == Mutant::no_pause || m == Mutant::aux_early_tail;
 }
 
-DiskConfig disk_config(const RunConfig& config, std::uint64_t data_offset) {
-  DiskConfig d;
-  const std::uint32_t per_mapping = config.output == Output::aio ? config.cblocks : 1;
-  d.slots = config.cpus * per_mapping;
-  d.slots_per_mapping = per_mapping;
-  d.queue_depth = config.disk_queue_depth;
-  d.latency_ns_min = config.disk_latency_ns_min;
-  d.latency_ns_max = config.disk_latency_ns_max;
-  d.ns_per_kib = config.disk_ns_per_kib;
-  d.stall_per_million = config.disk_stall_per_million;
-  d.stall_ns = config.disk_stall_ns;
-  d.short_per_million = config.disk_short_per_million;
-  d.eagain_per_million = config.disk_eagain_per_million;
-  d.eagain_burst_per_million = config.disk_eagain_burst_per_million;
-  d.eagain_burst_ns = config.disk_eagain_burst_ns;
-  d.eintr_per_million = config.disk_eintr_per_million;
-  d.suspend_eintr_per_million = config.disk_suspend_eintr_per_million;
-  d.eio_per_million = config.disk_eio_per_million;
-  d.capacity_bytes = config.disk_capacity_bytes;
-  d.open_fails = config.disk_open_fails != 0;
-  d.data_offset = data_offset;
-  return d;
+RunPlan plan_with_disk(const RunConfig& config, const core::PerfDataHead& head) {
+  RunPlan plan = plan_run(config);
+  plan.disk.data_offset = head.data_offset();
+  return plan;
 }
 
-// The consumer when the output is the trace writer over `disk`.
-template <class Disk, class Session>
-void write_trace(Disk& disk, Session& ring_session, SimSession& session, const RunConfig& config,
-                 Scheduler& scheduler, RunResult& result) {
-  core::TraceWriter<Disk> writer(disk, writer_options(config), sim_head(config.cpus));
-  const int started = writer.start();
-  if (started != 0) {
-    // No output: nothing to record into. Stop the events and let go of the
-    // rings, as the recorder does when it cannot create its file.
-    session.request_stop();
-    for (std::size_t i = 0; i < session.mapping_count(); i++) session.release(i);
-    result.writer = writer.stats();
-    result.loop.status = core::LoopStatus::sink_error;
-    result.loop.error = -started;
-    return;
+// One run: the simulated world built from the plan, its fibers, then what
+// the output holds and the properties. run() reads top to bottom.
+class Run {
+ public:
+  Run(const RunConfig& config, DecisionSource& decisions, std::vector<TraceEvent>* events)
+      : config_(config),
+        head_(sim_head(config.cpus)),
+        plan_(plan_with_disk(config, head_)),
+        decisions_(decisions),
+        scheduler_(decisions, plan_.limits),
+        kernel_(scheduler_, plan_.kernel, result_.log, result_.probes),
+        session_(scheduler_, kernel_, result_.probes, plan_.session),
+        disk_(scheduler_, plan_.disk, result_.probes),
+        mutant_disk_(disk_, config.mutant),
+        oracle_sink_(scheduler_, result_.output, config.cpus, plan_.writer.buffer_bytes),
+        phase_queue_(scheduler_) {
+    scheduler_.set_event_log(events);
+    result_.config = config;
+    result_.output.cpus.assign(config.cpus, model::CpuOutput{});
+    oracle_sink_.set_drop_lost_records(config.mutant == Mutant::drop_lost);
+    released_with_data_.assign(config.cpus, false);
   }
-  RecordingSink<core::TraceWriter<Disk>> sink(writer, result.output, scheduler);
-  result.loop = consume(ring_session, sink, config);
-  writer.finish();
-  result.writer = writer.stats();
-  for (std::size_t i = 0; i < config.cpus; i++) {
-    if (writer.references(i) != 0 && !scheduler.cancelled()) {
-      result.violations.push_back(model::Violation{
-          kReleaseSafety, "mapping " + std::to_string(i) + " still holds " + std::to_string(writer.references(i)) +
-                              " references after the writer finished"});
+
+  RunResult run() {
+    watch_releases();
+    scheduler_.run([&] {
+      kernel_.start();
+      scheduler_.spawn("consumer", [&] { consumer(); });
+      scheduler_.spawn("watchdog", [&] { watchdog(); });
+      if (plan_.snapshot_interval_ns > 0) scheduler_.spawn("snapshots", [&] { snapshots(); });
+      if (plan_.stop_at_ns > 0) scheduler_.spawn("stopper", [&] { stopper(); });
+    });
+    if (scheduler_.cancelled()) {
+      for (std::size_t cpu = 0; cpu < kernel_.cpus(); cpu++) kernel_.ring(cpu).abandon_pending();
+    }
+    collect_output();
+    count_figures();
+    check_properties();
+    return std::move(result_);
+  }
+
+ private:
+  bool to_disk() const { return plan_.output != Output::memory; }
+
+  // Release safety: no write of a mapping in flight when it goes, and (in
+  // a run that ends normally) no data left in it.
+  void watch_releases() {
+    session_.set_release_check([&](std::size_t i) {
+      if (to_disk() && disk_.in_flight_for_mapping(i) > 0) {
+        run_level_.push_back(model::Violation{
+            kReleaseSafety, "mapping " + std::to_string(i) + " released with " +
+                                std::to_string(disk_.in_flight_for_mapping(i)) + " writes of it in flight"});
+      }
+      released_with_data_[i] = kernel_.ring(i).holds_unread_data();
+    });
+    session_.set_in_flight_query([&](std::size_t i) { return to_disk() ? disk_.in_flight_for_mapping(i) : 0u; });
+  }
+
+  // --- The fibers ------------------------------------------------------------
+
+  template <class RingSession, class Sink>
+  core::LoopResult read_rings(RingSession& ring_session, Sink& sink) {
+    core::RecordLoop<RingSession, Sink> loop(ring_session, sink, plan_.kernel.mode, plan_.loop);
+    return loop.run();
+  }
+
+  // The consumer when the output is the trace writer over `disk`.
+  template <class Disk, class RingSession>
+  void write_trace(Disk& disk, RingSession& ring_session) {
+    core::TraceWriter<Disk> writer(disk, plan_.writer, head_);
+    const int started = writer.start();
+    if (started != 0) {
+      // No output: nothing to record into. Stop the events and let go of
+      // the rings, as the recorder does when it cannot create its file.
+      session_.request_stop();
+      for (std::size_t i = 0; i < session_.mapping_count(); i++) session_.release(i);
+      result_.writer = writer.stats();
+      result_.loop.status = core::LoopStatus::sink_error;
+      result_.loop.error = -started;
+      writer_started_ = false;
+      return;
+    }
+    RecordingSink<core::TraceWriter<Disk>> sink(writer, result_.output, scheduler_);
+    result_.loop = read_rings(ring_session, sink);
+    writer.finish();
+    result_.writer = writer.stats();
+    for (std::size_t i = 0; i < config_.cpus; i++) {
+      if (writer.references(i) != 0 && !scheduler_.cancelled()) {
+        run_level_.push_back(model::Violation{
+            kReleaseSafety, "mapping " + std::to_string(i) + " still holds " + std::to_string(writer.references(i)) +
+                                " references after the writer finished"});
+      }
     }
   }
-}
+
+  template <class RingSession>
+  void consume_from(RingSession& ring_session) {
+    if (!to_disk()) {
+      result_.loop = read_rings(ring_session, oracle_sink_);
+    } else if (is_disk_mutant(plan_.mutant)) {
+      write_trace(mutant_disk_, ring_session);
+    } else {
+      write_trace(disk_, ring_session);
+    }
+  }
+
+  void consumer() {
+    if (is_session_mutant(plan_.mutant)) {
+      MutantSession mutant(session_, plan_.mutant);
+      consume_from(mutant);
+    } else {
+      consume_from(session_);
+    }
+    consumer_done_ = true;
+    result_.finish_ns = scheduler_.now_ns();
+    phase_queue_.notify_all();
+  }
+
+  // Ends the fault phase when every event has exited (or a stop), then
+  // holds the consumer to the quiet budget.
+  void watchdog() {
+    for (int i = 0; i < 1'000'000; i++) {
+      if (kernel_.all_exited() || session_.stop_requested() || consumer_done_) break;
+      if (kernel_.exit_queue().wait() == Wake::cancelled) return;
+    }
+    quiet_ = true;
+    result_.quiet_start_ns = scheduler_.now_ns();
+    session_.set_faults(false);
+    disk_.set_faults(false);
+    phase_queue_.notify_all();
+    const std::uint64_t deadline_ns = scheduler_.now_ns() + plan_.quiet_budget_ns;
+    while (!consumer_done_) {
+      const Wake wake = phase_queue_.wait(deadline_ns);
+      if (wake == Wake::cancelled) return;
+      if (wake == Wake::timed_out && !consumer_done_) {
+        scheduler_.cancel("liveness: the consumer did not finish within the quiet budget of " +
+                          std::to_string(plan_.quiet_budget_ns) + " ns");
+        return;
+      }
+    }
+  }
+
+  void snapshots() {
+    for (std::uint64_t i = 0; i < 100'000'000; i++) {
+      const Wake wake = phase_queue_.wait(scheduler_.now_ns() + plan_.snapshot_interval_ns);
+      if (wake != Wake::timed_out || quiet_) return;
+      session_.request_snapshot();
+    }
+  }
+
+  void stopper() {
+    for (int i = 0; i < 1'000'000 && !consumer_done_; i++) {
+      const Wake wake = phase_queue_.wait(plan_.stop_at_ns);
+      if (wake == Wake::cancelled) return;
+      if (wake == Wake::timed_out) {
+        if (!consumer_done_) session_.request_stop();
+        return;
+      }
+    }
+  }
+
+  // --- After the run ---------------------------------------------------------
+
+  // The output as the oracle sees it: in memory, or read back from the
+  // files; and what it holds and lost (the data-loss metric).
+  void collect_output() {
+    model::PerfDataFile output_file;
+    if (to_disk()) {
+      const bool finished = consumer_done_ && !scheduler_.cancelled() && result_.writer.error == 0;
+      OutputFiles files = read_output_files(disk_, config_.cpus, finished);
+      for (std::size_t cpu = 0; cpu < config_.cpus; cpu++) {
+        result_.output.cpus[cpu].bytes = std::move(files.output.cpus[cpu].bytes);
+        result_.output.cpus[cpu].aux = std::move(files.output.cpus[cpu].aux);
+      }
+      result_.files = files.files;
+      result_.file_bytes = files.bytes;
+      result_.rounds_in_file = files.rounds;
+      result_.disk = disk_.stats();
+      run_level_.insert(run_level_.end(), disk_.violations().begin(), disk_.violations().end());
+      run_level_.insert(run_level_.end(), files.violations.begin(), files.violations.end());
+      output_file = std::move(files.combined);
+    } else {
+      output_file = memory_output_file(result_.output);
+    }
+    model::loss_stats(output_file, result_.loss);
+  }
+
+  void count_figures() {
+    RunResult& r = result_;
+    r.cancel_reason = scheduler_.cancel_reason();
+    r.virtual_ns = scheduler_.now_ns();
+    r.switches = scheduler_.switches();
+    r.decisions = decisions_.draws();
+    r.trace_hash = scheduler_.trace_hash();
+    r.trace_events = scheduler_.trace_events();
+    r.output_hash = hash_output(r.output);
+    for (const model::CpuLog& cpu : r.log.cpus) {
+      r.samples_attempted += cpu.samples_attempted;
+      r.bytes_written += cpu.bytes.size();
+    }
+    r.probes.hit(Probe::reader_fell_behind, r.loop.drops[core::DropCause::overwritten].events);
+    r.probes.hit(Probe::chunk_wrapped, r.loop.ring.wrapped_chunks);
+    r.probes.hit(Probe::aux_overwritten, r.loop.aux_drops[core::DropCause::overwritten].records.bytes > 0 ? 1 : 0);
+    r.probes.hit(Probe::aux_wrapped, r.loop.aux.wrapped);
+    r.probes.hit(Probe::writer_short_restart, r.writer.short_writes_restarted);
+    r.probes.hit(Probe::writer_eagain_retry, r.writer.eagain_retries);
+    r.probes.hit(Probe::writer_sync_fallback, r.writer.eagain_sync_fallbacks);
+    r.probes.hit(Probe::writer_waited_cblock, r.writer.waits_for_cblock);
+    r.probes.hit(Probe::output_switch, r.writer.files > 1 ? r.writer.files - 1 : 0);
+  }
+
+  // The properties this run checks (for pass counts).
+  void list_properties() {
+    result_.properties = model::oracle_properties(result_.log.mode, config_.aux_pages > 0);
+    if (config_.aux_pages > 0) result_.properties.push_back(kAuxRefcount);
+    for (const char* p : {kLiveness, kCleanFinish, kReleaseSafety}) result_.properties.push_back(p);
+    if (to_disk()) {
+      for (const char* p : {kFileValid, kNoOverlap, kBufferStable, kFlushBeforeSwitch, kHardErrorHandled}) {
+        result_.properties.push_back(p);
+      }
+    }
+  }
+
+  // Causes before consequences: liveness (in a cancelled run everything
+  // else follows from it), then what the disk and the release checks saw,
+  // then the files, then the oracle's verdict on the records, then how the
+  // consumer ended.
+  void check_properties() {
+    // A hard write error (or an output that could not be created)
+    // legitimately cuts the output short.
+    model::CheckOptions check_options;
+    check_options.allow_truncation = cut_short();
+    result_.oracle = model::check(result_.log, result_.output, check_options);
+    list_properties();
+    for (std::size_t cpu = 0; cpu < kernel_.cpus() && config_.aux_pages > 0; cpu++) {
+      for (const std::string& v : kernel_.aux(cpu).violations) run_level_.push_back(model::Violation{kAuxRefcount, v});
+    }
+    std::vector<model::Violation>& out = result_.violations;
+    if (scheduler_.cancelled()) {
+      out.push_back(model::Violation{kLiveness, scheduler_.cancel_reason()});
+    } else if (!consumer_done_) {
+      out.push_back(model::Violation{kLiveness, "the consumer never finished"});
+    }
+    out.insert(out.end(), run_level_.begin(), run_level_.end());
+    out.insert(out.end(), result_.oracle.violations.begin(), result_.oracle.violations.end());
+    if (consumer_done_ && !scheduler_.cancelled()) check_ending();
+    check_replay();
+  }
+
+  bool cut_short() const { return result_.writer.error != 0; }
+
+  void check_ending() {
+    const std::string problem = ending_problem();
+    if (!problem.empty()) result_.violations.push_back(model::Violation{kCleanFinish, problem});
+    if (result_.loop.status == core::LoopStatus::done) {
+      for (std::size_t cpu = 0; cpu < config_.cpus; cpu++) {
+        if (released_with_data_[cpu] && !result_.output.cpus[cpu].corrupt) {
+          result_.violations.push_back(
+              model::Violation{kReleaseSafety, "mapping " + std::to_string(cpu) + " released with data left in it"});
+        }
+      }
+    }
+    if (!to_disk()) return;
+    // The error the writer reports is the one the disk gave it.
+    const int injected = config_.disk_open_fails ? EACCES : result_.disk.first_hard_error;
+    if (result_.writer.error != injected) {
+      result_.violations.push_back(model::Violation{
+          kHardErrorHandled, "the writer reported error " + std::to_string(result_.writer.error) + " (" +
+                                 result_.writer.error_context + "), the disk injected " + std::to_string(injected)});
+    }
+  }
+
+  // clean_finish: how the loop ended, and its drop counts against the
+  // oracle's.
+  std::string ending_problem() const {
+    const core::LoopResult& loop = result_.loop;
+    const bool stopped_ok = session_.stop_requested() && loop.status == core::LoopStatus::stopped;
+    const bool error_ok = cut_short() && (loop.status == core::LoopStatus::sink_error ||
+                                          loop.status == core::LoopStatus::done || loop.status == core::LoopStatus::stopped);
+    if (loop.status != core::LoopStatus::done && !stopped_ok && !error_ok) {
+      return std::string("the record loop ended with '") + core::to_string(loop.status) + "'" +
+             (result_.writer.error ? " (writer: " + result_.writer.error_context + ")" : "");
+    }
+    if (loop.mappings_corrupt() > 0) {
+      std::string problem = std::to_string(loop.mappings_corrupt()) + " rings declared corrupt";
+      for (std::size_t cpu = 0; cpu < result_.output.cpus.size(); cpu++) {
+        if (!result_.output.cpus[cpu].corrupt) continue;
+        return problem + "; cpu " + std::to_string(cpu) + ": " + result_.output.cpus[cpu].corrupt_reason;
+      }
+      return problem;
+    }
+    const std::uint64_t abandoned = loop.drops[core::DropCause::abandoned].records.bytes;
+    if (abandoned > 0 && !cut_short()) return std::to_string(abandoned) + " bytes left in rings at the end";
+    return drops_problem();
+  }
+
+  // What the consumer says it dropped, against what the oracle found from
+  // the kernel's log: a wrong counter cannot pass a campaign.
+  std::string drops_problem() const {
+    const core::LoopResult& loop = result_.loop;
+    const model::OracleReport& o = result_.oracle;
+    const std::uint64_t overwritten = loop.drops[core::DropCause::overwritten].records.bytes;
+    if (overwritten != o.bytes_overwritten) {
+      return "the reader counted " + std::to_string(overwritten) + " bytes overwritten, the oracle " +
+             std::to_string(o.bytes_overwritten);
+    }
+    // The oracle finds AUX gaps from the AUXTRACE records that follow them:
+    // after an output error the record after a gap may have been cut off.
+    const std::uint64_t aux_overwritten = loop.aux_drops[core::DropCause::overwritten].records.bytes;
+    const bool aux_ok = cut_short() ? aux_overwritten >= o.aux_overwritten : aux_overwritten == o.aux_overwritten;
+    if (!aux_ok) {
+      return "the AUX reader counted " + std::to_string(aux_overwritten) + " bytes overwritten, the oracle " +
+             std::to_string(o.aux_overwritten);
+    }
+    if (!cut_short() || config_.mode != core::RingMode::normal || !writer_started_) return "";
+    // Normal mode, cut by an output error: what the oracle misses at the
+    // end is what the writer cut off (data-ring records, not AUXTRACE
+    // records) plus what was left in the rings, byte for byte.
+    const core::RecordCounts& cut = result_.writer.drops[core::DropCause::output_error].records;
+    const std::uint64_t cut_ring_bytes =
+        cut.bytes - cut.auxtrace_bytes - cut.auxtrace_records * core::kAuxtraceHeaderBytes;
+    const std::uint64_t counted = cut_ring_bytes + loop.drops[core::DropCause::abandoned].records.bytes;
+    if (counted != o.bytes_cut) {
+      return "the consumer counted " + std::to_string(counted) + " bytes cut off or abandoned, the oracle " +
+             std::to_string(o.bytes_cut);
+    }
+    return "";
+  }
+
+  void check_replay() {
+    if (decisions_.mode() != DecisionSource::Mode::replay_strict) return;
+    decisions_.check_fully_used();
+    result_.properties.push_back(kReplayFaithful);
+    if (decisions_.diverged()) result_.violations.push_back(model::Violation{kReplayFaithful, decisions_.divergence()});
+  }
+
+  // Declared in construction order: the kernel writes into result_.
+  RunResult result_;
+  const RunConfig& config_;
+  const core::PerfDataHead head_;
+  const RunPlan plan_;
+  DecisionSource& decisions_;
+  Scheduler scheduler_;
+  Kernel kernel_;
+  SimSession session_;
+  SimDisk disk_;
+  MutantDisk mutant_disk_;
+  OracleSink oracle_sink_;
+  WaitQueue phase_queue_;  // consumer done, quiet phase started
+  std::vector<model::Violation> run_level_;
+  std::vector<bool> released_with_data_;
+  bool consumer_done_ = false;
+  bool quiet_ = false;
+  bool writer_started_ = true;
+};
 
 }  // namespace
 
@@ -159,267 +452,7 @@ RunResult run_simulation(const RunConfig& config, DecisionSource& decisions) {
 RunResult run_simulation(const RunConfig& config, DecisionSource& decisions, std::vector<TraceEvent>* events) {
   const std::string invalid = validate(config);
   VERIFY_MSG(invalid.empty(), invalid.c_str());
-  RunResult result;
-  result.config = config;
-
-  SchedulerLimits limits;
-  limits.switches_max = config.switches_max;
-  limits.yield_per_million = config.yield_per_million;
-  // Far beyond any budget: a run that gets there has stopped making progress.
-  limits.virtual_ns_max = 24ull * 3600 * 1'000'000'000;
-  Scheduler scheduler(decisions, limits);
-  scheduler.set_event_log(events);
-
-  KernelConfig kernel_config;
-  kernel_config.cpus = config.cpus;
-  kernel_config.ring_bytes = config.ring_bytes();
-  kernel_config.mode = config.mode;
-  kernel_config.wakeup_events = config.wakeup_events;
-  kernel_config.wakeup_watermark_bytes = config.wakeup_watermark_bytes;
-  kernel_config.records_per_cpu = config.records_per_cpu;
-  kernel_config.size_mix = config.size_mix;
-  kernel_config.gap_ns_max = config.gap_ns_max;
-  kernel_config.burst_per_million = config.burst_per_million;
-  kernel_config.burst_records_max = config.burst_records_max;
-  kernel_config.payload_seed = config.seed;
-  kernel_config.exit_flush_timeout_ns = config.quiet_budget_ns;
-  kernel_config.aux.size_bytes = config.aux_bytes();
-  kernel_config.aux.overwrite = config.aux_overwrite != 0;
-  kernel_config.aux.watermark_bytes = config.aux_watermark_bytes;
-  kernel_config.aux.late_reports = config.aux_late != 0;
-  kernel_config.aux.bursts = config.aux_bursts;
-  kernel_config.aux.burst_bytes_max = config.aux_burst_bytes_max;
-  kernel_config.aux.gap_ns_max = config.aux_gap_ns_max;
-  kernel_config.aux.transaction_ns = config.aux_transaction_ns;
-  kernel_config.aux.partial_per_million = config.aux_partial_per_million;
-  Kernel kernel(scheduler, kernel_config, result.log, result.probes);
-
-  SessionConfig session_config;
-  session_config.syscall_ns = config.syscall_ns;
-  session_config.copy_ns_per_kib = config.copy_ns_per_kib;
-  session_config.poll_eintr_per_million = config.poll_eintr_per_million;
-  session_config.copy_interrupt_per_million = config.copy_interrupt_per_million;
-  SimSession session(scheduler, kernel, result.probes, session_config);
-
-  const bool to_disk = config.output != Output::memory;
-  const core::PerfDataHead head = sim_head(config.cpus);
-  SimDisk disk(scheduler, disk_config(config, head.data_offset()), result.probes);
-  MutantDisk mutant_disk(disk, config.mutant);
-  const bool disk_mutant = config.mutant == Mutant::shared_offset || config.mutant == Mutant::reuse_buffer ||
-                           config.mutant == Mutant::eagain_busy_loop || config.mutant == Mutant::error_resubmit;
-  result.output.cpus.assign(config.cpus, model::CpuOutput{});
-  MemorySink memory(scheduler, result.output, config.cpus, buffer_bytes(config));
-  memory.set_drop_lost_records(config.mutant == Mutant::drop_lost);
-
-  // Release safety: no write of a mapping in flight when it goes, and (in a
-  // run that ends normally) no data left in it.
-  std::vector<bool> released_with_data(config.cpus, false);
-  session.set_release_check([&](std::size_t i) {
-    if (to_disk && disk.in_flight_for_mapping(i) > 0) {
-      result.violations.push_back(model::Violation{
-          kReleaseSafety, "mapping " + std::to_string(i) + " released with " +
-                              std::to_string(disk.in_flight_for_mapping(i)) + " writes of it in flight"});
-    }
-    released_with_data[i] = kernel.ring(i).holds_unread_data();
-  });
-  session.set_in_flight_query([&](std::size_t i) { return to_disk ? disk.in_flight_for_mapping(i) : 0u; });
-
-  bool consumer_done = false;
-  bool quiet = false;
-  WaitQueue phase_queue(scheduler);  // consumer done, quiet phase started
-
-  scheduler.run([&] {
-    kernel.start();
-    scheduler.spawn("consumer", [&] {
-      auto run_consumer = [&](auto& ring_session) {
-        if (!to_disk) {
-          result.loop = consume(ring_session, memory, config);
-        } else if (disk_mutant) {
-          write_trace(mutant_disk, ring_session, session, config, scheduler, result);
-        } else {
-          write_trace(disk, ring_session, session, config, scheduler, result);
-        }
-      };
-      if (config.mutant == Mutant::early_release || config.mutant == Mutant::no_pause ||
-          config.mutant == Mutant::aux_early_tail) {
-        MutantSession mutant(session, config.mutant);
-        run_consumer(mutant);
-      } else {
-        run_consumer(session);
-      }
-      consumer_done = true;
-      result.finish_ns = scheduler.now_ns();
-      phase_queue.notify_all();
-    });
-    // Ends the fault phase when every event has exited (or a stop), then
-    // holds the consumer to the quiet budget.
-    scheduler.spawn("watchdog", [&] {
-      for (int i = 0; i < 1'000'000; i++) {
-        if (kernel.all_exited() || session.stop_requested() || consumer_done) break;
-        if (kernel.exit_queue().wait() == Wake::cancelled) return;
-      }
-      quiet = true;
-      result.quiet_start_ns = scheduler.now_ns();
-      session.set_faults(false);
-      disk.set_faults(false);
-      phase_queue.notify_all();
-      const std::uint64_t deadline_ns = scheduler.now_ns() + config.quiet_budget_ns;
-      while (!consumer_done) {
-        const Wake wake = phase_queue.wait(deadline_ns);
-        if (wake == Wake::cancelled) return;
-        if (wake == Wake::timed_out && !consumer_done) {
-          scheduler.cancel("liveness: the consumer did not finish within the quiet budget of " +
-                           std::to_string(config.quiet_budget_ns) + " ns");
-          return;
-        }
-      }
-    });
-    if (config.snapshot_interval_ns > 0) {
-      scheduler.spawn("snapshots", [&] {
-        for (std::uint64_t i = 0; i < 100'000'000; i++) {
-          const Wake wake = phase_queue.wait(scheduler.now_ns() + config.snapshot_interval_ns);
-          if (wake != Wake::timed_out || quiet) return;
-          session.request_snapshot();
-        }
-      });
-    }
-    if (config.stop_at_ns > 0) {
-      scheduler.spawn("stopper", [&] {
-        for (int i = 0; i < 1'000'000 && !consumer_done; i++) {
-          const Wake wake = phase_queue.wait(config.stop_at_ns);
-          if (wake == Wake::cancelled) return;
-          if (wake == Wake::timed_out) {
-            if (!consumer_done) session.request_stop();
-            return;
-          }
-        }
-      });
-    }
-  });
-
-  if (scheduler.cancelled()) {
-    for (std::size_t cpu = 0; cpu < kernel.cpus(); cpu++) kernel.ring(cpu).abandon_pending();
-  }
-  // The output as the oracle sees it: in memory, or read back from the files.
-  model::PerfDataFile output_file;
-  if (to_disk) {
-    const bool finished = consumer_done && !scheduler.cancelled() && result.writer.error == 0;
-    OutputFiles files = read_output_files(disk, config.cpus, finished);
-    for (std::size_t cpu = 0; cpu < config.cpus; cpu++) {
-      result.output.cpus[cpu].bytes = std::move(files.output.cpus[cpu].bytes);
-      result.output.cpus[cpu].aux = std::move(files.output.cpus[cpu].aux);
-    }
-    result.files = files.files;
-    result.file_bytes = files.bytes;
-    result.rounds_in_file = files.rounds;
-    result.disk = disk.stats();
-    result.violations.insert(result.violations.end(), disk.violations().begin(), disk.violations().end());
-    result.violations.insert(result.violations.end(), files.violations.begin(), files.violations.end());
-    output_file = std::move(files.combined);
-  } else {
-    output_file = memory_output_file(result.output);
-  }
-  model::loss_stats(output_file, result.loss);
-  result.cancel_reason = scheduler.cancel_reason();
-  result.virtual_ns = scheduler.now_ns();
-  result.switches = scheduler.switches();
-  result.decisions = decisions.draws();
-  result.trace_hash = scheduler.trace_hash();
-  result.trace_events = scheduler.trace_events();
-  result.output_hash = hash_output(result.output);
-  for (const model::CpuLog& cpu : result.log.cpus) {
-    result.samples_attempted += cpu.samples_attempted;
-    result.bytes_written += cpu.bytes.size();
-  }
-  result.probes.hit(Probe::reader_fell_behind, result.loop.drops[core::DropCause::overwritten].events);
-  result.probes.hit(Probe::chunk_wrapped, result.loop.ring.wrapped_chunks);
-  result.probes.hit(Probe::aux_overwritten, result.loop.aux_drops[core::DropCause::overwritten].records.bytes > 0 ? 1 : 0);
-  result.probes.hit(Probe::aux_wrapped, result.loop.aux.wrapped);
-  result.probes.hit(Probe::writer_short_restart, result.writer.short_writes_restarted);
-  result.probes.hit(Probe::writer_eagain_retry, result.writer.eagain_retries);
-  result.probes.hit(Probe::writer_sync_fallback, result.writer.eagain_sync_fallbacks);
-  result.probes.hit(Probe::writer_waited_cblock, result.writer.waits_for_cblock);
-  result.probes.hit(Probe::output_switch, result.writer.files > 1 ? result.writer.files - 1 : 0);
-
-  // The oracle, then the run-level properties. A hard write error (or an
-  // output that could not be created) legitimately cuts the output short.
-  const bool cut_short = result.writer.error != 0;
-  model::CheckOptions check_options;
-  check_options.allow_truncation = cut_short;
-  result.oracle = model::check(result.log, result.output, check_options);
-  std::vector<model::Violation> run_level = std::move(result.violations);
-  result.violations.clear();
-  result.properties = model::oracle_properties(result.log.mode, config.aux_pages > 0);
-  if (config.aux_pages > 0) result.properties.push_back(kAuxRefcount);
-  for (std::size_t cpu = 0; cpu < kernel.cpus() && config.aux_pages > 0; cpu++) {
-    for (const std::string& v : kernel.aux(cpu).violations) run_level.push_back(model::Violation{kAuxRefcount, v});
-  }
-  result.properties.push_back(kLiveness);
-  result.properties.push_back(kCleanFinish);
-  result.properties.push_back(kReleaseSafety);
-  if (to_disk) {
-    for (const char* p : {kFileValid, kNoOverlap, kBufferStable, kFlushBeforeSwitch, kHardErrorHandled}) {
-      result.properties.push_back(p);
-    }
-  }
-  if (scheduler.cancelled()) {
-    result.violations.push_back(model::Violation{kLiveness, scheduler.cancel_reason()});
-  } else if (!consumer_done) {
-    result.violations.push_back(model::Violation{kLiveness, "the consumer never finished"});
-  }
-  // Causes before consequences: liveness (in a cancelled run everything
-  // else follows from it), then what the disk and the release checks saw,
-  // then the files, then the oracle's verdict on the records.
-  result.violations.insert(result.violations.end(), run_level.begin(), run_level.end());
-  result.violations.insert(result.violations.end(), result.oracle.violations.begin(), result.oracle.violations.end());
-  if (consumer_done && !scheduler.cancelled()) {
-    const core::LoopResult& loop = result.loop;
-    const bool stopped_ok = session.stop_requested() && loop.status == core::LoopStatus::stopped;
-    const bool error_ok = cut_short && (loop.status == core::LoopStatus::sink_error || loop.status == core::LoopStatus::done ||
-                                        loop.status == core::LoopStatus::stopped);
-    const bool status_ok = loop.status == core::LoopStatus::done || stopped_ok || error_ok;
-    std::string problem;
-    if (!status_ok) {
-      problem = std::string("the record loop ended with '") + core::to_string(loop.status) + "'" +
-                (result.writer.error ? " (writer: " + result.writer.error_context + ")" : "");
-    } else if (loop.mappings_corrupt() > 0) {
-      problem = std::to_string(loop.mappings_corrupt()) + " rings declared corrupt";
-      for (std::size_t cpu = 0; cpu < result.output.cpus.size(); cpu++) {
-        if (result.output.cpus[cpu].corrupt) {
-          problem += "; cpu " + std::to_string(cpu) + ": " + result.output.cpus[cpu].corrupt_reason;
-          break;
-        }
-      }
-    } else if (loop.drops[core::DropCause::abandoned].records.bytes > 0 && !cut_short) {
-      problem = std::to_string(loop.drops[core::DropCause::abandoned].records.bytes) + " bytes left in rings at the end";
-    }
-    if (!problem.empty()) result.violations.push_back(model::Violation{kCleanFinish, problem});
-    if (loop.status == core::LoopStatus::done) {
-      for (std::size_t cpu = 0; cpu < config.cpus; cpu++) {
-        if (released_with_data[cpu] && !result.output.cpus[cpu].corrupt) {
-          result.violations.push_back(
-              model::Violation{kReleaseSafety, "mapping " + std::to_string(cpu) + " released with data left in it"});
-        }
-      }
-    }
-    if (to_disk) {
-      // The error the writer reports is the one the disk gave it.
-      const int injected = config.disk_open_fails ? EACCES : result.disk.first_hard_error;
-      if (result.writer.error != injected) {
-        result.violations.push_back(model::Violation{
-            kHardErrorHandled, "the writer reported error " + std::to_string(result.writer.error) + " (" +
-                                   result.writer.error_context + "), the disk injected " + std::to_string(injected)});
-      }
-    }
-  }
-  if (decisions.mode() == DecisionSource::Mode::replay_strict) {
-    decisions.check_fully_used();
-    result.properties.push_back(kReplayFaithful);
-    if (decisions.diverged()) {
-      result.violations.push_back(model::Violation{kReplayFaithful, decisions.divergence()});
-    }
-  }
-  return result;
+  return Run(config, decisions, events).run();
 }
 
 }  // namespace ringsim::sim

@@ -44,6 +44,7 @@ struct SchedulerLimits {
   std::uint64_t switches_max = 50'000'000;
   std::uint64_t virtual_ns_max = 3600ull * 1'000'000'000ull;
   std::uint32_t yield_per_million = 0;  // maybe_yield() yields this often
+  bool operator==(const SchedulerLimits&) const = default;
 };
 
 // Kinds of events folded into the run's trace hash. Numbered, never reused.

@@ -33,6 +33,7 @@ struct SessionConfig {
   std::uint64_t copy_ns_per_kib = 250;
   std::uint32_t poll_eintr_per_million = 0;
   std::uint32_t copy_interrupt_per_million = 0;
+  bool operator==(const SessionConfig&) const = default;
 };
 
 class SimSession;
@@ -105,5 +106,9 @@ class SimSession {
   bool snapshot_requested_ = false;
   bool stop_requested_ = false;
 };
+
+static_assert(core::RingMapping<SimMapping>);
+static_assert(core::AuxMapping<SimMapping>);
+static_assert(core::RingSession<SimSession>);
 
 }  // namespace ringsim::sim

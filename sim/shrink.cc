@@ -1,11 +1,11 @@
 #include "sim/shrink.h"
 
 #include <chrono>
-#include <functional>
 #include <optional>
 #include <tuple>
 
 #include "core/verify.h"
+#include "sim/params.h"
 #include "sim/run.h"
 
 namespace ringsim::sim {
@@ -76,30 +76,16 @@ class Shrinker {
     return true;
   }
 
+  // The table's edits (sim/params.h), row by row, each repeated while it
+  // keeps the failure.
   void shrink_config() {
-    using Edit = std::function<bool(RunConfig&)>;
-    const std::vector<Edit> edits = {
-        [](RunConfig& c) { return c.cpus > 1 ? (c.cpus = 1, true) : false; },
-        [](RunConfig& c) { return c.cpus > 2 ? (c.cpus /= 2, true) : false; },
-        [](RunConfig& c) { return c.cpus > 1 ? (c.cpus -= 1, true) : false; },
-        [](RunConfig& c) { return c.records_per_cpu > 1 ? (c.records_per_cpu /= 2, true) : false; },
-        [](RunConfig& c) { return c.records_per_cpu > 1 ? (c.records_per_cpu = c.records_per_cpu * 3 / 4, true) : false; },
-        [](RunConfig& c) { return c.poll_eintr_per_million ? (c.poll_eintr_per_million = 0, true) : false; },
-        [](RunConfig& c) { return c.copy_interrupt_per_million ? (c.copy_interrupt_per_million = 0, true) : false; },
-        [](RunConfig& c) { return c.yield_per_million ? (c.yield_per_million = 0, true) : false; },
-        [](RunConfig& c) { return c.burst_per_million ? (c.burst_per_million = 0, true) : false; },
-        [](RunConfig& c) { return c.stop_at_ns ? (c.stop_at_ns = 0, true) : false; },
-        [](RunConfig& c) { return c.wakeup_events ? (c.wakeup_events = 0, true) : false; },
-        [](RunConfig& c) { return c.wakeup_watermark_bytes ? (c.wakeup_watermark_bytes = 0, true) : false; },
-        [](RunConfig& c) { return c.size_mix != SizeMix::small ? (c.size_mix = SizeMix::small, true) : false; },
-        [](RunConfig& c) { return c.ring_pages > 1 ? (c.ring_pages /= 2, true) : false; },
-        [](RunConfig& c) { return c.gap_ns_max ? (c.gap_ns_max /= 2, true) : false; },
-    };
-    for (const Edit& edit : edits) {
-      for (int repeat = 0; repeat < 16 && !out_of_budget(); repeat++) {
-        RunConfig candidate = best_.config;
-        if (!edit(candidate)) break;
-        if (!attempt(candidate, best_.tape, false)) break;
+    for (const Param& param : params()) {
+      for (bool (*step)(RunConfig&) : param.shrink) {
+        for (int repeat = 0; repeat < 16 && !out_of_budget(); repeat++) {
+          RunConfig candidate = best_.config;
+          if (!step(candidate)) break;
+          if (!attempt(candidate, best_.tape, false)) break;
+        }
       }
     }
   }

@@ -1,8 +1,9 @@
 // Shrinking a failing run to a shorter one that fails the same property.
 //
 // Works on the replay (configuration + decision tape), never on the code:
-//   1. configuration: fewer CPUs, fewer records, faults and bursts off,
-//      plain wakeups, small records, ...;
+//   1. configuration: the edits of the table of run parameters
+//      (sim/params.h), row by row: fewer CPUs, smaller rings, fewer
+//      records, faults, bursts and AUX off, plain wakeups, small records...;
 //   2. the tape: shorter prefixes (decisions past the end replay as 0),
 //      then blocks of decisions set to 0 (the plain choice).
 // Every candidate is a full simulation replayed leniently; a candidate is

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "sim/params.h"
 #include "sim/run.h"
 
 namespace ringsim::sim {

@@ -5,6 +5,7 @@
 
 #include "sim/config.h"
 #include "sim/replay.h"
+#include "sim/params.h"
 #include "sim/run.h"
 
 namespace ringsim::sim {

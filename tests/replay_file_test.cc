@@ -1,16 +1,14 @@
 // Replay files: round trip, and every kind of bad file refused with one
 // line naming the problem.
 #include <gtest/gtest.h>
-
-#include <fstream>
-
-#include "sim/replay.h"
-
 #include <xxhash.h>
 
 #include <cstdio>
-
+#include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "sim/params.h"
+#include "sim/replay.h"
 
 namespace ringsim::sim {
 namespace {

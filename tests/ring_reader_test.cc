@@ -6,14 +6,14 @@
 
 #include "core/records.h"
 #include "core/ring_reader.h"
-#include "sim/direct_mapping.h"
+#include "core/testing/direct_mapping.h"
 #include "tests/test_util.h"
 
 namespace ringsim::core {
 namespace {
 
-using sim::DirectMapping;
-using testing::RingFixture;
+using DirectMapping = testing::DirectMapping<sim::SimRing>;
+using ringsim::testing::RingFixture;
 
 TEST(RingReader, ChunkAcrossTheEndIsCopiedInTwoPartsByteForByte) {
   RingFixture f(4096);

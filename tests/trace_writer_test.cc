@@ -1,5 +1,5 @@
 // The trace writer (core/trace_writer.h) against a disk whose every outcome
-// the test decides (sim/scripted_disk.h): the control-block state machine,
+// the test decides (core/testing/scripted_disk.h): the control-block state machine,
 // restarts, back-off, hard errors, the valid prefix, rotation.
 #include "core/trace_writer.h"
 
@@ -7,13 +7,13 @@
 
 #include "model/perf_data_file.h"
 #include "sim/sample.h"
-#include "sim/scripted_disk.h"
+#include "core/testing/scripted_disk.h"
 #include "tests/test_util.h"
 
 namespace ringsim::core {
 namespace {
 
-using sim::ScriptedDisk;
+using ringsim::core::testing::ScriptedDisk;
 
 PerfDataHead head(std::uint32_t cpus) {
   EventDescription e;
@@ -37,7 +37,7 @@ WriterOptions options(WriteMode mode, std::uint32_t cblocks, std::uint32_t mappi
 std::vector<std::byte> chunk(std::initializer_list<std::uint32_t> sizes, std::uint32_t cpu, std::uint64_t first = 0) {
   std::vector<std::byte> out;
   for (std::uint32_t size : sizes) {
-    const auto s = testing::sample(size, first++, cpu);
+    const auto s = ringsim::testing::sample(size, first++, cpu);
     out.insert(out.end(), s.begin(), s.end());
   }
   return out;

@@ -1,4 +1,4 @@
-#include "sim/memory_sink.h"
+#include "sim/oracle_sink.h"
 
 #include <cstring>
 
@@ -6,7 +6,7 @@
 
 namespace ringsim::sim {
 
-MemorySink::MemorySink(Scheduler& scheduler, model::RunOutput& output, std::size_t mappings,
+OracleSink::OracleSink(Scheduler& scheduler, model::RunOutput& output, std::size_t mappings,
                        std::uint64_t buffer_bytes)
     : scheduler_(scheduler), output_(output) {
   VERIFY(mappings > 0);
@@ -16,14 +16,14 @@ MemorySink::MemorySink(Scheduler& scheduler, model::RunOutput& output, std::size
   acquired_.assign(mappings, false);
 }
 
-std::span<std::byte> MemorySink::acquire(std::size_t mapping) {
+std::span<std::byte> OracleSink::acquire(std::size_t mapping) {
   VERIFY(mapping < buffers_.size());
   VERIFY(!acquired_[mapping]);
   acquired_[mapping] = true;
   return buffers_[mapping];
 }
 
-int MemorySink::commit(std::size_t mapping, std::uint64_t bytes, const core::RecordCounts& counts) {
+int OracleSink::commit(std::size_t mapping, std::uint64_t bytes, const core::RecordCounts& counts) {
   VERIFY(acquired_[mapping]);
   VERIFY(bytes <= buffers_[mapping].size());
   VERIFY(counts.bytes == bytes);
@@ -50,24 +50,24 @@ int MemorySink::commit(std::size_t mapping, std::uint64_t bytes, const core::Rec
   return 0;
 }
 
-void MemorySink::abandon(std::size_t mapping) {
+void OracleSink::abandon(std::size_t mapping) {
   VERIFY(acquired_[mapping]);
   acquired_[mapping] = false;
 }
 
-void MemorySink::note_gap(std::size_t mapping, core::PositionRange gap, std::uint64_t head) {
+void OracleSink::note_gap(std::size_t mapping, core::PositionRange gap, std::uint64_t head) {
   output_.cpus[mapping].gaps.push_back(model::Gap{gap.begin, gap.end, head});
   scheduler_.trace(TraceKind::gap, mapping, gap.begin, gap.end);
 }
 
-void MemorySink::note_corrupt(std::size_t mapping, core::PositionRange at, core::ReadStatus status) {
+void OracleSink::note_corrupt(std::size_t mapping, core::PositionRange at, core::ReadStatus status) {
   model::CpuOutput& out = output_.cpus[mapping];
   out.corrupt = true;
   out.corrupt_reason = std::string(core::to_string(status)) + " at position " + std::to_string(at.begin);
   scheduler_.trace(TraceKind::corrupt, mapping, at.begin);
 }
 
-std::uint32_t MemorySink::references(std::size_t mapping) const {
+std::uint32_t OracleSink::references(std::size_t mapping) const {
   VERIFY(mapping < acquired_.size());
   return 0;
 }

@@ -1,7 +1,9 @@
-// A ChunkSink (core/record_loop.h) that keeps what the record loop delivers
-// in memory, per mapping (one mapping per CPU), for the oracle. It holds no
-// reference on a mapping after commit(): its "write" is the copy into
-// RunOutput.
+// A ChunkSink (core/record_loop.h) that hands what the record loop
+// delivers straight to the oracle: per mapping (one per CPU), data-ring
+// records into model::RunOutput's bytes and AUX data into its chunks (the
+// run with output=memory). It holds no reference on a mapping after
+// commit(): its "write" is the copy. (The real backend's tests have their
+// own in-memory sink, real::MemorySink, which keeps raw chunks.)
 #pragma once
 
 #include <cstddef>
@@ -15,9 +17,9 @@
 
 namespace ringsim::sim {
 
-class MemorySink {
+class OracleSink {
  public:
-  MemorySink(Scheduler& scheduler, model::RunOutput& output, std::size_t mappings, std::uint64_t buffer_bytes);
+  OracleSink(Scheduler& scheduler, model::RunOutput& output, std::size_t mappings, std::uint64_t buffer_bytes);
 
   // The drop_lost mutant: commit() leaves PERF_RECORD_LOST records out.
   void set_drop_lost_records(bool drop) { drop_lost_records_ = drop; }
@@ -38,5 +40,7 @@ class MemorySink {
   std::vector<bool> acquired_;
   bool drop_lost_records_ = false;
 };
+
+static_assert(core::ChunkSink<OracleSink>);
 
 }  // namespace ringsim::sim

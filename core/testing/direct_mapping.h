@@ -1,32 +1,38 @@
-// Test helper: a core::RingMapping over a SimRing with no scheduler. Each
-// call acts at once, so a test (or a stateful property) decides exactly
-// what the kernel writes between two reader steps. `on_copy` runs in the
-// middle of every copy_out, for tests that write into the ring while the
-// reader copies.
+// Test doubles: a core::RingMapping and a core::RingSession with no
+// scheduler, over any ring model (a simulated kernel's ring, or a test's
+// own) that offers what a kernel's ring offers:
+//   data_size_bytes(), mode(), head(), store_tail(tail), data() (the data
+//   area's bytes), paused() / set_paused(paused), note_reader_head(head)
+//   (overwrite mode: the head a paused reader saw), take_wakeup(),
+//   hung_up().
+// Each call acts at once, so a test (or a stateful property) decides
+// exactly what the kernel writes between two reader steps. `on_copy` runs
+// in the middle of every copy_out, for tests that write into the ring
+// while the reader copies.
 #pragma once
 
 #include <cerrno>
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "core/backend.h"
-#include <span>
-
+#include "core/ring_mode.h"
 #include "core/verify.h"
-#include "sim/kernel.h"
 
-namespace ringsim::sim {
+namespace ringsim::core::testing {
 
+template <class Ring>
 class DirectMapping {
  public:
-  explicit DirectMapping(SimRing& ring) : ring_(ring) {}
+  explicit DirectMapping(Ring& ring) : ring_(ring) {}
 
   std::uint64_t data_size_bytes() const { return ring_.data_size_bytes(); }
   std::uint64_t load_head() {
     head_loads++;
-    if (ring_.mode() == core::RingMode::backward && ring_.paused()) ring_.note_reader_head(ring_.head());
+    if (ring_.mode() == RingMode::backward && ring_.paused()) ring_.note_reader_head(ring_.head());
     return ring_.head();
   }
   void store_tail(std::uint64_t tail) {
@@ -58,28 +64,24 @@ class DirectMapping {
   int pause_calls = 0;
 
  private:
-  SimRing& ring_;
+  Ring& ring_;
 };
 
-}  // namespace ringsim::sim
-
-namespace ringsim::sim {
-
-// Test helper: a core::RingSession over DirectMappings, with no scheduler.
 // poll() never waits: it reports wakeups and hangups as they are.
+template <class Ring>
 class DirectSession {
  public:
-  using Mapping = DirectMapping;
-  explicit DirectSession(std::vector<SimRing*> rings) : rings_(std::move(rings)) {
-    for (SimRing* ring : rings_) mappings_.push_back(std::make_unique<DirectMapping>(*ring));
+  using Mapping = DirectMapping<Ring>;
+  explicit DirectSession(std::vector<Ring*> rings) : rings_(std::move(rings)) {
+    for (Ring* ring : rings_) mappings_.push_back(std::make_unique<Mapping>(*ring));
     released_.assign(rings_.size(), false);
   }
   std::size_t mapping_count() const { return mappings_.size(); }
-  DirectMapping& mapping(std::size_t i) {
+  Mapping& mapping(std::size_t i) {
     VERIFY(!released_[i]);
     return *mappings_[i];
   }
-  int poll(std::span<core::PollEvents> events, std::uint64_t) {
+  int poll(std::span<PollEvents> events, std::uint64_t) {
     polls++;
     int ready = 0;
     for (std::size_t i = 0; i < events.size(); i++) {
@@ -102,9 +104,9 @@ class DirectSession {
   int polls = 0;
 
  private:
-  std::vector<SimRing*> rings_;
-  std::vector<std::unique_ptr<DirectMapping>> mappings_;
+  std::vector<Ring*> rings_;
+  std::vector<std::unique_ptr<Mapping>> mappings_;
   std::vector<bool> released_;
 };
 
-}  // namespace ringsim::sim
+}  // namespace ringsim::core::testing

@@ -1,4 +1,4 @@
-// Test helper: a core::TraceDisk whose every outcome the test decides.
+// Test double: a core::TraceDisk whose every outcome the test decides.
 // Asynchronous writes stay in progress until the test completes them
 // (complete()), with the result it chooses (full, short, an errno);
 // submits and synchronous writes take their results from queues (default:
@@ -15,9 +15,10 @@
 #include <span>
 #include <vector>
 
+#include "core/backend.h"
 #include "core/verify.h"
 
-namespace ringsim::sim {
+namespace ringsim::core::testing {
 
 class ScriptedDisk {
  public:
@@ -148,4 +149,6 @@ class ScriptedDisk {
   std::vector<std::int64_t> results_;
 };
 
-}  // namespace ringsim::sim
+static_assert(TraceDisk<ScriptedDisk>);
+
+}  // namespace ringsim::core::testing
