@@ -14,18 +14,24 @@
 
 namespace ringsim::props {
 
-// sim::Draws over RapidCheck: each call is one shrinkable choice.
+// sim::Draws over RapidCheck: each call is one shrinkable choice, drawn
+// over its whole range whatever RapidCheck's current size (which would
+// otherwise keep early cases at the low ends: always output=memory, never
+// an AUX area), so the distribution is the campaign's.
 class RapidCheckDraws : public sim::Draws {
  public:
   std::uint64_t draw(std::uint64_t bound) override {
     RC_ASSERT(bound >= 1);
-    return *rc::gen::inRange<std::uint64_t>(0, bound);
+    return *rc::gen::resize(kFullSize, rc::gen::inRange<std::uint64_t>(0, bound));
   }
   std::uint64_t between(std::uint64_t low, std::uint64_t high) override {
     RC_ASSERT(low <= high);
     RC_ASSERT(high < UINT64_MAX);
-    return *rc::gen::inRange<std::uint64_t>(low, high + 1);
+    return *rc::gen::resize(kFullSize, rc::gen::inRange<std::uint64_t>(low, high + 1));
   }
+
+ private:
+  static constexpr int kFullSize = 100;  // RapidCheck's nominal size: the whole range
 };
 
 // `records_max`: the properties' own budget of records per CPU (they run

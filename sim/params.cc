@@ -76,6 +76,13 @@ std::vector<Param> kernel_rows() {
        .shrink = {RS_TO(size_mix, SizeMix::small)},
        .route = RS_ROUTE(size_mix, p.kernel.size_mix),
        .goes_to = "KernelConfig::size_mix"},
+  };
+}
+
+// The workload of each CPU: how many records, how they wake the reader,
+// their gaps and bursts.
+std::vector<Param> workload_rows() {
+  return {
       {.name = "records_per_cpu", .help = "samples each CPU generates", .min = 1, .max = 1'000'000,
        RS_FIELD(records_per_cpu),
        .draw = [](DrawState& s, RunConfig& c) {
@@ -149,6 +156,12 @@ std::vector<Param> consumer_rows() {
        .no_shrink = kSpeed,
        .route = RS_ROUTE(copy_ns_per_kib, p.session.copy_ns_per_kib),
        .goes_to = "SessionConfig::copy_ns_per_kib"},
+  };
+}
+
+// Requests, fault rates and budgets around the consumer.
+std::vector<Param> request_rows() {
+  return {
       {.name = "snapshot_interval_ns",
        .help = "snapshot every ns (0: at hangup and stop only; needs mode=backward or aux_overwrite=1)",
        .min = 0, .max = 10 * kS, RS_FIELD(snapshot_interval_ns),
@@ -181,6 +194,12 @@ std::vector<Param> consumer_rows() {
        .shrink = {RS_TO(drain_chunks_max, 1)},
        .route = RS_ROUTE(drain_chunks_max, p.loop.drain_chunks_max),
        .goes_to = "LoopOptions::drain_chunks_max"},
+  };
+}
+
+// Scheduling, fault rates of the consumer's system calls, budgets.
+std::vector<Param> scheduling_rows() {
+  return {
       {.name = "yield_per_million", .help = "chance a backend call yields", .min = 0, .max = 1'000'000,
        RS_FIELD(yield_per_million),
        .draw = [](DrawState& s, RunConfig& c) {
@@ -335,6 +354,12 @@ std::vector<Param> disk_fault_rows() {
        .shrink = {RS_HALVE(disk_eagain_burst_ns, 1)},
        .route = RS_ROUTE(disk_eagain_burst_ns, p.disk.eagain_burst_ns),
        .goes_to = "DiskConfig::eagain_burst_ns"},
+  };
+}
+
+// Interruptions and hard errors.
+std::vector<Param> disk_error_rows() {
+  return {
       {.name = "disk_eintr_per_million", .help = "disk: chance a write completes with EINTR", .min = 0,
        .max = 1'000'000, RS_FIELD(disk_eintr_per_million),
        .draw = [](DrawState& s, RunConfig& c) {
@@ -410,6 +435,12 @@ std::vector<Param> aux_rows() {
        .shrink = {RS_TO_ZERO(aux_late)},
        .route = [](const RunConfig& c, RunPlan& p) { p.kernel.aux.late_reports = c.aux_late != 0; },
        .goes_to = "AuxConfig::late_reports"},
+  };
+}
+
+// The PMU's transactions, and the mutant.
+std::vector<Param> aux_transaction_rows() {
+  return {
       {.name = "aux_bursts", .help = "AUX transactions per CPU", .min = 0, .max = 1'000'000, RS_FIELD(aux_bursts),
        .draw = [](DrawState& s, RunConfig& c) {
          if (s.aux()) c.aux_bursts = static_cast<std::uint32_t>(s.d().between(1, 400));
@@ -473,7 +504,9 @@ std::vector<Param> aux_rows() {
 
 std::vector<Param> build_table() {
   std::vector<Param> table;
-  for (auto rows : {kernel_rows(), consumer_rows(), output_rows(), disk_fault_rows(), aux_rows()}) {
+  for (auto rows : {kernel_rows(), workload_rows(), consumer_rows(), request_rows(), scheduling_rows(), output_rows(),
+                    disk_fault_rows(),
+                    disk_error_rows(), aux_rows(), aux_transaction_rows()}) {
     for (Param& p : rows) table.push_back(std::move(p));
   }
   for (const Param& p : table) {

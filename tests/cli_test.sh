@@ -6,6 +6,7 @@
 set -u
 campaign="$1"
 replay="$2"
+compare="$3"
 work="${TEST_TMPDIR:-$(mktemp -d)}"
 failures=0
 
@@ -46,7 +47,7 @@ grep -q '"exactly_once"' "$work/summary.json" || fail "JSON summary lacks per-pr
 rc=$?
 [ "$rc" -eq 1 ] || fail "mutant campaign exited $rc, expected 1"
 grep -q "^FAIL seed=" "$work/err" || fail "no FAIL line with a seed: $(cat "$work/err")"
-grep -q "reproduce: .* --seed=.* --runs=1 --mutant=drop_lost" "$work/err" || fail "no reproduction line"
+grep -q "reproduce: .* --seed=[0-9]* --runs=1 .*--mutant=drop_lost" "$work/err" || fail "no reproduction line"
 file=$(ls "$work/replays"/*.shrunk.replay.json 2>/dev/null | head -1)
 [ -n "$file" ] || fail "no shrunk replay written"
 for f in "$work/replays"/*.json; do
@@ -56,11 +57,34 @@ for f in "$work/replays"/*.json; do
   grep -q "^VIOLATED " "$work/replay.out" || fail "replay of $f names no property"
   grep -q "trace hash [0-9a-f]* (as recorded)" "$work/replay.out" || fail "replay of $f is not exact: $(cat "$work/replay.out")"
 done
-# Its reproduction line reproduces the same failure.
-seed=$(sed -n 's/^FAIL seed=\([0-9]*\).*/\1/p' "$work/err" | head -1)
-"$campaign" --seed="$seed" --runs=1 --mutant=drop_lost --no-progress --shrink-s=0 \
-  --replay-dir="$work/again" >/dev/null 2>"$work/err2"
-grep -q "^FAIL seed=$seed " "$work/err2" || fail "the reproduction line did not reproduce seed $seed"
+# Its printed reproduction line, run as printed, reproduces the same run:
+# the same property, and a replay file with the same trace and output
+# hashes.
+line=$(sed -n 's|^  reproduce: bazel run //sim:campaign -- ||p' "$work/err" | head -1)
+seed=$(sed -n 's/^FAIL seed=\([0-9]*\) property=\([a-z_]*\).*/\1/p' "$work/err" | head -1)
+property=$(sed -n 's/^FAIL seed=[0-9]* property=\([a-z_]*\).*/\1/p' "$work/err" | head -1)
+[ -n "$line" ] || fail "no reproduction line to run"
+# shellcheck disable=SC2086
+"$campaign" $line --no-progress --shrink-s=0 --replay-dir="$work/again" >/dev/null 2>"$work/err2"
+grep -q "^FAIL seed=$seed property=$property" "$work/err2" || fail "the reproduction line ($line) did not reproduce seed $seed: $(cat "$work/err2")"
+hashes() { grep -o '"[a-z]*_hash": *"[0-9a-f]*"' "$1" | sort | tr -d ' \n'; }
+[ -n "$(hashes "$work/replays/seed-$seed.replay.json")" ] || fail "no hashes in the recorded replay"
+[ "$(hashes "$work/replays/seed-$seed.replay.json")" = "$(hashes "$work/again/seed-$seed.replay.json")" ] ||
+  fail "the reproduction ran a different run: $(hashes "$work/replays/seed-$seed.replay.json") vs $(hashes "$work/again/seed-$seed.replay.json")"
+
+# compare's failures print a reproduction line too, which the campaign runs
+# to the same failure.
+"$compare" --runs=8 --mutant=early_release >"$work/cmp.out" 2>"$work/cmp.err"
+rc=$?
+[ "$rc" -eq 1 ] || fail "compare with a broken consumer exited $rc, expected 1"
+cline=$(sed -n 's|^  reproduce: bazel run //sim:campaign -- ||p' "$work/cmp.err" | head -1)
+cseed=$(sed -n 's/^FAIL seed=\([0-9]*\) .* property=\([a-z_]*\).*/\1/p' "$work/cmp.err" | head -1)
+cproperty=$(sed -n 's/^FAIL seed=[0-9]* .* property=\([a-z_]*\).*/\1/p' "$work/cmp.err" | head -1)
+[ -n "$cline" ] || fail "compare printed no reproduction line: $(head -3 "$work/cmp.err")"
+# shellcheck disable=SC2086
+"$campaign" $cline --no-progress --shrink-s=0 --replay-dir="$work/cmp-again" >/dev/null 2>"$work/cmp.err2"
+grep -q "^FAIL seed=$cseed property=$cproperty" "$work/cmp.err2" ||
+  fail "compare's reproduction line ($cline) did not reproduce seed $cseed $cproperty: $(head -3 "$work/cmp.err2")"
 
 # A corrupted replay is refused, naming the file and the problem.
 sed 's/"cpus": 1,/"cpus": 2,/' "$file" >"$work/edited.json"
