@@ -316,6 +316,7 @@ void SimDisk::complete_due(Slot& slot, std::uint32_t index) {
   const std::int64_t n = perform(slot.file, slot.data, slot.size, slot.offset);
   slot.state = SlotState::done;
   stats_.async_completed++;
+  if (n > 0 && static_cast<std::uint64_t>(n) < slot.size) stats_.async_short++;
   slot.error = n < 0 ? static_cast<int>(-n) : 0;
   slot.result = n < 0 ? -1 : n;
   scheduler_.trace(TraceKind::aio_complete, index, static_cast<std::uint64_t>(n), slot.offset);

@@ -81,6 +81,7 @@ struct DiskStats {
   std::uint64_t bytes = 0;          // written into files
   std::uint64_t async_submitted = 0;
   std::uint64_t async_completed = 0;  // including short and failed ones
+  std::uint64_t async_short = 0;      // completed with fewer bytes than asked (a fault or a full disk)
   std::uint64_t in_flight_max = 0;
   std::uint64_t eagain_single = 0;
   std::uint64_t eagain_burst = 0;
