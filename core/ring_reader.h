@@ -17,13 +17,18 @@
 //   1. pauses output, so nothing moves while it walks;
 //   2. walks from h = load_head() through the record sizes up to where the
 //      previous snapshot started (it has those already), stopping before it
-//      would pass one data-area size from h (older bytes are overwritten) or
-//      reach a zero header (never-written space);
+//      would pass one data-area size from h (older bytes are overwritten).
+//      A header that cannot start a record there (size 0 as in
+//      never-written space, below 8, unaligned, or reaching past the
+//      previous snapshot's start) means the ring is corrupt: reported,
+//      nothing of this snapshot delivered;
 //   3. copies the records it walked oldest first, so the output is in time
 //      order, then resumes output.
 // When the walk stops before reaching the previous snapshot, the records in
 // between were overwritten before anyone read them: the reader has fallen
-// behind. That range is reported (never filled with garbage) and counted.
+// behind. That range is reported to the sink as a gap (never filled with
+// garbage) and counted in the reader's Drops (DropCause::overwritten).
+// Corrupt rings are counted once, by the record loop.
 #pragma once
 
 #include <algorithm>
