@@ -567,8 +567,8 @@ int record(const RecordOptions& o) {
                 "data-loss metric: %.4f%% (lost time / elapsed, read back from the file%s); lost fraction %.4f%% "
                 "(read back: %llu samples, %llu lost)",
                 100 * back.loss.loss_metric(), back.files > 1 ? "s" : "",
-                100 * back.loss.lost_fraction(), static_cast<unsigned long long>(back.loss.samples),
-                static_cast<unsigned long long>(back.loss.lost_sum));
+                100 * back.loss.lost_fraction(), static_cast<unsigned long long>(back.loss.records.samples),
+                static_cast<unsigned long long>(back.loss.records.lost_sum));
   print_line(metric);
   if (!back.problem.empty()) print_line("warning: reading the output back: " + back.problem);
   if (cut.bytes > 0) {

@@ -15,7 +15,7 @@
 //   7. the record loop runs until the command exits, every ring hangs up,
 //      or a stop signal; every write in flight completes, the header is
 //      fixed up (TraceWriter::finish);
-//   8. the file(s) are read back (model/perf_data_file.h) for the summary.
+//   8. the file(s) are read back (core/perf_data_reader.h) for the summary.
 //
 // While recording, RecorderSink rewrites the header every
 // --header-interval-ms with a data size that covers only completed whole

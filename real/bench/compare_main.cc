@@ -7,8 +7,8 @@
 //   ringsim-record --aio 0 (serial), --aio 1, --aio 4,
 // `runs` times each, interleaved (run 1 of every recorder, then run 2, ...)
 // so that a change in the machine's load hits every recorder alike. Each
-// file is measured the same way, with model/perf_data_file.h (what
-// //model:perf_data_stats prints): samples, records lost (the sum of the
+// file is measured the same way, with real/file_stats.h (core's reader and
+// loss meter, what the recorder's summary prints): samples, records lost (the sum of the
 // PERF_RECORD_LOST records' counts), the lost fraction, the data-loss
 // metric. The recorder's CPU time is its own (wait4's rusage of the
 // recorder process and its threads, user + system; the `sleep` it runs
@@ -173,8 +173,8 @@ Measure measure_once(const Point& point, const Recorder& recorder, const std::st
     return m;
   }
   if (!stats.problem.empty() && m.problem.empty()) m.problem = stats.problem;
-  m.samples = stats.loss.samples;
-  m.lost = stats.loss.lost_sum;
+  m.samples = stats.loss.records.samples;
+  m.lost = stats.loss.records.lost_sum;
   m.lost_fraction = stats.loss.lost_fraction();
   m.metric = stats.loss.loss_metric();
   m.ok = m.problem.empty();
@@ -387,7 +387,7 @@ int main(int argc, char** argv) {
     }
   }
   report << "\n(medians; /A = ratio to perf record --aio; lost = sum of PERF_RECORD_LOST counts; metric = "
-            "model/perf_data_file.h loss_metric over the file: lost time / the time its samples span)\n";
+            "core::LossMeter over the file: lost time / the time its samples span)\n";
   std::cout << report.str();
   if (!out_path.empty()) {
     std::ofstream out(out_path);

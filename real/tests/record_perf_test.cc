@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "real/file_stats.h"
 #include "real/recorder.h"
+#include "real/tests/model_view.h"
 #include "real/testing/record_testing.h"
 
 namespace ringsim::real {
@@ -339,15 +339,15 @@ TEST(RecordWithPerf, KillDashNineLeavesAFilePerfReads) {
     p.signal(SIGKILL);
     const RunResult r = p.wait();
     ASSERT_TRUE(!r.exited && WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGKILL) << r.text();
-    const FileStats stats = read_back({out});
-    ASSERT_EQ(stats.files, 1u) << stats.problem;
-    EXPECT_TRUE(stats.problem.empty()) << stats.problem;
-    EXPECT_GT(stats.loss.samples, 0u);
-    Summary model_view;
-    model_view.samples = stats.loss.samples;
-    model_view.lost = stats.loss.lost_sum;
-    model_view.lost_records = stats.loss.lost_records;
-    expect_perf_agrees(out, model_view);
+    const testing::ModelView model = testing::model_view({out});
+    ASSERT_EQ(model.files, 1u) << model.problem;
+    EXPECT_TRUE(model.problem.empty()) << model.problem;
+    EXPECT_GT(model.loss.samples, 0u);
+    Summary model_counts;
+    model_counts.samples = model.loss.samples;
+    model_counts.lost = model.loss.lost_sum;
+    model_counts.lost_records = model.loss.lost_records;
+    expect_perf_agrees(out, model_counts);
   }
 }
 
