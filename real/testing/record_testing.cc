@@ -134,6 +134,7 @@ RunResult finish(Process& process, std::uint64_t deadline_ns) {
   r.exited = w.exited();
   r.exit_code = w.exit_code();
   r.timed_out = w.timed_out;
+  r.usage = w.usage;
   r.out = process.captured_out();
   r.err = process.captured_err();
   if (!w.reaped) r.err += "\n(" + w.text() + ")";

@@ -7,6 +7,7 @@
 // decides anything from how long something took.
 #pragma once
 
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -43,6 +44,7 @@ struct RunResult {
   bool timed_out = false;
   std::string out;       // stdout
   std::string err;       // stderr
+  rusage usage{};        // wait4's: the child's, with its reaped children's
   std::string text() const;  // for failure messages
 };
 
