@@ -1,6 +1,5 @@
 #include "real/testing/record_testing.h"
 
-#include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/securebits.h>
 #include <sys/mount.h>
@@ -8,13 +7,11 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <climits>
-#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
