@@ -560,6 +560,19 @@ Error start_held(Process& child, std::function<int()> body) {
   return child.start_function(std::move(body), options);
 }
 
+// Enables the events, lets the held child go, runs the loop until every
+// ring has hung up (run_until_hangup), and reaps the child.
+core::LoopResult run_child_until_hangup(RealSession& session, MemorySink& sink, Process& child,
+                                        bool& watchdog_fired, WaitStatus& status) {
+  const Error enabled = session.enable_all();
+  EXPECT_TRUE(enabled.ok()) << enabled.message;
+  const Error released = child.release();
+  EXPECT_TRUE(released.ok()) << released.message;
+  const core::LoopResult result = run_until_hangup(session, sink, watchdog_fired);
+  status = child.wait(kDeadlineNs);
+  return result;
+}
+
 TEST(RealBackend, HangupWhenTheTaskExitsDrainsAndReleases) {
   Process child;
   const Error started = start_held(child, [] {
@@ -575,14 +588,9 @@ TEST(RealBackend, HangupWhenTheTaskExitsDrainsAndReleases) {
   ASSERT_TRUE(session);
   const std::uint64_t id = event_id(*session, 0);
   MemorySink sink(1, session->data_size_bytes_max());
-  const Error enabled = session->enable_all();
-  ASSERT_TRUE(enabled.ok()) << enabled.message;
-  const Error released = child.release();
-  ASSERT_TRUE(released.ok()) << released.message;
-
   bool watchdog_fired = false;
-  const core::LoopResult result = run_until_hangup(*session, sink, watchdog_fired);
-  const WaitStatus status = child.wait(kDeadlineNs);
+  WaitStatus status;
+  const core::LoopResult result = run_child_until_hangup(*session, sink, child, watchdog_fired, status);
 
   const MemorySink::Output& out = sink.output(0);
   // Times come from the clocks of the CPUs the child ran on.
@@ -620,14 +628,9 @@ TEST(RealBackend, HangupOfAnInheritedCommandOnEveryCpu) {
   std::vector<std::uint64_t> ids;
   for (std::size_t i = 0; i < cpus.size(); i++) ids.push_back(event_id(*session, i));
   MemorySink sink(session->mapping_count(), session->data_size_bytes_max());
-  const Error enabled = session->enable_all();
-  ASSERT_TRUE(enabled.ok()) << enabled.message;
-  const Error released = child.release();
-  ASSERT_TRUE(released.ok()) << released.message;
-
   bool watchdog_fired = false;
-  const core::LoopResult result = run_until_hangup(*session, sink, watchdog_fired);
-  const WaitStatus status = child.wait(kDeadlineNs);
+  WaitStatus status;
+  const core::LoopResult result = run_child_until_hangup(*session, sink, child, watchdog_fired, status);
 
   std::printf("loop: %s\n", loop_text(result).c_str());
   EXPECT_FALSE(watchdog_fired) << "no POLLHUP on every ring within the deadline";
