@@ -8,58 +8,73 @@
 #include <cerrno>
 #include <cstring>
 #include <span>
-#include <utility>
-
-#include "core/verify.h"
 
 namespace ringsim::real {
+namespace {
 
-std::string read_perf_data_mapped(const std::string& path, model::PerfDataFile& out) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return path + ": cannot open: " + std::strerror(errno);
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int error = errno;
-    ::close(fd);
-    return path + ": fstat: " + std::strerror(error);
+// A read-only private mapping of a whole file, unmapped by the destructor.
+class MappedFile {
+ public:
+  MappedFile() = default;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile() {
+    if (base_ != nullptr) ::munmap(base_, size_);
   }
-  const std::size_t size = static_cast<std::size_t>(st.st_size);
-  if (size == 0) {
+
+  // "" or the problem, naming the call.
+  std::string map(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return std::string("cannot open: ") + std::strerror(errno);
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+      const int error = errno;
+      ::close(fd);
+      return std::string("fstat: ") + std::strerror(error);
+    }
+    size_ = static_cast<std::size_t>(st.st_size);
+    if (size_ == 0) {
+      ::close(fd);
+      return "empty file";
+    }
+    void* base = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    const int map_error = errno;
     ::close(fd);
-    return path + ": empty file";
+    if (base == MAP_FAILED) return std::string("mmap: ") + std::strerror(map_error);
+    base_ = base;
+    return "";
   }
-  void* base = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  const int map_error = errno;
-  ::close(fd);
-  if (base == MAP_FAILED) return path + ": mmap: " + std::strerror(map_error);
-  const std::string problem =
-      model::parse_perf_data(std::span<const std::byte>(static_cast<const std::byte*>(base), size), out);
-  ::munmap(base, size);
-  return problem.empty() ? "" : path + ": " + problem;
-}
+
+  std::span<const std::byte> bytes() const { return {static_cast<const std::byte*>(base_), size_}; }
+
+ private:
+  void* base_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+}  // namespace
 
 FileStats read_back(const std::vector<std::string>& paths) {
   FileStats out;
-  model::PerfDataFile merged;
+  core::LossMeter meter;
+  auto note = [&](const std::string& path, const std::string& problem) {
+    if (!problem.empty() && out.problem.empty()) out.problem = path + ": " + problem;
+  };
   for (const std::string& path : paths) {
-    model::PerfDataFile file;
-    if (const std::string problem = read_perf_data_mapped(path, file); !problem.empty()) {
-      if (out.problem.empty()) out.problem = problem;
+    MappedFile file;
+    core::PerfDataView view;
+    std::string problem = file.map(path);
+    if (problem.empty()) problem = core::read_perf_data(file.bytes(), view);
+    if (!problem.empty()) {
+      note(path, problem);
       continue;
     }
     out.files++;
-    out.file_bytes += file.file_size;
-    out.data_bytes += file.data_size;
-    if (merged.attrs.empty()) {
-      merged = std::move(file);
-    } else {
-      merged.data.insert(merged.data.end(), file.data.begin(), file.data.end());
-    }
+    out.file_bytes += view.file_bytes;
+    out.data_bytes += view.data.size();
+    note(path, meter.add(view));
   }
-  merged.data_size = merged.data.size();
-  if (const std::string problem = model::loss_stats(merged, out.loss); !problem.empty() && out.problem.empty()) {
-    out.problem = problem;
-  }
+  out.loss = meter.finish();
   return out;
 }
 

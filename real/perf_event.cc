@@ -25,11 +25,6 @@ std::string read_proc_line(const char* path) {
   return line;
 }
 
-// "ENOENT (No such file or directory)".
-std::string errno_text(int error) {
-  return errno_name(error) + " (" + std::strerror(error) + ")";
-}
-
 std::string memlock_limits() {
   struct rlimit limit {};
   std::string soft = "unknown";
@@ -113,12 +108,6 @@ const char* software_event_name(std::uint64_t config) {
 }
 
 }  // namespace
-
-std::string errno_name(int error) {
-  const char* name = ::strerrorname_np(error);
-  if (name == nullptr) return "errno " + std::to_string(error);
-  return name;
-}
 
 std::uint64_t page_size_bytes() {
   const long page = ::sysconf(_SC_PAGESIZE);

@@ -24,19 +24,9 @@
 #include <cstdint>
 #include <string>
 
+#include "real/error.h"
+
 namespace ringsim::real {
-
-// The result of an operation: error 0 and an empty message on success,
-// otherwise the errno and one line for a person.
-struct Error {
-  int error = 0;
-  std::string message;
-
-  bool ok() const { return error == 0; }
-};
-
-// "EACCES" for EACCES; "errno 4242" when the C library has no name.
-std::string errno_name(int error);
 
 // Where an event counts (perf_event_open's pid and cpu):
 //   pid -1, cpu >= 0: every task on that CPU (system-wide, one per CPU);

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "core/verify.h"
+#include "real/clock.h"
 
 // The core, compiled once more for the real backend.
 template class ringsim::core::RingReader<ringsim::real::RealMapping>;
@@ -49,8 +50,7 @@ int wake_fd() {
 Error wake_fd_error() {
   const int error = g_wake_fd_error.load();
   return Error{error != 0 ? error : EBADF,
-               "eventfd for poll wakeups: " + errno_name(error) + " (" + std::strerror(error) +
-                   "): out of file descriptors? raise the limit (ulimit -n)"};
+               "eventfd for poll wakeups: " + errno_text(error) + ": out of file descriptors? raise the limit (ulimit -n)"};
 }
 
 // Async-signal-safe: one write(2) to the eventfd, errno preserved.
@@ -315,7 +315,6 @@ int RealSession::poll(std::span<core::PollEvents> events, std::uint64_t timeout_
   const int wake = wake_fd();
   VERIFY(wake >= 0);  // open() made sure
   poll_fds_[count] = pollfd{wake, POLLIN, 0};
-  constexpr std::uint64_t kNsPerSecond = 1'000'000'000;
   timespec timeout{};
   timeout.tv_sec = static_cast<time_t>(timeout_ns / kNsPerSecond);
   timeout.tv_nsec = static_cast<long>(timeout_ns % kNsPerSecond);
@@ -358,13 +357,7 @@ void RealSession::release(std::size_t index) {
   released_[index] = true;
 }
 
-std::uint64_t RealSession::now_ns() const {
-  timespec now{};
-  const int rc = ::clock_gettime(CLOCK_MONOTONIC, &now);
-  VERIFY(rc == 0);
-  VERIFY(now.tv_sec >= 0);
-  return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000 + static_cast<std::uint64_t>(now.tv_nsec);
-}
+std::uint64_t RealSession::now_ns() const { return monotonic_ns(); }
 
 bool RealSession::stop_requested() {
   const bool requested = stop_.load(std::memory_order_acquire) || g_signal_stop.load(std::memory_order_acquire);
@@ -436,8 +429,7 @@ Error install_signal_handlers() {
     action.sa_flags = 0;  // no SA_RESTART: a blocked poll returns EINTR
     if (::sigaction(h.signal, &action, nullptr) != 0) {
       const int error = errno;
-      return Error{error, std::string("sigaction(") + h.name + "): " + errno_name(error) + " (" +
-                              std::strerror(error) + ")"};
+      return Error{error, std::string("sigaction(") + h.name + "): " + errno_text(error)};
     }
   }
   return Error{};

@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "core/verify.h"
-#include "real/perf_event.h"
+#include "real/error.h"
 
 namespace ringsim::real {
 namespace {
@@ -41,7 +41,7 @@ std::string output_path(const std::string& path, std::uint32_t index) {
 }
 
 std::string output_error_message(int error, const std::string& path, const std::string& what) {
-  const std::string head = "output " + path + ": " + what + ": " + errno_name(error) + " (" + std::strerror(error) + ")";
+  const std::string head = "output " + path + ": " + what + ": " + errno_text(error);
   const std::string dir = directory_of(path);
   switch (error) {
     case ENOENT:

@@ -5,15 +5,14 @@
 #include <CLI/CLI.hpp>
 
 #include <charconv>
-#include <cstdio>
 #include <fstream>
-#include <iostream>
 #include <limits>
+#include <string_view>
+
+#include "core/cli/command_line.h"
 
 namespace ringsim::real {
 namespace {
-
-constexpr int kExitUsage = 64;
 
 // The user registers a dwarf call graph samples (perf's PERF_REGS_MASK).
 bool user_register_mask(std::uint64_t& mask_out) {
@@ -169,38 +168,57 @@ std::uint64_t max_sample_rate_hz() {
   return rate;
 }
 
-int parse_record_command_line(int argc, char** argv, RecordOptions& out) {
-  // Everything after the first "--" is the command, as given.
-  int split = argc;
+namespace {
+
+constexpr const char* kAppName = "ringsim-record";
+
+// What CLI11 fills that needs converting or checking after parsing.
+struct RawOptions {
+  CLI::Option* freq_option = nullptr;
+  std::uint64_t freq = 0;
+  bool callchain_fp = false;
+  std::string call_graph_text;
+  std::string switch_text;
+};
+
+// Everything after the first "--" is the command, as given: the index of
+// that "--", or argc.
+int command_split(int argc, char** argv) {
   for (int i = 1; i < argc; i++) {
-    if (std::string_view(argv[i]) == "--") {
-      split = i;
-      break;
-    }
+    if (std::string_view(argv[i]) == "--") return i;
   }
-  CLI::App app{"Records perf samples of a command (or of the whole system with -a) into a perf.data file that "
-               "perf report and perf script read.",
-               "ringsim-record"};
+  return argc;
+}
+
+void describe(CLI::App& app) {
+  app.description(
+      "Records perf samples of a command (or of the whole system with -a) into a perf.data file that perf report "
+      "and perf script read.");
   app.footer("Usage: ringsim-record [OPTIONS] [--] COMMAND [ARGS...]\n"
              "       ringsim-record -a [OPTIONS] [-- COMMAND [ARGS...]]\n"
              "Stops when COMMAND exits, or on SIGINT/SIGTERM. SIGUSR2 writes a snapshot with --overwrite.\n"
              "Files: -o FILE, then FILE.1, FILE.2, ... with --switch-output. See docs/recorder.md.");
-  RecordOptions o;
-  std::string freq_text, switch_text, call_graph_text;
-  bool callchain_fp = false;
-  std::uint64_t freq = 0;
-  app.add_option("-o,--output", o.output, "output file (default perf.data)");
+}
+
+// What is sampled: -a, -e, -F, -c, -g, --call-graph.
+void add_sampling_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
   app.add_flag("-a,--all-cpus", o.system_wide, "system-wide: every task on every online CPU");
-  app.add_option("-e,--event", o.event,
-                 "event NAME[:u|:k] (default cpu-clock): " + names_list());
-  auto* freq_option = app.add_option("-F,--freq", freq, "samples per second per CPU (default 4000)")
-                          ->check(CLI::Range(std::uint64_t{1}, std::numeric_limits<std::uint64_t>::max()));
+  app.add_option("-e,--event", o.event, "event NAME[:u|:k] (default cpu-clock): " + names_list());
+  raw.freq_option = app.add_option("-F,--freq", raw.freq, "samples per second per CPU (default 4000)")
+                        ->check(CLI::Range(std::uint64_t{1}, std::numeric_limits<std::uint64_t>::max()));
   auto* count_option = app.add_option("-c,--count", o.period, "sample every PERIOD events (instead of -F)")
                            ->check(CLI::Range(std::uint64_t{1}, (std::uint64_t{1} << 63) - 1));
-  freq_option->excludes(count_option);
-  auto* g_option = app.add_flag("-g", callchain_fp, "frame-pointer call graphs (as --call-graph fp)");
-  auto* cg_option = app.add_option("--call-graph", call_graph_text, "fp, dwarf or dwarf,SIZE (SIZE default 8192)");
+  raw.freq_option->excludes(count_option);
+  auto* g_option = app.add_flag("-g", raw.callchain_fp, "frame-pointer call graphs (as --call-graph fp)");
+  auto* cg_option =
+      app.add_option("--call-graph", raw.call_graph_text, "fp, dwarf or dwarf,SIZE (SIZE default 8192)");
   g_option->excludes(cg_option);
+}
+
+// Where and how it is written: -o, -m, --aio, --overwrite, --switch-output,
+// --header-interval-ms, -r, -q.
+void add_output_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
+  app.add_option("-o,--output", o.output, "output file (default perf.data)");
   app.add_option("-m,--mmap-pages", o.mmap_pages, "data pages per ring, a power of two (default 128)")
       ->check(CLI::Range(std::uint64_t{1}, kMmapPagesMax))
       ->check(CLI::Validator(
@@ -216,7 +234,7 @@ int parse_record_command_line(int argc, char** argv, RecordOptions& out) {
       ->check(CLI::Range(std::uint32_t{0}, kAioMax));
   app.add_flag("--overwrite", o.overwrite,
                "overwrite mode: rings keep the newest records (write_backward); written on SIGUSR2 and at the end");
-  app.add_option("--switch-output", switch_text, "start a new file after SIZE bytes of data (e.g. 100M)");
+  app.add_option("--switch-output", raw.switch_text, "start a new file after SIZE bytes of data (e.g. 100M)");
   app.add_option("--header-interval-ms", o.header_interval_ms,
                  "rewrite the header every N ms while recording, so a file cut short is readable (default 100; 0: "
                  "only at the end)")
@@ -225,42 +243,56 @@ int parse_record_command_line(int argc, char** argv, RecordOptions& out) {
                  "run the recorder with SCHED_FIFO priority N (1..99), as perf record -r (needs root or CAP_SYS_NICE)")
       ->check(CLI::Range(std::uint32_t{1}, std::uint32_t{99}));
   app.add_flag("-q,--quiet", o.quiet, "print errors only");
+}
 
-  auto usage_error = [](const std::string& what) {
-    std::cerr << "ringsim-record: error: " << what << " (see --help)\n";
-    return kExitUsage;
-  };
-  app.prefix_command(true);
-  try {
-    app.parse(split, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    return usage_error(e.what());
-  }
-  std::vector<std::string> rest = app.remaining();
+// The command: what CLI11 left before "--" (no options there), then
+// everything after it. -1, or the usage error's status.
+int take_command(const CLI::App& app, int split, int argc, char** argv, RecordOptions& o) {
+  const std::vector<std::string> rest = app.remaining();
   if (!rest.empty()) {
-    if (rest.front().size() > 1 && rest.front().front() == '-') return usage_error("unknown option " + rest.front());
-    if (split < argc) return usage_error("unexpected arguments before --: " + rest.front());
+    if (rest.front().size() > 1 && rest.front().front() == '-') {
+      return core::usage_error(kAppName, "unknown option " + rest.front());
+    }
+    if (split < argc) return core::usage_error(kAppName, "unexpected arguments before --: " + rest.front());
   }
   o.command = rest;
   for (int i = split + 1; i < argc; i++) o.command.push_back(argv[i]);
-  if (freq_option->count() > 0) o.freq_hz = freq;
-  if (callchain_fp) o.call_graph = CallGraph::fp;
-  if (!call_graph_text.empty()) {
-    if (std::string problem = parse_call_graph(call_graph_text, o.call_graph, o.dwarf_stack_bytes); !problem.empty()) {
-      return usage_error(problem);
-    }
+  return -1;
+}
+
+// -F, -g, --call-graph and --switch-output into `o`. -1, or the usage
+// error's status.
+int apply(const RawOptions& raw, RecordOptions& o) {
+  if (raw.freq_option->count() > 0) o.freq_hz = raw.freq;
+  if (raw.callchain_fp) o.call_graph = CallGraph::fp;
+  if (!raw.call_graph_text.empty()) {
+    const std::string problem = parse_call_graph(raw.call_graph_text, o.call_graph, o.dwarf_stack_bytes);
+    if (!problem.empty()) return core::usage_error(kAppName, problem);
   }
-  if (!switch_text.empty()) {
-    std::string problem = parse_size(switch_text, o.switch_output_bytes);
-    if (problem.empty() && (o.switch_output_bytes < kSwitchOutputMinBytes || o.switch_output_bytes > kSwitchOutputMaxBytes)) {
-      problem = switch_text + " is outside 4K.." + std::to_string(kSwitchOutputMaxBytes >> 40) + "T";
-    }
-    if (!problem.empty()) return usage_error("--switch-output: " + problem);
+  if (raw.switch_text.empty()) return -1;
+  std::string problem = parse_size(raw.switch_text, o.switch_output_bytes);
+  if (problem.empty() &&
+      (o.switch_output_bytes < kSwitchOutputMinBytes || o.switch_output_bytes > kSwitchOutputMaxBytes)) {
+    problem = raw.switch_text + " is outside 4K.." + std::to_string(kSwitchOutputMaxBytes >> 40) + "T";
   }
-  if (std::string problem = check_options(o); !problem.empty()) return usage_error(problem);
+  return problem.empty() ? -1 : core::usage_error(kAppName, "--switch-output: " + problem);
+}
+
+}  // namespace
+
+int parse_record_command_line(int argc, char** argv, RecordOptions& out) {
+  const int split = command_split(argc, argv);
+  CLI::App app{"", kAppName};
+  describe(app);
+  RecordOptions o;
+  RawOptions raw;
+  add_sampling_options(app, o, raw);
+  add_output_options(app, o, raw);
+  app.prefix_command(true);
+  if (const int status = core::parse_command_line(app, split, argv); status >= 0) return status;
+  if (const int status = take_command(app, split, argc, argv, o); status >= 0) return status;
+  if (const int status = apply(raw, o); status >= 0) return status;
+  if (const std::string problem = check_options(o); !problem.empty()) return core::usage_error(kAppName, problem);
   out = o;
   return -1;
 }

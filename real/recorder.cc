@@ -1,27 +1,22 @@
 #include "real/recorder.h"
 
-#include <fcntl.h>
 #include <sched.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <ctime>
-#include <limits>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "core/drops.h"
 #include "core/verify.h"
+#include "real/clock.h"
 #include "real/file_stats.h"
+#include "real/process.h"
 #include "real/synthesize.h"
 
 // The core, compiled for the real backend with the file writer.
@@ -31,174 +26,64 @@ template class ringsim::core::RecordLoop<ringsim::real::RealSession, ringsim::re
 namespace ringsim::real {
 namespace {
 
-constexpr std::uint64_t kMs = 1'000'000;
-constexpr std::uint64_t kNsPerSecond = 1'000'000'000;
 // The command gets this long to exit after SIGTERM, then SIGKILL.
-constexpr std::uint64_t kCommandGraceNs = 5'000 * kMs;
+constexpr std::uint64_t kCommandGraceNs = 5'000 * kNsPerMs;
 // A round budget no recording reaches (2^62 rounds): the loop stays
 // bounded without ending a long recording.
 constexpr std::uint64_t kRoundsMax = std::uint64_t{1} << 62;
-constexpr std::uint32_t kEintrRetriesMax = 1'000'000;
 
-std::uint64_t monotonic_ns() {
-  timespec now{};
-  const int rc = ::clock_gettime(CLOCK_MONOTONIC, &now);
-  VERIFY(rc == 0);
-  return static_cast<std::uint64_t>(now.tv_sec) * kNsPerSecond + static_cast<std::uint64_t>(now.tv_nsec);
-}
-
-void sleep_for_ns(std::uint64_t duration_ns) {
-  timespec pause{};
-  pause.tv_sec = static_cast<time_t>(duration_ns / kNsPerSecond);
-  pause.tv_nsec = static_cast<long>(duration_ns % kNsPerSecond);
-  ::nanosleep(&pause, nullptr);
-}
-
-std::string errno_text(int error) { return errno_name(error) + " (" + std::strerror(error) + ")"; }
-
-// The command: forked at start(), held before exec until go(), waited for
-// by a thread of its own that asks the session to stop when it exits.
+// The command: started held before exec, released once the events and the
+// file are ready; from then on a thread of its own waits for its exit and
+// asks the session to stop.
 class Command {
  public:
   Command() = default;
   Command(const Command&) = delete;
   Command& operator=(const Command&) = delete;
-  ~Command() { finish(kCommandGraceNs); }
+  ~Command() { finish(); }
 
   Error start(const std::vector<std::string>& argv) {
-    VERIFY(!argv.empty());
-    VERIFY(pid_ < 0);
-    // Everything the child needs is prepared before fork: after it, the
-    // child only makes async-signal-safe calls.
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    int go[2];
-    int exec_error[2];
-    if (::pipe2(go, O_CLOEXEC) != 0) return Error{errno, "pipe2: " + errno_text(errno)};
-    if (::pipe2(exec_error, O_CLOEXEC) != 0) {
-      const int error = errno;
-      ::close(go[0]);
-      ::close(go[1]);
-      return Error{error, "pipe2: " + errno_text(error)};
-    }
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-      const int error = errno;
-      for (const int fd : {go[0], go[1], exec_error[0], exec_error[1]}) ::close(fd);
-      return Error{error, "fork for the command: " + errno_text(error) + ": too many processes? (ulimit -u)"};
-    }
-    if (pid == 0) {
-      ::close(go[1]);
-      ::close(exec_error[0]);
-      char byte = 0;
-      ssize_t got = -1;
-      for (std::uint32_t i = 0; i < kEintrRetriesMax && got < 0; i++) {
-        got = ::read(go[0], &byte, 1);
-        if (got < 0 && errno != EINTR) break;
-      }
-      if (got != 1) ::_exit(kExitCommandFailed);  // the recorder gave up before go()
-      ::execvp(args[0], args.data());
-      const int error = errno;
-      const ssize_t written = ::write(exec_error[1], &error, sizeof error);
-      static_cast<void>(written);
-      ::_exit(kExitCommandFailed);
-    }
-    ::close(go[0]);
-    ::close(exec_error[1]);
-    pid_ = pid;
-    go_fd_ = go[1];
-    exec_error_fd_ = exec_error[0];
-    return Error{};
+    ProcessOptions options;
+    options.hold = true;
+    return process_.start(argv, options);
   }
 
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return process_.pid(); }
 
-  // Lets the command exec. exec_error_out: 0, or the errno of its failed
-  // exec (it has then exited).
-  Error go(int& exec_error_out) {
-    VERIFY(pid_ > 0);
-    VERIFY(go_fd_ >= 0);
-    exec_error_out = 0;
-    const ssize_t written = ::write(go_fd_, "g", 1);
-    const int write_error = errno;
-    ::close(go_fd_);
-    go_fd_ = -1;
-    if (written != 1) return Error{write_error, "starting the command: " + errno_text(write_error)};
-    // EOF: exec succeeded (the pipe was close-on-exec).
-    int error = 0;
-    ssize_t got = -1;
-    for (std::uint32_t i = 0; i < kEintrRetriesMax && got < 0; i++) {
-      got = ::read(exec_error_fd_, &error, sizeof error);
-      if (got < 0 && errno != EINTR) break;
-    }
-    ::close(exec_error_fd_);
-    exec_error_fd_ = -1;
-    if (got == static_cast<ssize_t>(sizeof error)) exec_error_out = error;
-    return Error{};
-  }
-
-  // From now on its exit asks `session` to stop.
-  void start_waiter(RealSession& session) {
-    VERIFY(pid_ > 0);
-    VERIFY(!waiter_.joinable());
+  // Lets it exec ("cannot run ...", with exec_error() set, if that fails);
+  // from then on its exit asks `session` to stop.
+  Error go(RealSession& session) {
+    const Error e = process_.release();
+    if (!e.ok()) return e;
+    ran_ = true;
     waiter_ = std::thread([this, &session] {
-      int status = 0;
-      pid_t got = -1;
-      for (std::uint32_t i = 0; i < kEintrRetriesMax && got < 0; i++) {
-        got = ::waitpid(pid_, &status, 0);
-        if (got < 0 && errno != EINTR) break;
-      }
-      status_.store(got == pid_ ? status : -1);
-      exited_.store(true, std::memory_order_release);
+      process_.wait_until_exited();
       session.request_stop();
     });
+    return e;
+  }
+  int exec_error() const { return process_.exec_error(); }
+
+  // Ends it if it still runs (SIGTERM, then SIGKILL after kCommandGraceNs,
+  // as perf does) and reaps it.
+  void finish() {
+    if (!process_.started() || finished_) return;
+    if (waiter_.joinable() && !process_.has_exited()) process_.signal(SIGTERM);
+    end_ = process_.wait(kCommandGraceNs);
+    if (waiter_.joinable()) waiter_.join();
+    finished_ = true;
   }
 
-  bool exited() const { return exited_.load(std::memory_order_acquire); }
-  int status() const { return status_.load(); }
-
-  // Ends the command if it still runs (SIGTERM, then SIGKILL after
-  // grace_ns, as perf does) and reaps it.
-  void finish(std::uint64_t grace_ns) {
-    if (pid_ <= 0) return;
-    if (go_fd_ >= 0) {
-      // Never let go: closing the pipe makes it exit.
-      ::close(go_fd_);
-      go_fd_ = -1;
-    }
-    if (exec_error_fd_ >= 0) {
-      ::close(exec_error_fd_);
-      exec_error_fd_ = -1;
-    }
-    if (waiter_.joinable()) {
-      if (!exited()) ::kill(pid_, SIGTERM);
-      const std::uint64_t deadline_ns = monotonic_ns() + grace_ns;
-      for (std::uint32_t i = 0; i < 100'000 && !exited() && monotonic_ns() < deadline_ns; i++) sleep_for_ns(10 * kMs);
-      if (!exited()) ::kill(pid_, SIGKILL);
-      waiter_.join();
-    } else if (!reaped_) {
-      int status = 0;
-      pid_t got = -1;
-      for (std::uint32_t i = 0; i < kEintrRetriesMax && got < 0; i++) {
-        got = ::waitpid(pid_, &status, 0);
-        if (got < 0 && errno != EINTR) break;
-      }
-      status_.store(got == pid_ ? status : -1);
-      exited_.store(true);
-    }
-    reaped_ = true;
-    pid_ = -1;
-  }
+  // After finish(): whether it ran (was let go and exec'd), and how it ended.
+  bool ran() const { return finished_ && ran_ && end_.reaped; }
+  const WaitStatus& end() const { return end_; }
 
  private:
-  pid_t pid_ = -1;
-  int go_fd_ = -1;
-  int exec_error_fd_ = -1;
-  bool reaped_ = false;
+  Process process_;
   std::thread waiter_;
-  std::atomic<bool> exited_{false};
-  std::atomic<int> status_{0};
+  bool finished_ = false;
+  bool ran_ = false;
+  WaitStatus end_;
 };
 
 void print_line(const std::string& line) { std::fprintf(stderr, "ringsim-record: %s\n", line.c_str()); }
@@ -240,6 +125,25 @@ std::string seconds_text(std::uint64_t ns) {
 std::uint64_t cpu_ns(const timeval& t) {
   return static_cast<std::uint64_t>(t.tv_sec) * kNsPerSecond + static_cast<std::uint64_t>(t.tv_usec) * 1000;
 }
+
+// Installs the signal handlers; restores the previous ones when it goes.
+class SignalHandlers {
+ public:
+  SignalHandlers() = default;
+  SignalHandlers(const SignalHandlers&) = delete;
+  SignalHandlers& operator=(const SignalHandlers&) = delete;
+  ~SignalHandlers() {
+    if (installed_) restore_signal_handlers();
+  }
+  Error install() {
+    const Error e = install_signal_handlers();
+    installed_ = e.ok();
+    return e;
+  }
+
+ private:
+  bool installed_ = false;
+};
 
 std::string command_text(const std::vector<std::string>& command) {
   std::string out;
@@ -308,10 +212,7 @@ int RecorderSink::end_round() {
     checkpoint();
   }
   if (interval_ns_ > 0) {
-    timespec now{};
-    ::clock_gettime(CLOCK_MONOTONIC, &now);
-    const std::uint64_t now_ns =
-        static_cast<std::uint64_t>(now.tv_sec) * kNsPerSecond + static_cast<std::uint64_t>(now.tv_nsec);
+    const std::uint64_t now_ns = monotonic_ns();
     if (now_ns - last_checkpoint_ns_ >= interval_ns_) {
       last_checkpoint_ns_ = now_ns;
       checkpoint();
@@ -341,242 +242,309 @@ void RecorderSink::checkpoint() {
     counters_.header_checkpoint_failures++;
   }
 }
-
 // --- record() ------------------------------------------------------------------
 
-int record(const RecordOptions& o) {
-  perf_event_attr attr{};
-  if (const std::string problem = make_attr(o, attr); !problem.empty()) {
-    print_error(problem + " (see --help)");
-    return kExitUsage;
-  }
-  std::vector<int> cpus;
-  if (const Error e = online_cpus(cpus); !e.ok()) {
-    print_error(e.message);
-    return kExitOsError;
-  }
-  if (const Error e = install_signal_handlers(); !e.ok()) {
-    print_error(e.message);
-    return kExitOsError;
-  }
-  struct RestoreSignals {
-    ~RestoreSignals() { restore_signal_handlers(); }
-  } restore_signals;
+namespace {
 
-  const bool has_command = !o.command.empty();
-  // Declared before the session: once its waiter runs (start_waiter) it
-  // refers to the session, and command.finish() below joins it before the
-  // session goes away; every return before that point is before
-  // start_waiter.
-  Command command;
-  if (has_command) {
-    if (const Error e = command.start(o.command); !e.ok()) {
-      print_error(e.message);
-      return kExitOsError;
-    }
-  }
+// One recording, its steps in the order run() takes them. A step that fails
+// keeps the first error (fail()) and returns false; what follows a failure
+// does only what ending the recording needs.
+class Recording {
+ public:
+  explicit Recording(const RecordOptions& o) : o_(o), has_command_(!o.command.empty()) {}
+  int run();
 
-  // The recorder's scheduling, once the command (which keeps the normal
-  // scheduler) is forked; threads created later (glibc's AIO helpers, the
-  // command's waiter) inherit it.
-  if (o.realtime_priority > 0) {
-    sched_param param{};
-    param.sched_priority = static_cast<int>(o.realtime_priority);
-    if (::sched_setscheduler(0, SCHED_FIFO, &param) != 0) {
-      const int error = errno;
-      print_error("--realtime " + std::to_string(o.realtime_priority) + ": sched_setscheduler(SCHED_FIFO): " +
+ private:
+  bool fail(int status, const std::string& line);
+  bool make_event_attr();
+  bool install_signals();
+  bool start_command();
+  bool set_priority();
+  bool open_events();
+  bool open_output();
+  int synthesize(std::uint32_t file_index);
+  void synthesize_first_file();
+  bool start_events();
+  void record_until_the_end(bool started);
+  void check_loop_status();
+  void finish(bool started);
+  void print_summary(bool started) const;
+  void print_files(const FileStats& back) const;
+  void print_drops() const;
+  void print_writer() const;
+  void print_loop() const;
+  void print_costs() const;
+
+  const RecordOptions& o_;
+  const bool has_command_;
+  perf_event_attr attr_{};
+  std::vector<int> cpus_;
+  SignalHandlers signals_;
+  std::unique_ptr<RealSession> session_;
+  Command command_;  // after session_, which its waiter refers to: goes first
+  std::unique_ptr<core::PerfDataHead> head_;
+  core::WriterOptions wo_;
+  std::unique_ptr<RealDisk> disk_;
+  std::unique_ptr<Writer> writer_;
+  std::unique_ptr<RecordBuilder> builder_;
+  SynthesisStats synthesis_;
+  std::string kernel_warning_;
+  std::unique_ptr<RecorderSink> sink_;
+  core::LoopResult loop_;
+  std::uint64_t elapsed_ns_ = 0;
+  rusage usage_{};
+  int status_ = kExitOk;
+  std::string error_line_;
+};
+
+int Recording::run() {
+  const bool ready = make_event_attr() && install_signals() && start_command() && set_priority() && open_events() &&
+                     open_output();
+  if (!ready) {
+    print_error(error_line_);
+    return status_;
+  }
+  synthesize_first_file();
+  const bool started = status_ == kExitOk && start_events();
+  record_until_the_end(started);
+  finish(started);
+  if (status_ != kExitOk) print_error(error_line_);
+  if (!o_.quiet) print_summary(started);
+  return status_;
+}
+
+bool Recording::fail(int status, const std::string& line) {
+  if (status_ == kExitOk) {  // the first error is the one reported
+    status_ = status;
+    error_line_ = line;
+  }
+  return false;
+}
+
+bool Recording::make_event_attr() {
+  if (const std::string problem = make_attr(o_, attr_); !problem.empty()) {
+    return fail(kExitUsage, problem + " (see --help)");
+  }
+  if (const Error e = online_cpus(cpus_); !e.ok()) return fail(kExitOsError, e.message);
+  return true;
+}
+
+bool Recording::install_signals() {
+  if (const Error e = signals_.install(); !e.ok()) return fail(kExitOsError, e.message);
+  return true;
+}
+
+// Forked and held before exec until start_events().
+bool Recording::start_command() {
+  if (!has_command_) return true;
+  if (const Error e = command_.start(o_.command); !e.ok()) return fail(kExitOsError, e.message);
+  return true;
+}
+
+// The recorder's scheduling, once the command (which keeps the normal
+// scheduler) is forked; threads created later (glibc's AIO helpers, the
+// command's waiter) inherit it.
+bool Recording::set_priority() {
+  if (o_.realtime_priority == 0) return true;
+  sched_param param{};
+  param.sched_priority = static_cast<int>(o_.realtime_priority);
+  if (::sched_setscheduler(0, SCHED_FIFO, &param) == 0) return true;
+  const int error = errno;
+  return fail(error == EPERM ? kExitNoPermission : kExitOsError,
+              "--realtime " + std::to_string(o_.realtime_priority) + ": sched_setscheduler(SCHED_FIFO): " +
                   errno_text(error) +
                   (error == EPERM ? ": needs root or CAP_SYS_NICE (or an RLIMIT_RTPRIO of at least the priority)" : ""));
-      return error == EPERM ? kExitNoPermission : kExitOsError;
-    }
-  }
+}
 
-  // Events.
-  const std::vector<RingSpec> specs = o.system_wide ? system_wide_specs(attr, cpus, o.mmap_pages)
-                                                    : command_specs(attr, command.pid(), cpus, o.mmap_pages);
-  std::unique_ptr<RealSession> session;
-  if (const Error e = RealSession::open(specs, session); !e.ok()) {
-    print_error(session_error_message(e, o, attr));
-    return session_error_status(e);
+// One ring per online CPU, disabled (a command's: enable_on_exec); the
+// file's attribute and event ids.
+bool Recording::open_events() {
+  const std::vector<RingSpec> specs = o_.system_wide ? system_wide_specs(attr_, cpus_, o_.mmap_pages)
+                                                     : command_specs(attr_, command_.pid(), cpus_, o_.mmap_pages);
+  if (const Error e = RealSession::open(specs, session_); !e.ok()) {
+    return fail(session_error_status(e), session_error_message(e, o_, attr_));
   }
   core::EventDescription description;
-  description.attr = attr;
-  for (std::size_t i = 0; i < session->mapping_count(); i++) {
+  description.attr = attr_;
+  for (std::size_t i = 0; i < session_->mapping_count(); i++) {
     std::uint64_t id = 0;
-    if (const Error e = session->event(i).id(id); !e.ok()) {
-      print_error(e.message);
-      return kExitOsError;
-    }
+    if (const Error e = session_->event(i).id(id); !e.ok()) return fail(kExitOsError, e.message);
     description.ids.push_back(id);
   }
-  const core::PerfDataHead head({description});
+  head_ = std::make_unique<core::PerfDataHead>(std::vector<core::EventDescription>{description});
+  return true;
+}
 
-  // Output.
-  core::WriterOptions wo;
-  wo.mode = o.aio_cblocks == 0 ? core::WriteMode::serial : core::WriteMode::aio;
-  wo.cblocks = o.aio_cblocks == 0 ? 1 : o.aio_cblocks;
-  wo.mappings = static_cast<std::uint32_t>(session->mapping_count());
-  wo.buffer_bytes = session->data_size_bytes_max();
-  wo.rotate_bytes = o.switch_output_bytes;
-  if (const std::string problem = core::validate(wo); !problem.empty()) {
-    print_error("writer options: " + problem);
-    return kExitUsage;
+// The output file and the writer, which writes its header.
+bool Recording::open_output() {
+  wo_.mode = o_.aio_cblocks == 0 ? core::WriteMode::serial : core::WriteMode::aio;
+  wo_.cblocks = o_.aio_cblocks == 0 ? 1 : o_.aio_cblocks;
+  wo_.mappings = static_cast<std::uint32_t>(session_->mapping_count());
+  wo_.buffer_bytes = session_->data_size_bytes_max();
+  wo_.rotate_bytes = o_.switch_output_bytes;
+  if (const std::string problem = core::validate(wo_); !problem.empty()) {
+    return fail(kExitUsage, "writer options: " + problem);
   }
-  const std::uint32_t slots = wo.mappings * (wo.mode == core::WriteMode::aio ? wo.cblocks : 1);
-  RealDisk disk(o.output, slots);
-  Writer writer(disk, wo, head);
-  if (const int rc = writer.start(); rc != 0) {
-    const bool created = disk.counters().files_opened > 0;
-    print_error(output_error_message(-rc, o.output, created ? "cannot write its header" : "cannot create it"));
-    return created ? kExitIoError : kExitCantCreate;
+  const std::uint32_t slots = wo_.mappings * (wo_.mode == core::WriteMode::aio ? wo_.cblocks : 1);
+  disk_ = std::make_unique<RealDisk>(o_.output, slots);
+  writer_ = std::make_unique<Writer>(*disk_, wo_, *head_);
+  if (const int rc = writer_->start(); rc != 0) {
+    const bool created = disk_->counters().files_opened > 0;
+    return fail(created ? kExitIoError : kExitCantCreate,
+                output_error_message(-rc, o_.output, created ? "cannot write its header" : "cannot create it"));
   }
+  return true;
+}
 
-  int status = kExitOk;
-  std::string error_line;
-  auto fail = [&](int code, const std::string& line) {
-    if (status != kExitOk) return;  // the first error is the one reported
-    status = code;
-    error_line = line;
-  };
+// The synthesized records at the start of file `file_index`; a rotated
+// file also gets the side-band records the kernel wrote into the earlier
+// ones (kept by the sink). 0 or -errno.
+int Recording::synthesize(std::uint32_t file_index) {
+  builder_->clear();
+  kernel_warning_ = synthesize_kernel_mmap(*builder_);
+  if (o_.system_wide) {
+    synthesize_all_processes(*builder_, synthesis_);
+  } else if (file_index > 0 && has_command_ && command_.pid() > 0) {
+    for (const pid_t pid : process_tree(command_.pid())) synthesize_process(pid, *builder_, synthesis_);
+  }
+  if (file_index > 0 && sink_ != nullptr) builder_->add_records(sink_->side_band());
+  if (builder_->bytes().empty()) return 0;
+  return writer_->append(builder_->bytes(), builder_->counts());
+}
 
-  // Synthesized records: at the start of every file.
-  RecordBuilder builder(attr.sample_type, attr.sample_id_all != 0);
-  SynthesisStats synthesis;
-  std::string kernel_warning;
-  // Set once the sink exists: a rotated file also gets the side-band
-  // records the kernel wrote into the earlier files.
-  const RecorderSink* side_band_source = nullptr;
-  auto synthesize = [&](std::uint32_t file_index) -> int {
-    builder.clear();
-    kernel_warning = synthesize_kernel_mmap(builder);
-    if (o.system_wide) {
-      synthesize_all_processes(builder, synthesis);
-    } else if (file_index > 0 && has_command && command.pid() > 0) {
-      for (const pid_t pid : process_tree(command.pid())) synthesize_process(pid, builder, synthesis);
-    }
-    if (file_index > 0 && side_band_source != nullptr) builder.add_records(side_band_source->side_band());
-    if (builder.bytes().empty()) return 0;
-    return writer.append(builder.bytes(), builder.counts());
-  };
+void Recording::synthesize_first_file() {
+  builder_ = std::make_unique<RecordBuilder>(attr_.sample_type, attr_.sample_id_all != 0);
   if (synthesize(0) != 0) {
-    fail(kExitIoError, output_error_message(writer.stats().error, disk.current_path(), writer.stats().error_context));
+    const core::WriterStats& ws = writer_->stats();
+    fail(kExitIoError, output_error_message(ws.error, disk_->current_path(), ws.error_context));
   }
-  if (!kernel_warning.empty() && !o.quiet) print_line("warning: " + kernel_warning);
+  if (!kernel_warning_.empty() && !o_.quiet) print_line("warning: " + kernel_warning_);
+}
 
-  // Start.
-  bool run_loop = status == kExitOk;
-  if (run_loop && o.system_wide) {
-    if (const Error e = session->enable_all(); !e.ok()) {
-      fail(kExitOsError, e.message);
-      run_loop = false;
+// -a: the events are enabled; a command is let go (its exec enables them).
+bool Recording::start_events() {
+  if (o_.system_wide) {
+    if (const Error e = session_->enable_all(); !e.ok()) return fail(kExitOsError, e.message);
+  }
+  if (has_command_) {
+    if (const Error e = command_.go(*session_); !e.ok()) {
+      return fail(command_.exec_error() != 0 ? kExitCommandFailed : kExitOsError, e.message);
     }
   }
-  if (run_loop && has_command) {
-    int exec_error = 0;
-    if (const Error e = command.go(exec_error); !e.ok()) {
-      fail(kExitOsError, e.message);
-      run_loop = false;
-    } else if (exec_error != 0) {
-      fail(kExitCommandFailed, "cannot run " + o.command.front() + ": " + errno_text(exec_error) +
-                                   (exec_error == ENOENT ? ": check the command name and PATH" : ""));
-      run_loop = false;
-    } else {
-      command.start_waiter(*session);
-    }
-  }
+  return true;
+}
 
-  RecorderSink sink(writer, disk, head, o.header_interval_ms * kMs, o.switch_output_bytes > 0, synthesize);
-  side_band_source = &sink;
-  sink.checkpoint();
-  core::LoopResult loop_result;
+// The record loop until the command exits, every ring hangs up, or a stop
+// signal (or, when the start failed, only the events disabled).
+void Recording::record_until_the_end(bool started) {
+  sink_ = std::make_unique<RecorderSink>(*writer_, *disk_, *head_, o_.header_interval_ms * kNsPerMs,
+                                         o_.switch_output_bytes > 0,
+                                         [this](std::uint32_t file_index) { return synthesize(file_index); });
+  sink_->checkpoint();
   const std::uint64_t start_ns = monotonic_ns();
-  if (run_loop) {
+  if (started) {
     core::LoopOptions lo;
-    lo.poll_timeout_ns = 100 * kMs;
+    lo.poll_timeout_ns = 100 * kNsPerMs;
     lo.rounds_max = kRoundsMax;
     // With AIO, one chunk per ring per round (as perf reads): a second
     // chunk of the same ring would wait for the first one's control block
     // while the other rings fill (measured: docs/recorder.md).
-    lo.drain_chunks_max = wo.mode == core::WriteMode::aio ? 1 : 4;
-    core::RecordLoop<RealSession, RecorderSink> loop(*session, sink, session->mode(), lo);
-    loop_result = loop.run();
+    lo.drain_chunks_max = wo_.mode == core::WriteMode::aio ? 1 : 4;
+    core::RecordLoop<RealSession, RecorderSink> loop(*session_, *sink_, session_->mode(), lo);
+    loop_ = loop.run();
   } else {
-    session->disable_all();
+    session_->disable_all();
   }
-  const std::uint64_t elapsed_ns = monotonic_ns() - start_ns;
-  command.finish(kCommandGraceNs);
+  elapsed_ns_ = monotonic_ns() - start_ns;
+}
 
-  const int finished = writer.finish();
-  const core::WriterStats& ws = writer.stats();
-  if (run_loop) {
-    switch (loop_result.status) {
-      case core::LoopStatus::done:
-      case core::LoopStatus::stopped:
-        break;
-      case core::LoopStatus::sink_error:
-        break;  // the writer's error, below
-      case core::LoopStatus::poll_error:
-        fail(kExitOsError, "poll: " + errno_text(loop_result.error));
-        break;
-      case core::LoopStatus::rounds_exhausted:
-        fail(kExitSoftware, "the record loop ran out of rounds (" + std::to_string(kRoundsMax) + "): a bug");
-        break;
-    }
+void Recording::check_loop_status() {
+  switch (loop_.status) {
+    case core::LoopStatus::done:
+    case core::LoopStatus::stopped:
+    case core::LoopStatus::sink_error:  // the writer's error, reported by finish()
+      break;
+    case core::LoopStatus::poll_error:
+      fail(kExitOsError, "poll: " + errno_text(loop_.error));
+      break;
+    case core::LoopStatus::rounds_exhausted:
+      fail(kExitSoftware, "the record loop ran out of rounds (" + std::to_string(kRoundsMax) + "): a bug");
+      break;
   }
+}
+
+// The command ended and reaped; every write completed, the header fixed up
+// and the file cut at the data written (TraceWriter::finish).
+void Recording::finish(bool started) {
+  command_.finish();
+  const int finished = writer_->finish();
+  const core::WriterStats& ws = writer_->stats();
+  if (started) check_loop_status();
   if (finished != 0 || ws.error != 0) {
-    const std::string path = disk.current_path().empty() ? o.output : disk.current_path();
+    const std::string path = disk_->current_path().empty() ? o_.output : disk_->current_path();
     fail(kExitIoError, output_error_message(ws.error, path, ws.error_context));
   }
-  if (disk.in_flight() > 0) {
+  if (disk_->in_flight() > 0) {
     // Their buffers cannot be freed while the kernel may still read them.
-    print_error("output " + disk.current_path() + ": " + std::to_string(disk.in_flight()) +
+    print_error("output " + disk_->current_path() + ": " + std::to_string(disk_->in_flight()) +
                 " asynchronous writes did not complete: the file system hangs; exiting without waiting");
     std::fflush(stderr);
     std::_Exit(kExitIoError);
   }
-  rusage usage{};
-  ::getrusage(RUSAGE_SELF, &usage);
+  ::getrusage(RUSAGE_SELF, &usage_);
+}
 
-  if (status != kExitOk) print_error(error_line);
-  if (o.quiet) return status;
+// --- The summary ---------------------------------------------------------------
 
-  // Summary.
-  const std::vector<std::string>& paths = disk.paths();
-  const FileStats back = read_back(paths);
-  const core::RecordCounts& cut = ws.drops[core::DropCause::output_error].records;
-  const std::uint64_t samples = ws.records.samples - cut.samples;
-  const std::uint64_t lost_sum = ws.records.lost_sum - cut.lost_sum;
-  const std::uint64_t lost_records = ws.records.lost_records - cut.lost_records;
-  std::string files;
-  for (const std::string& p : paths) files += (files.empty() ? "" : ", ") + p;
-  if (has_command && command.exited()) {
-    const int s = command.status();
-    if (WIFEXITED(s)) {
-      print_line("command exited with status " + std::to_string(WEXITSTATUS(s)) + ": " + command_text(o.command));
-    } else if (WIFSIGNALED(s)) {
-      print_line("command ended by signal " + std::to_string(WTERMSIG(s)) + ": " + command_text(o.command));
-    }
+void Recording::print_summary(bool started) const {
+  if (has_command_ && command_.ran()) {
+    print_line("command " + command_.end().text() + ": " + command_text(o_.command));
   }
+  print_files(read_back(disk_->paths()));
+  print_drops();
+  print_writer();
+  if (started) print_loop();
+  print_costs();
+}
+
+// What the files hold: the writer's counts (the valid prefix after an
+// error), and the data-loss metric read back from the files.
+void Recording::print_files(const FileStats& back) const {
+  const core::WriterStats& ws = writer_->stats();
+  const core::RecordCounts& cut = ws.drops[core::DropCause::output_error].records;
+  std::string files;
+  for (const std::string& p : disk_->paths()) files += (files.empty() ? "" : ", ") + p;
   print_line("wrote " + std::to_string(back.files) + " file(s): " + (files.empty() ? "none" : files) + ", " +
              std::to_string(back.file_bytes) + " bytes (data sections " + std::to_string(back.data_bytes) + " bytes)");
-  print_line("samples written: " + std::to_string(samples));
-  print_line("records lost: " + std::to_string(lost_sum) + " (sum of " + std::to_string(lost_records) +
-             " PERF_RECORD_LOST records)");
+  print_line("samples written: " + std::to_string(ws.records.samples - cut.samples));
+  print_line("records lost: " + std::to_string(ws.records.lost_sum - cut.lost_sum) + " (sum of " +
+             std::to_string(ws.records.lost_records - cut.lost_records) + " PERF_RECORD_LOST records)");
   char metric[512];
   std::snprintf(metric, sizeof metric,
                 "data-loss metric: %.4f%% (lost time / elapsed, read back from the file%s); lost fraction %.4f%% "
                 "(read back: %llu samples, %llu lost)",
-                100 * back.loss.loss_metric(), back.files > 1 ? "s" : "",
-                100 * back.loss.lost_fraction(), static_cast<unsigned long long>(back.loss.samples),
-                static_cast<unsigned long long>(back.loss.lost_sum));
+                100 * back.loss.loss_metric(), back.files > 1 ? "s" : "", 100 * back.loss.lost_fraction(),
+                static_cast<unsigned long long>(back.loss.records.samples),
+                static_cast<unsigned long long>(back.loss.records.lost_sum));
   print_line(metric);
   if (!back.problem.empty()) print_line("warning: reading the output back: " + back.problem);
-  if (cut.bytes > 0) {
-    print_line("cut off by the output error: " + std::to_string(cut.samples) + " samples, " +
-               std::to_string(cut.bytes) + " bytes");
-  }
-  print_line(std::string("writer: ") + core::to_string(wo.mode) +
-             (wo.mode == core::WriteMode::aio ? " (" + std::to_string(wo.cblocks) + " control block(s) per ring)" : "") +
+}
+
+// What the recorder itself dropped, once, by cause (core/drops.h): the
+// rings' (overwritten gaps, corrupt rings, data abandoned at an early
+// end), the AUX areas', and the writer's cut at an output error.
+void Recording::print_drops() const {
+  core::Drops drops;
+  drops.add(loop_.drops);
+  drops.add(loop_.aux_drops);
+  drops.add(writer_->stats().drops);
+  print_line("recorder drops: " + core::describe(drops));
+}
+
+void Recording::print_writer() const {
+  const core::WriterStats& ws = writer_->stats();
+  print_line(std::string("writer: ") + core::to_string(wo_.mode) +
+             (wo_.mode == core::WriteMode::aio ? " (" + std::to_string(wo_.cblocks) + " control block(s) per ring)" : "") +
              ", chunks " + std::to_string(ws.chunks) + ", bytes completed " + std::to_string(ws.bytes_completed) +
              ", short writes restarted " + std::to_string(ws.short_writes_restarted) + ", EAGAIN retries " +
              std::to_string(ws.eagain_retries) + ", EAGAIN sync fallbacks " + std::to_string(ws.eagain_sync_fallbacks) +
@@ -584,28 +552,38 @@ int record(const RecordOptions& o) {
              std::to_string(ws.suspend_interrupted) + ", waits for a control block " +
              std::to_string(ws.waits_for_cblock) + ", in flight max " + std::to_string(ws.in_flight_max) +
              ", files " + std::to_string(ws.files) + ", header checkpoints " +
-             std::to_string(sink.counters().header_checkpoints));
-  if (run_loop) {
-    const core::LoopResult& r = loop_result;
-    print_line(std::string("loop: ") + core::to_string(r.status) + ", rounds " + std::to_string(r.rounds) +
-               ", poll timeouts " + std::to_string(r.poll_timeouts) + ", interrupted " +
-               std::to_string(r.poll_interrupted) + ", chunks " + std::to_string(r.ring.chunks) + " (wrapped " +
-               std::to_string(r.ring.wrapped_chunks) + "), snapshots " + std::to_string(r.ring.snapshots) +
-               ", overwritten " + std::to_string(r.drops[core::DropCause::overwritten].records.bytes) +
-               " bytes, corrupt rings " + std::to_string(r.mappings_corrupt()) + ", abandoned " +
-               std::to_string(r.drops[core::DropCause::abandoned].records.bytes) + " bytes");
+             std::to_string(sink_->counters().header_checkpoints));
+}
+
+void Recording::print_loop() const {
+  const core::LoopResult& r = loop_;
+  print_line(std::string("loop: ") + core::to_string(r.status) + ", rounds " + std::to_string(r.rounds) +
+             ", poll timeouts " + std::to_string(r.poll_timeouts) + ", interrupted " +
+             std::to_string(r.poll_interrupted) + ", chunks " + std::to_string(r.ring.chunks) + " (wrapped " +
+             std::to_string(r.ring.wrapped_chunks) + "), snapshots " + std::to_string(r.ring.snapshots));
+}
+
+// Rotation, synthesis, CPU time.
+void Recording::print_costs() const {
+  if (o_.switch_output_bytes > 0) {
+    const SinkCounters& c = sink_->counters();
+    print_line("rotation: " + std::to_string(c.files_synthesized) + " new file(s), " +
+               std::to_string(c.side_band_records_kept) + " side-band records kept for them (" +
+               std::to_string(c.side_band_records_dropped) + " over the " + std::to_string(kSideBandBytesMax >> 20) +
+               " MiB bound)");
   }
-  if (o.switch_output_bytes > 0) {
-    print_line("rotation: " + std::to_string(sink.counters().files_synthesized) + " new file(s), " +
-               std::to_string(sink.counters().side_band_records_kept) + " side-band records kept for them (" +
-               std::to_string(sink.counters().side_band_records_dropped) + " over the " +
-               std::to_string(kSideBandBytesMax >> 20) + " MiB bound)");
-  }
-  print_line("synthesized: " + std::to_string(synthesis.processes) + " processes, " +
-             std::to_string(synthesis.threads) + " threads, " + std::to_string(synthesis.maps) + " mappings");
-  print_line("cpu time: " + seconds_text(cpu_ns(usage.ru_utime)) + " s user, " + seconds_text(cpu_ns(usage.ru_stime)) +
-             " s system, in " + seconds_text(elapsed_ns) + " s of recording (before the read-back)");
-  return status;
+  print_line("synthesized: " + std::to_string(synthesis_.processes) + " processes, " +
+             std::to_string(synthesis_.threads) + " threads, " + std::to_string(synthesis_.maps) + " mappings");
+  print_line("cpu time: " + seconds_text(cpu_ns(usage_.ru_utime)) + " s user, " +
+             seconds_text(cpu_ns(usage_.ru_stime)) + " s system, in " + seconds_text(elapsed_ns_) +
+             " s of recording (before the read-back)");
+}
+
+}  // namespace
+
+int record(const RecordOptions& options) {
+  Recording recording(options);
+  return recording.run();
 }
 
 }  // namespace ringsim::real

@@ -3,9 +3,9 @@
 // (core::RecordLoop) and written by core::TraceWriter<RealDisk> into a
 // perf.data file that perf's tools read.
 //
-// Sequence (record()):
+// Sequence (record(): one function per step in recorder.cc):
 //   1. signal handlers (SIGINT/SIGTERM stop, SIGUSR2 snapshot);
-//   2. the command is forked, stopped before exec on a pipe;
+//   2. the command is forked, held before exec (real/process.h);
 //   3. the events are opened and mapped (disabled; for a command with
 //      enable_on_exec, so counting starts at its exec);
 //   4. the output file is created: header, attributes and event ids;
@@ -15,7 +15,7 @@
 //   7. the record loop runs until the command exits, every ring hangs up,
 //      or a stop signal; every write in flight completes, the header is
 //      fixed up (TraceWriter::finish);
-//   8. the file(s) are read back (model/perf_data_file.h) for the summary.
+//   8. the file(s) are read back (core/perf_data_reader.h) for the summary.
 //
 // While recording, RecorderSink rewrites the header every
 // --header-interval-ms with a data size that covers only completed whole

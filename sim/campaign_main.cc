@@ -61,17 +61,15 @@ int main(int argc, char** argv) {
   options.progress = !no_progress;
   options.overrides = config_options.overrides();
   if (const std::string error = read_sharding(options); !error.empty()) {
-    std::cerr << "campaign: error: " << error << "\n";
-    return kExitUsage;
+    return ringsim::core::usage_error("campaign", error);
   }
   // Every seed's configuration, with the fixed fields, must be valid before
   // anything runs.
   for (std::uint64_t i = options.shard_index; i < options.runs; i += options.shard_count) {
     const std::uint64_t seed = options.first_seed + i;
     if (const std::string error = validate(campaign_config(options, seed)); !error.empty()) {
-      std::cerr << "campaign: error: the options give seed " << seed << " an invalid configuration: " << error
-                << "\n";
-      return kExitUsage;
+      return ringsim::core::usage_error(
+          "campaign", "the options give seed " + std::to_string(seed) + " an invalid configuration: " + error);
     }
   }
   if (const char* outputs = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");

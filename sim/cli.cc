@@ -2,7 +2,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <iostream>
 
 #include "core/verify.h"
 #include "sim/run.h"
@@ -48,19 +47,6 @@ std::string user_path(const std::string& path) {
   const char* base = std::getenv("BUILD_WORKING_DIRECTORY");
   if (base == nullptr || *base == '\0') return path;
   return (std::filesystem::path(base) / path).string();
-}
-
-int parse_command_line(CLI::App& app, int argc, char** argv) {
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    std::cerr << app.get_name() << ": error: " << e.what() << " (see --help)\n";
-    return kExitUsage;
-  }
-  return -1;
 }
 
 }  // namespace ringsim::sim

@@ -7,6 +7,7 @@
 #include <deque>
 #include <string>
 
+#include "core/cli/command_line.h"
 #include "sim/params.h"
 
 namespace ringsim::sim {
@@ -33,9 +34,8 @@ class ConfigOptions {
 // `bazel run` (BUILD_WORKING_DIRECTORY), not to the runfiles directory.
 std::string user_path(const std::string& path);
 
-// Parses argv; on error prints one line "<program>: error: ..." and returns
-// the exit code to use (kExitUsage), or -1 when parsing succeeded and 0 for
-// --help.
-int parse_command_line(CLI::App& app, int argc, char** argv);
+// The one command-line error path (core/cli): -1 to go on, 0 after
+// --help, 64 after one line "<program>: error: ... (see --help)".
+using core::parse_command_line;
 
 }  // namespace ringsim::sim

@@ -175,8 +175,7 @@ int main(int argc, char** argv) {
       set_output(config, modes[m].output);
       config.cblocks = modes[m].cblocks;
       if (const std::string e = validate(config); !e.empty()) {
-        std::cerr << "compare: error: seed " << config.seed << ": " << e << "\n";
-        return kExitUsage;
+        return ringsim::core::usage_error("compare", "seed " + std::to_string(config.seed) + ": " + e);
       }
       if (!run_column(config, modes[m], columns[m])) exit_code = kExitCorrectness;
     }

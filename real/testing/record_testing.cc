@@ -1,6 +1,5 @@
 #include "real/testing/record_testing.h"
 
-#include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/securebits.h>
 #include <sys/mount.h>
@@ -8,13 +7,11 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <climits>
-#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -29,13 +26,6 @@ namespace {
 std::string g_record_path;
 std::atomic<std::uint64_t> g_burn_sink{0};
 std::atomic<int> g_temp_counter{0};
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::uint64_t thread_cpu_ns() {
   timespec used{};
@@ -65,12 +55,6 @@ extern "C" __attribute__((noinline)) std::uint64_t ringsim_test_burn(std::uint64
 }
 
 namespace ringsim::real::testing {
-
-std::uint64_t monotonic_ns() {
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<std::uint64_t>(now.tv_sec) * kSecond + static_cast<std::uint64_t>(now.tv_nsec);
-}
 
 bool run_workload_if_asked(int argc, char** argv) {
   if (argc < 3 || std::strcmp(argv[1], "--burn-ms") != 0) return false;
@@ -109,79 +93,58 @@ std::string RunResult::text() const {
   return s.str();
 }
 
-Process::Process(const std::vector<std::string>& argv, const ChildSetup& setup) {
-  const std::string dir = temp_dir("process");
-  out_path_ = dir + "/stdout";
-  err_path_ = dir + "/stderr";
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_ = fork();
-  if (pid_ != 0) return;
-  const int out = open(out_path_.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
-  const int err = open(err_path_.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
-  if (out < 0 || err < 0) _exit(120);
-  dup2(out, 1);
-  dup2(err, 2);
+namespace {
+
+// Runs in the forked child before exec: async-signal-safe calls only.
+int prepare_child(const ChildSetup& setup) {
   if (setup.memlock_limit_bytes >= 0) {
     const rlimit limit{static_cast<rlim_t>(setup.memlock_limit_bytes), static_cast<rlim_t>(setup.memlock_limit_bytes)};
-    if (setrlimit(RLIMIT_MEMLOCK, &limit) != 0) _exit(121);
+    if (setrlimit(RLIMIT_MEMLOCK, &limit) != 0) return 121;
   }
   if (setup.drop_capabilities) {
     // Root without capabilities, and exec must not give them back.
     if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
                                      SECBIT_NO_SETUID_FIXUP_LOCKED) != 0) {
-      _exit(122);
+      return 122;
     }
     __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
     __user_cap_data_struct data[2] = {};
-    if (syscall(SYS_capset, &header, data) != 0) _exit(123);
+    if (syscall(SYS_capset, &header, data) != 0) return 123;
   }
-  execv(args[0], args.data());
-  _exit(124);
+  return 0;
 }
 
-Process::~Process() {
-  if (pid_ > 0 && !reaped_) {
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-  }
+}  // namespace
+
+Error start(Process& process, const std::vector<std::string>& argv, const ChildSetup& setup) {
+  ProcessOptions options;
+  options.out = Output::captured();
+  options.err = Output::captured();
+  options.prepare = [setup] { return prepare_child(setup); };
+  return process.start(argv, options);
 }
 
-void Process::signal(int number) {
-  if (pid_ > 0 && !reaped_) kill(pid_, number);
-}
-
-RunResult Process::wait(std::uint64_t deadline_ns) {
+RunResult finish(Process& process, std::uint64_t deadline_ns) {
+  const WaitStatus w = process.wait(deadline_ns);
   RunResult r;
-  if (pid_ <= 0) {
-    r.err = "fork failed";
-    return r;
-  }
-  const std::uint64_t until = monotonic_ns() + deadline_ns;
-  int status = 0;
-  for (std::uint64_t i = 0; i < (std::uint64_t{1} << 32); i++) {
-    const pid_t got = waitpid(pid_, &status, WNOHANG);
-    if (got == pid_) break;
-    if (got < 0 && errno != EINTR) break;
-    if (monotonic_ns() >= until && !r.timed_out) {
-      r.timed_out = true;
-      kill(pid_, SIGKILL);
-    }
-    sleep_ms(2);
-  }
-  reaped_ = true;
-  r.status = status;
-  r.exited = WIFEXITED(status);
-  r.exit_code = r.exited ? WEXITSTATUS(status) : -1;
-  r.out = read_all(out_path_);
-  r.err = read_all(err_path_);
+  r.status = w.status;
+  r.exited = w.exited();
+  r.exit_code = w.exit_code();
+  r.timed_out = w.timed_out;
+  r.usage = w.usage;
+  r.out = process.captured_out();
+  r.err = process.captured_err();
+  if (!w.reaped) r.err += "\n(" + w.text() + ")";
   return r;
 }
 
 RunResult run(const std::vector<std::string>& argv, const ChildSetup& setup) {
-  Process p(argv, setup);
-  return p.wait();
+  Process p;
+  const Error started = start(p, argv, setup);
+  RunResult r;
+  if (p.started()) r = finish(p);
+  if (!started.ok()) r.err = started.message + "\n" + r.err;
+  return r;
 }
 
 RunResult run_record(const std::vector<std::string>& args, const ChildSetup& setup) {

@@ -1,5 +1,5 @@
-// Helpers for the recorder's tests: running a program with its output
-// captured and a deadline, running the recorder and perf, a CPU-burning
+// Helpers for the recorder's tests: running a program (real/process.h)
+// with its output captured and a deadline, running the recorder and perf, a CPU-burning
 // workload built into the test binary, dropping capabilities, mounting a
 // small tmpfs.
 //
@@ -7,6 +7,7 @@
 // decides anything from how long something took.
 #pragma once
 
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -14,13 +15,16 @@
 #include <string>
 #include <vector>
 
+#include "real/clock.h"
+#include "real/process.h"
+
 namespace ringsim::real::testing {
 
 inline constexpr std::uint64_t kMs = 1'000'000;
 inline constexpr std::uint64_t kSecond = 1'000'000'000;
 inline constexpr std::uint64_t kDeadlineNs = 120 * kSecond;
 
-std::uint64_t monotonic_ns();
+using real::monotonic_ns;
 
 // Whoever runs the test binary with these arguments gets a workload
 // instead of the tests: "--burn-ms N [--threads T]" burns N ms of CPU time
@@ -40,6 +44,7 @@ struct RunResult {
   bool timed_out = false;
   std::string out;       // stdout
   std::string err;       // stderr
+  rusage usage{};        // wait4's: the child's, with its reaped children's
   std::string text() const;  // for failure messages
 };
 
@@ -49,27 +54,12 @@ struct ChildSetup {
   long memlock_limit_bytes = -1;         // RLIMIT_MEMLOCK, if >= 0
 };
 
-// A started child; wait() collects it.
-class Process {
- public:
-  Process(const std::vector<std::string>& argv, const ChildSetup& setup = {});
-  ~Process();
-  Process(const Process&) = delete;
-  Process& operator=(const Process&) = delete;
-
-  pid_t pid() const { return pid_; }
-  bool started() const { return pid_ > 0; }
-  void signal(int number);
-  // Waits for the exit (SIGKILL at the deadline).
-  RunResult wait(std::uint64_t deadline_ns = kDeadlineNs);
-
- private:
-  pid_t pid_ = -1;
-  std::string out_path_;
-  std::string err_path_;
-  bool reaped_ = false;
-};
-
+// Starts argv (real/process.h) with stdout and stderr captured and `setup`
+// applied in the child before exec.
+Error start(Process& process, const std::vector<std::string>& argv, const ChildSetup& setup = {});
+// Waits for it (SIGKILL at the deadline) and collects what it wrote.
+RunResult finish(Process& process, std::uint64_t deadline_ns = kDeadlineNs);
+// start() and finish(); a failed start is in err.
 RunResult run(const std::vector<std::string>& argv, const ChildSetup& setup = {});
 
 // The recorder with `args`.

@@ -7,8 +7,8 @@
 // until the condition a test needs has happened, with generous deadlines
 // that only turn a hang into a failure with diagnostics.
 //
-// The records are checked by a parser of this file's own (not the core's
-// walker), for the sample format every test uses:
+// The records are walked by the model's walker (model/records.h, not the
+// core's) and checked here, for the sample format every test uses:
 //   PERF_RECORD_SAMPLE: { header; u64 identifier; u64 ip; u32 pid, tid;
 //                         u64 time; u32 cpu, res; }             48 bytes
 //   other records (sample_id_all): ...; { u32 pid, tid; u64 time;
@@ -44,8 +44,10 @@
 #include "core/records.h"
 #include "core/ring_reader.h"
 #include "gtest/gtest.h"
+#include "model/records.h"
 #include "real/memory_sink.h"
 #include "real/perf_event.h"
+#include "real/process.h"
 #include "real/real_backend.h"
 
 namespace ringsim::real {
@@ -57,7 +59,7 @@ constexpr std::uint64_t kSampleType =
     PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
 constexpr std::uint64_t kSampleBytes = 48;
 constexpr std::uint64_t kSampleIdBytes = 32;
-constexpr std::uint64_t kLostBytes = core::kRecordHeaderBytes + 16 + kSampleIdBytes;
+constexpr std::uint64_t kLostBytes = model::kHeaderBytes + 16 + kSampleIdBytes;
 constexpr std::uint64_t kMs = 1'000'000;
 constexpr std::uint64_t kSecond = 1'000'000'000;
 // Deadlines that only turn a hang into a failure.
@@ -116,18 +118,7 @@ perf_event_attr sampling_attr(std::uint64_t config, std::uint64_t period) {
   return attr;
 }
 
-// --- An independent record parser and checker ---------------------------
-
-std::uint32_t u32_at(const std::byte* at) {
-  std::uint32_t value;
-  std::memcpy(&value, at, sizeof value);
-  return value;
-}
-std::uint64_t u64_at(const std::byte* at) {
-  std::uint64_t value;
-  std::memcpy(&value, at, sizeof value);
-  return value;
-}
+// --- An independent checker, over the model's record walker ----------------
 
 struct Expect {
   std::uint64_t id = 0;
@@ -162,88 +153,84 @@ struct Summary {
   }
 };
 
-// Parses the records of one mapping's output and checks each against
-// `expect`. Times are checked on samples only: a LOST record's time is read
-// when it is written, after the sample that follows it read its own.
+// A sample's fields: identifier, pid, time and cpu against `expect`.
+void check_sample(const model::PerfRecord& r, const Expect& expect, Summary& s) {
+  s.samples++;
+  if (r.size != kSampleBytes) {
+    s.problem(r.offset, "sample of " + std::to_string(r.size) + " bytes, expected 48");
+    return;
+  }
+  const std::byte* at = r.bytes.data();
+  const auto identifier = model::load<std::uint64_t>(at + 8);
+  const auto pid = model::load<std::uint32_t>(at + 24);
+  const auto time = model::load<std::uint64_t>(at + 32);
+  const auto cpu = model::load<std::uint32_t>(at + 40);
+  s.pids.insert(pid);
+  if (identifier != expect.id) {
+    s.problem(r.offset, "sample identifier " + std::to_string(identifier) + ", event id " + std::to_string(expect.id));
+  }
+  if (expect.cpu >= 0 && cpu != static_cast<std::uint32_t>(expect.cpu)) {
+    s.problem(r.offset, "sample on cpu " + std::to_string(cpu) + " in the ring of cpu " + std::to_string(expect.cpu));
+  }
+  if (!expect.pids.empty() && expect.pids.count(static_cast<pid_t>(pid)) == 0) {
+    s.problem(r.offset, "sample of pid " + std::to_string(pid) + ", not a monitored task");
+  }
+  if (expect.time_ordered && s.samples > 1 && time < s.last_time) {
+    s.problem(r.offset, "sample time " + std::to_string(time) + " before the previous sample's " +
+                            std::to_string(s.last_time));
+  }
+  if (s.samples == 1) s.first_time = time;
+  s.last_time = time;
+}
+
+// Another record's sample_id trailer; a LOST record's id and count.
+void check_other(const model::PerfRecord& r, const Expect& expect, Summary& s) {
+  if (r.size < model::kHeaderBytes + kSampleIdBytes) {
+    s.problem(r.offset, "record type " + std::to_string(r.type) + " of " + std::to_string(r.size) +
+                            " bytes: no room for its sample_id");
+  } else {
+    const std::byte* id_fields = r.bytes.data() + r.size - kSampleIdBytes;
+    const auto cpu = model::load<std::uint32_t>(id_fields + 16);
+    const auto identifier = model::load<std::uint64_t>(id_fields + 24);
+    if (identifier != expect.id) {
+      s.problem(r.offset, "record type " + std::to_string(r.type) + " identifier " + std::to_string(identifier) +
+                              ", event id " + std::to_string(expect.id));
+    }
+    if (expect.cpu >= 0 && cpu != static_cast<std::uint32_t>(expect.cpu)) {
+      s.problem(r.offset, "record type " + std::to_string(r.type) + " on cpu " + std::to_string(cpu) +
+                              " in the ring of cpu " + std::to_string(expect.cpu));
+    }
+  }
+  if (r.type != model::kTypeLost) return;
+  s.lost_records++;
+  if (r.size != kLostBytes) {
+    s.problem(r.offset, "LOST record of " + std::to_string(r.size) + " bytes, expected " + std::to_string(kLostBytes));
+    return;
+  }
+  const auto id = model::load<std::uint64_t>(r.bytes.data() + 8);
+  const auto lost = model::load<std::uint64_t>(r.bytes.data() + model::kLostFieldOffset);
+  s.lost_sum += lost;
+  if (lost == 0) s.problem(r.offset, "LOST record with lost = 0");
+  if (id != expect.id) s.problem(r.offset, "LOST record for id " + std::to_string(id));
+}
+
+// Walks one mapping's output with the model's walker (not the core's: the
+// core is what is checked) and checks each record against `expect`. Times
+// are checked on samples only: a LOST record's time is read when it is
+// written, after the sample that follows it read its own.
 Summary check_stream(std::span<const std::byte> bytes, const Expect& expect) {
   Summary s;
-  std::uint64_t offset = 0;
-  const std::uint64_t size = bytes.size();
-  for (std::uint64_t n = 0; n <= size / 8 && offset < size; n++) {
-    if (size - offset < 8) {
-      s.problem(offset, "truncated header");
-      break;
-    }
-    perf_event_header header;
-    std::memcpy(&header, bytes.data() + offset, sizeof header);
-    if (header.size < 8 || header.size % 8 != 0 || header.size > size - offset) {
-      s.problem(offset, "bad record size " + std::to_string(header.size));
-      break;
-    }
-    const std::byte* r = bytes.data() + offset;
+  const std::string problem = model::walk_records(bytes, [&](const model::PerfRecord& r) {
     s.records++;
-    s.bytes += header.size;
-    s.types[header.type]++;
-    if (header.type == PERF_RECORD_SAMPLE) {
-      s.samples++;
-      if (header.size != kSampleBytes) {
-        s.problem(offset, "sample of " + std::to_string(header.size) + " bytes, expected 48");
-      } else {
-        const std::uint64_t identifier = u64_at(r + 8);
-        const std::uint32_t pid = u32_at(r + 24);
-        const std::uint64_t time = u64_at(r + 32);
-        const std::uint32_t cpu = u32_at(r + 40);
-        s.pids.insert(pid);
-        if (identifier != expect.id) {
-          s.problem(offset, "sample identifier " + std::to_string(identifier) + ", event id " + std::to_string(expect.id));
-        }
-        if (expect.cpu >= 0 && cpu != static_cast<std::uint32_t>(expect.cpu)) {
-          s.problem(offset, "sample on cpu " + std::to_string(cpu) + " in the ring of cpu " + std::to_string(expect.cpu));
-        }
-        if (!expect.pids.empty() && expect.pids.count(static_cast<pid_t>(pid)) == 0) {
-          s.problem(offset, "sample of pid " + std::to_string(pid) + ", not a monitored task");
-        }
-        if (expect.time_ordered && s.samples > 1 && time < s.last_time) {
-          s.problem(offset, "sample time " + std::to_string(time) + " before the previous sample's " +
-                                std::to_string(s.last_time));
-        }
-        if (s.samples == 1) s.first_time = time;
-        s.last_time = time;
-      }
+    s.bytes += r.size;
+    s.types[r.type]++;
+    if (r.type == model::kTypeSample) {
+      check_sample(r, expect, s);
     } else {
-      if (header.size < 8 + kSampleIdBytes) {
-        s.problem(offset, "record type " + std::to_string(header.type) + " of " + std::to_string(header.size) +
-                              " bytes: no room for its sample_id");
-      } else {
-        const std::byte* id_fields = r + header.size - kSampleIdBytes;
-        const std::uint32_t cpu = u32_at(id_fields + 16);
-        const std::uint64_t identifier = u64_at(id_fields + 24);
-        if (identifier != expect.id) {
-          s.problem(offset, "record type " + std::to_string(header.type) + " identifier " + std::to_string(identifier) +
-                                ", event id " + std::to_string(expect.id));
-        }
-        if (expect.cpu >= 0 && cpu != static_cast<std::uint32_t>(expect.cpu)) {
-          s.problem(offset, "record type " + std::to_string(header.type) + " on cpu " + std::to_string(cpu) +
-                                " in the ring of cpu " + std::to_string(expect.cpu));
-        }
-      }
-      if (header.type == PERF_RECORD_LOST) {
-        s.lost_records++;
-        if (header.size != kLostBytes) {
-          s.problem(offset, "LOST record of " + std::to_string(header.size) + " bytes, expected " +
-                                std::to_string(kLostBytes));
-        } else {
-          const std::uint64_t id = u64_at(r + 8);
-          const std::uint64_t lost = u64_at(r + 16);
-          s.lost_sum += lost;
-          if (lost == 0) s.problem(offset, "LOST record with lost = 0");
-          if (id != expect.id) s.problem(offset, "LOST record for id " + std::to_string(id));
-        }
-      }
+      check_other(r, expect, s);
     }
-    offset += header.size;
-  }
-  if (offset != size && s.problems.empty()) s.problem(offset, "stream does not end on a record boundary");
+  });
+  if (!problem.empty()) s.problem(s.bytes, problem);
   return s;
 }
 
@@ -565,53 +552,34 @@ void burn_process_cpu(std::uint64_t cpu_ns) {
   }
 }
 
-// A forked child that waits for go(), then runs `body` and exits. Killed
-// and reaped by the destructor if the test ends early.
-class Child {
- public:
-  template <class Body>
-  explicit Child(Body body) {
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0) return;
-    pid_ = fork();
-    if (pid_ == 0) {
-      ::close(fds[1]);
-      char go = 0;
-      // EOF (the parent gave up) exits too.
-      if (::read(fds[0], &go, 1) == 1) body();
-      _exit(0);
-    }
-    ::close(fds[0]);
-    go_fd_ = fds[1];
-  }
-  ~Child() {
-    if (go_fd_ >= 0) ::close(go_fd_);
-    if (pid_ > 0 && !reaped_) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-  pid_t pid() const { return pid_; }
-  void go() {
-    ASSERT_EQ(::write(go_fd_, "g", 1), 1);
-    ::close(go_fd_);
-    go_fd_ = -1;
-  }
-  int wait() {
-    int status = 0;
-    if (waitpid(pid_, &status, 0) == pid_) reaped_ = true;
-    return status;
-  }
+// A forked child (real/process.h) held until release(), then running
+// `body`. Killed and reaped by the Process if the test ends early.
+Error start_held(Process& child, std::function<int()> body) {
+  ProcessOptions options;
+  options.hold = true;
+  return child.start_function(std::move(body), options);
+}
 
- private:
-  pid_t pid_ = -1;
-  int go_fd_ = -1;
-  bool reaped_ = false;
-};
+// Enables the events, lets the held child go, runs the loop until every
+// ring has hung up (run_until_hangup), and reaps the child.
+core::LoopResult run_child_until_hangup(RealSession& session, MemorySink& sink, Process& child,
+                                        bool& watchdog_fired, WaitStatus& status) {
+  const Error enabled = session.enable_all();
+  EXPECT_TRUE(enabled.ok()) << enabled.message;
+  const Error released = child.release();
+  EXPECT_TRUE(released.ok()) << released.message;
+  const core::LoopResult result = run_until_hangup(session, sink, watchdog_fired);
+  status = child.wait(kDeadlineNs);
+  return result;
+}
 
 TEST(RealBackend, HangupWhenTheTaskExitsDrainsAndReleases) {
-  Child child([] { burn_process_cpu(40 * kMs); });
-  ASSERT_GT(child.pid(), 0) << "fork: " << std::strerror(errno);
+  Process child;
+  const Error started = start_held(child, [] {
+    burn_process_cpu(40 * kMs);
+    return 0;
+  });
+  ASSERT_TRUE(started.ok()) << started.message;
   // task-clock of the child alone (cpu -1, no inherit): one sample per
   // millisecond of its CPU time.
   const std::vector<RingSpec> specs = {
@@ -620,13 +588,9 @@ TEST(RealBackend, HangupWhenTheTaskExitsDrainsAndReleases) {
   ASSERT_TRUE(session);
   const std::uint64_t id = event_id(*session, 0);
   MemorySink sink(1, session->data_size_bytes_max());
-  const Error enabled = session->enable_all();
-  ASSERT_TRUE(enabled.ok()) << enabled.message;
-  child.go();
-
   bool watchdog_fired = false;
-  const core::LoopResult result = run_until_hangup(*session, sink, watchdog_fired);
-  const int status = child.wait();
+  WaitStatus status;
+  const core::LoopResult result = run_child_until_hangup(*session, sink, child, watchdog_fired, status);
 
   const MemorySink::Output& out = sink.output(0);
   // Times come from the clocks of the CPUs the child ran on.
@@ -636,7 +600,7 @@ TEST(RealBackend, HangupWhenTheTaskExitsDrainsAndReleases) {
   EXPECT_EQ(result.status, core::LoopStatus::done);
   EXPECT_TRUE(session->released(0));
   EXPECT_EQ(result.drops[core::DropCause::abandoned].records.bytes, 0u);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+  EXPECT_EQ(status.exit_code(), 0) << "child " << status.text();
   EXPECT_GT(summary.samples, 0u) << "the child burnt 40 ms of CPU with a 1 ms task-clock period";
   EXPECT_TRUE(summary.problems.empty()) << summary.text();
   EXPECT_EQ(result.records.samples, summary.samples);
@@ -645,7 +609,8 @@ TEST(RealBackend, HangupWhenTheTaskExitsDrainsAndReleases) {
 // A command on every CPU with inherit=1: the rings hang up once the child
 // and the grandchild it forks have exited; the grandchild's samples arrive.
 TEST(RealBackend, HangupOfAnInheritedCommandOnEveryCpu) {
-  Child child([] {
+  Process child;
+  const Error started = start_held(child, [] {
     const pid_t grandchild = fork();
     if (grandchild == 0) {
       burn_process_cpu(30 * kMs);
@@ -653,8 +618,9 @@ TEST(RealBackend, HangupOfAnInheritedCommandOnEveryCpu) {
     }
     burn_process_cpu(10 * kMs);
     if (grandchild > 0) waitpid(grandchild, nullptr, 0);
+    return 0;
   });
-  ASSERT_GT(child.pid(), 0) << "fork: " << std::strerror(errno);
+  ASSERT_TRUE(started.ok()) << started.message;
   const std::vector<int> cpus = allowed_cpus();
   std::unique_ptr<RealSession> session =
       open_session(command_specs(sampling_attr(PERF_COUNT_SW_TASK_CLOCK, 1 * kMs), child.pid(), cpus, 4));
@@ -662,18 +628,14 @@ TEST(RealBackend, HangupOfAnInheritedCommandOnEveryCpu) {
   std::vector<std::uint64_t> ids;
   for (std::size_t i = 0; i < cpus.size(); i++) ids.push_back(event_id(*session, i));
   MemorySink sink(session->mapping_count(), session->data_size_bytes_max());
-  const Error enabled = session->enable_all();
-  ASSERT_TRUE(enabled.ok()) << enabled.message;
-  child.go();
-
   bool watchdog_fired = false;
-  const core::LoopResult result = run_until_hangup(*session, sink, watchdog_fired);
-  const int status = child.wait();
+  WaitStatus status;
+  const core::LoopResult result = run_child_until_hangup(*session, sink, child, watchdog_fired, status);
 
   std::printf("loop: %s\n", loop_text(result).c_str());
   EXPECT_FALSE(watchdog_fired) << "no POLLHUP on every ring within the deadline";
   EXPECT_EQ(result.status, core::LoopStatus::done);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+  EXPECT_EQ(status.exit_code(), 0) << "child " << status.text();
   std::set<std::uint32_t> pids;
   std::uint64_t samples = 0;
   for (std::size_t i = 0; i < cpus.size(); i++) {
@@ -786,34 +748,27 @@ TEST(RealBackendErrors, OpenRejectsBadConfigurationsClearly) {
 // root's bypasses of perf_event_paranoid and of the locked-memory limit no
 // longer apply) and returns what it returned: "errno|message".
 std::string run_without_capabilities(const std::function<Error()>& body) {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return "pipe failed";
-  const pid_t pid = fork();
-  if (pid == 0) {
-    ::close(fds[0]);
-    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-    __user_cap_data_struct data[2] = {};
-    std::string out;
-    if (syscall(SYS_capset, &header, data) != 0) {
-      out = std::string("capset failed: ") + std::strerror(errno);
-    } else {
-      const Error error = body();
-      out = std::to_string(error.error) + "|" + error.message;
-    }
-    const ssize_t written = ::write(fds[1], out.data(), out.size());
-    _exit(written == static_cast<ssize_t>(out.size()) ? 0 : 1);
-  }
-  ::close(fds[1]);
-  std::string out;
-  char buffer[512];
-  for (int i = 0; i < 64; i++) {  // bounded: a message is one line
-    const ssize_t got = ::read(fds[0], buffer, sizeof buffer);
-    if (got <= 0) break;
-    out.append(buffer, static_cast<std::size_t>(got));
-  }
-  ::close(fds[0]);
-  if (pid > 0) waitpid(pid, nullptr, 0);
-  return out;
+  ProcessOptions options;
+  options.out = Output::captured();
+  Process child;
+  const Error started = child.start_function(
+      [&body] {
+        __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+        __user_cap_data_struct data[2] = {};
+        std::string out;
+        if (syscall(SYS_capset, &header, data) != 0) {
+          out = std::string("capset failed: ") + std::strerror(errno);
+        } else {
+          const Error error = body();
+          out = std::to_string(error.error) + "|" + error.message;
+        }
+        return ::write(1, out.data(), out.size()) == static_cast<ssize_t>(out.size()) ? 0 : 1;
+      },
+      options);
+  if (!started.ok()) return started.message;
+  const WaitStatus status = child.wait(kDeadlineNs);
+  if (status.exit_code() != 0) return "child " + status.text();
+  return child.captured_out();
 }
 
 int read_proc_int(const char* path) {

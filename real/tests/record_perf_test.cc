@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "real/file_stats.h"
 #include "real/recorder.h"
+#include "real/tests/model_view.h"
 #include "real/testing/record_testing.h"
 
 namespace ringsim::real {
@@ -126,8 +126,9 @@ TEST(RecordWithPerf, SystemWideWithFramePointerChains) {
 // kernel reports nothing about it.
 TEST(RecordWithPerf, SystemWideResolvesProcessesThatRanBefore) {
   REQUIRE_PERF();
-  testing::Process burner(burn(3000));
-  ASSERT_TRUE(burner.started());
+  Process burner;
+  const Error started = burner.start(burn(3000));
+  ASSERT_TRUE(started.ok()) << started.message;
   const std::string comm_path = "/proc/" + std::to_string(burner.pid()) + "/comm";
   ASSERT_TRUE(testing::wait_until([&] {
     std::ifstream in(comm_path);
@@ -209,14 +210,14 @@ TEST(RecordWithPerf, RealtimeRecorder) {
 TEST(RecordWithPerf, SigtermStopsASystemWideRecording) {
   REQUIRE_PERF();
   const std::string out = testing::temp_dir("sigterm") + "/perf.data";
-  testing::Process p(concat({testing::record_path()}, {"-a", "-F", "1000", "-o", out}));
-  ASSERT_TRUE(p.started());
+  Process p;
+  ASSERT_TRUE(testing::start(p, concat({testing::record_path()}, {"-a", "-F", "1000", "-o", out})).ok());
   // The header shows the synthesized records first, then ring data.
   std::uint64_t start_bytes = 0;
   ASSERT_TRUE(testing::wait_until([&] { return (start_bytes = testing::header_data_size(out)) > 0; }));
   ASSERT_TRUE(testing::wait_until([&] { return testing::header_data_size(out) > start_bytes; }));
   p.signal(SIGTERM);
-  const RunResult r = p.wait();
+  const RunResult r = testing::finish(p);
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
   EXPECT_NE(r.err.find("loop: stopped"), std::string::npos) << r.text();
   const Summary ours = summary_of(r);
@@ -227,8 +228,9 @@ TEST(RecordWithPerf, SigtermStopsASystemWideRecording) {
 TEST(RecordWithPerf, OverwriteSnapshotsOnSigusr2AndAtTheEnd) {
   REQUIRE_PERF();
   const std::string out = testing::temp_dir("overwrite") + "/perf.data";
-  testing::Process p(concat({testing::record_path()}, {"-a", "--overwrite", "-m", "2", "-F", "1000", "-o", out}));
-  ASSERT_TRUE(p.started());
+  Process p;
+  ASSERT_TRUE(
+      testing::start(p, concat({testing::record_path()}, {"-a", "--overwrite", "-m", "2", "-F", "1000", "-o", out})).ok());
   std::uint64_t bytes = 0;
   ASSERT_TRUE(testing::wait_until([&] { return (bytes = testing::header_data_size(out)) > 0; }));
   // A snapshot shows up in the header within one --header-interval-ms
@@ -248,7 +250,7 @@ TEST(RecordWithPerf, OverwriteSnapshotsOnSigusr2AndAtTheEnd) {
     })) << "snapshot " << k << " never reached the file";
   }
   p.signal(SIGINT);
-  const RunResult r = p.wait();
+  const RunResult r = testing::finish(p);
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
   const std::vector<std::string> loop = testing::lines_with(r.err, "ringsim-record: loop: ");
   ASSERT_EQ(loop.size(), 1u) << r.text();
@@ -330,24 +332,25 @@ TEST(RecordWithPerf, KillDashNineLeavesAFilePerfReads) {
   for (const char* aio : {"0", "4"}) {
     SCOPED_TRACE(std::string("--aio ") + aio);
     const std::string out = testing::temp_dir("kill9") + "/perf.data";
-    testing::Process p(
-        concat({testing::record_path()}, {"-a", "-F", "4000", "-g", "--aio", aio, "--header-interval-ms", "20", "-o", out}));
-    ASSERT_TRUE(p.started());
+    Process p;
+    ASSERT_TRUE(testing::start(p, concat({testing::record_path()}, {"-a", "-F", "4000", "-g", "--aio", aio,
+                                                                     "--header-interval-ms", "20", "-o", out}))
+                    .ok());
     std::uint64_t start_bytes = 0;
     ASSERT_TRUE(testing::wait_until([&] { return (start_bytes = testing::header_data_size(out)) > 0; }));
     ASSERT_TRUE(testing::wait_until([&] { return testing::header_data_size(out) > start_bytes + 65536; }));
     p.signal(SIGKILL);
-    const RunResult r = p.wait();
+    const RunResult r = testing::finish(p);
     ASSERT_TRUE(!r.exited && WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGKILL) << r.text();
-    const FileStats stats = read_back({out});
-    ASSERT_EQ(stats.files, 1u) << stats.problem;
-    EXPECT_TRUE(stats.problem.empty()) << stats.problem;
-    EXPECT_GT(stats.loss.samples, 0u);
-    Summary model_view;
-    model_view.samples = stats.loss.samples;
-    model_view.lost = stats.loss.lost_sum;
-    model_view.lost_records = stats.loss.lost_records;
-    expect_perf_agrees(out, model_view);
+    const testing::ModelView model = testing::model_view({out});
+    ASSERT_EQ(model.files, 1u) << model.problem;
+    EXPECT_TRUE(model.problem.empty()) << model.problem;
+    EXPECT_GT(model.loss.samples, 0u);
+    Summary model_counts;
+    model_counts.samples = model.loss.samples;
+    model_counts.lost = model.loss.lost_sum;
+    model_counts.lost_records = model.loss.lost_records;
+    expect_perf_agrees(out, model_counts);
   }
 }
 
@@ -356,11 +359,13 @@ TEST(RecordWithPerf, KillDashNineLeavesAFilePerfReads) {
 TEST(RecordWithPerf, KillDashNineWithoutHeaderRewritesIsRefusedByPerf) {
   REQUIRE_PERF();
   const std::string out = testing::temp_dir("kill9-no-header") + "/perf.data";
-  testing::Process p(concat({testing::record_path()}, {"-a", "-F", "4000", "--header-interval-ms", "0", "-o", out}));
-  ASSERT_TRUE(p.started());
+  Process p;
+  ASSERT_TRUE(
+      testing::start(p, concat({testing::record_path()}, {"-a", "-F", "4000", "--header-interval-ms", "0", "-o", out}))
+          .ok());
   ASSERT_TRUE(testing::wait_until([&] { return testing::file_size(out) > 256 * 1024; }));
   p.signal(SIGKILL);
-  p.wait();
+  testing::finish(p);
   EXPECT_EQ(testing::header_data_size(out), 0u);
   const PerfView v = testing::perf_view(out, false);
   EXPECT_EQ(v.samples, 0u);

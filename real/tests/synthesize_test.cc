@@ -16,6 +16,7 @@
 
 #include "gtest/gtest.h"
 #include "model/perf_data_file.h"
+#include "real/process.h"
 #include "real/synthesize.h"
 
 namespace ringsim::real {
@@ -173,23 +174,18 @@ TEST(Synthesize, ThisProcessItsThreadsAndItsExecutable) {
 }
 
 TEST(Synthesize, ProcessTreeFindsChildren) {
-  int fds[2];
-  ASSERT_EQ(pipe(fds), 0);
-  const pid_t child = fork();
-  if (child == 0) {
-    close(fds[1]);
-    char c;
-    const ssize_t got = read(fds[0], &c, 1);  // until the parent closes
-    _exit(got < 0 ? 1 : 0);
-  }
-  ASSERT_GT(child, 0);
-  close(fds[0]);
+  // Held: the child stays (waiting before it runs anything) until wait().
+  Process child;
+  ProcessOptions options;
+  options.hold = true;
+  const Error started = child.start_function([] { return 0; }, options);
+  ASSERT_TRUE(started.ok()) << started.message;
   const std::vector<pid_t> tree = process_tree(getpid());
-  close(fds[1]);
-  waitpid(child, nullptr, 0);
+  const pid_t child_pid = child.pid();
+  child.wait();
   ASSERT_FALSE(tree.empty());
   EXPECT_EQ(tree.front(), getpid());
-  EXPECT_NE(std::find(tree.begin(), tree.end(), child), tree.end());
+  EXPECT_NE(std::find(tree.begin(), tree.end(), child_pid), tree.end());
 }
 
 TEST(Synthesize, AllProcessesAndTheKernel) {

@@ -1,0 +1,28 @@
+// One error path for every command line (the recorder, its benchmark, the
+// simulator's commands): CLI11 parses, --help prints the help on stdout,
+// and a bad option or value is one line on stderr,
+//
+//   <app name>: error: <what> (see --help)
+//
+// with exit status 64 (EX_USAGE). Errors found after parsing (a
+// combination of options, a value CLI11 cannot check) go through
+// usage_error() so that they read the same.
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace ringsim::core {
+
+inline constexpr int kExitUsage = 64;  // sysexits.h EX_USAGE
+
+// Parses argv with `app`. Returns -1 to go on, 0 after --help (printed to
+// stdout), or kExitUsage after one error line on stderr.
+int parse_command_line(CLI::App& app, int argc, char** argv);
+
+// Prints "<app_name>: error: <what> (see --help)" on stderr; returns
+// kExitUsage.
+int usage_error(const std::string& app_name, const std::string& what);
+
+}  // namespace ringsim::core

@@ -1,0 +1,373 @@
+// Every figure of the recorder's summary against an independent count:
+//
+//   command ...          the command the test ran (its exit status, its signal)
+//   wrote N file(s) ...  stat() of the files on disk; the model's reader for
+//                        the data sections
+//   samples written,     the model's reader (model/perf_data_file.h), which
+//   records lost         shares no code with the recorder's core
+//                        (record_perf_test checks them against perf script)
+//   data-loss metric,    model::loss_stats over the same files, printed as
+//   lost fraction        the recorder prints it
+//   recorder drops       none on a healthy run (what the model reads is
+//                        everything written); the output error's cut on a
+//                        full disk
+//   writer: ...          bytes completed = the data sections (model); files
+//                        = the files on disk; chunks = the loop's chunks;
+//                        serial mode has no AIO counts; AIO's in-flight
+//                        maximum within its control blocks
+//   loop: ...            its status; timeouts and interruptions within the
+//                        rounds; wrapped chunks within the chunks
+//   rotation: ...        new files = files on disk - 1; side-band records
+//                        kept = the kernel's COMM/MMAP/MMAP2 records in the
+//                        files (model)
+//   synthesized: ...     the records with time 0 in the files (model): COMM
+//                        per thread, their pids per file, MMAP2 per mapping
+//   cpu time: ...        within wait4's rusage of the recorder (its parent's
+//                        view); the recording within the test's wall clock
+//
+// Counters with no independent source on a healthy machine (short writes,
+// EINTR and EAGAIN retries) are checked for consistency: zero on a local
+// disk, zero in serial mode for the AIO-only ones.
+#include <linux/perf_event.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "model/perf_data_file.h"
+#include "real/recorder.h"
+#include "real/testing/record_testing.h"
+#include "real/tests/model_view.h"
+
+namespace ringsim::real {
+namespace {
+
+using testing::RunResult;
+
+std::vector<std::string> burn(int ms, int threads = 1) {
+  return {testing::self_path(), "--burn-ms", std::to_string(ms), "--threads", std::to_string(threads)};
+}
+
+std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// The one summary line that starts with "ringsim-record: <start>" (without
+// that prefix), or "" (a failure) when there is not exactly one.
+std::string line_of(const std::string& err, const std::string& start) {
+  const std::string prefix = "ringsim-record: " + start;
+  const std::vector<std::string> lines = testing::lines_with(err, prefix);
+  EXPECT_EQ(lines.size(), 1u) << "lines with \"" << prefix << "\" in:\n" << err;
+  if (lines.size() != 1 || lines[0].rfind(prefix, 0) != 0) return "";
+  return lines[0].substr(prefix.size());
+}
+
+// The number after " <name> " in `line` (a failure if absent).
+std::uint64_t number_after(const std::string& line, const std::string& name) {
+  const std::string needle = " " + name + " ";
+  const std::size_t at = (" " + line).find(needle);
+  EXPECT_NE(at, std::string::npos) << "no \"" << name << "\" in: " << line;
+  if (at == std::string::npos) return 0;
+  return std::strtoull(line.c_str() + at + needle.size() - 1, nullptr, 10);
+}
+
+std::string percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4f", 100 * fraction);
+  return text;
+}
+
+double seconds_of(const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; }
+
+// The files of a recording as they are on disk: PATH, PATH.1, ...
+std::vector<std::string> files_on_disk(const std::string& path) {
+  std::vector<std::string> paths;
+  for (int index = 0; index < 10000; index++) {
+    const std::string p = index == 0 ? path : path + "." + std::to_string(index);
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0) break;
+    paths.push_back(p);
+  }
+  return paths;
+}
+
+// "wrote N file(s): PATHS, B bytes (data sections D bytes)" against stat()
+// and the model.
+void expect_files(const std::string& err, const std::vector<std::string>& paths, const testing::ModelView& model) {
+  const std::string line = line_of(err, "wrote ");
+  std::string list;
+  std::uint64_t file_bytes = 0;
+  for (const std::string& p : paths) {
+    list += (list.empty() ? "" : ", ") + p;
+    file_bytes += testing::file_size(p);
+  }
+  EXPECT_EQ(line, std::to_string(paths.size()) + " file(s): " + list + ", " + std::to_string(file_bytes) +
+                      " bytes (data sections " + std::to_string(model.data_bytes) + " bytes)");
+  EXPECT_EQ(model.files, paths.size()) << model.problem;
+  EXPECT_EQ(model.file_bytes, file_bytes);
+}
+
+// samples written, records lost, the data-loss metric and lost fraction
+// against the model's reading of the files.
+void expect_counts_and_metric(const std::string& err, const testing::ModelView& model) {
+  EXPECT_TRUE(model.problem.empty()) << model.problem;
+  const model::LossStats& m = model.loss;
+  EXPECT_EQ(line_of(err, "samples written: "), std::to_string(m.samples));
+  EXPECT_EQ(line_of(err, "records lost: "), std::to_string(m.lost_sum) + " (sum of " + std::to_string(m.lost_records) +
+                                              " PERF_RECORD_LOST records)");
+  EXPECT_EQ(line_of(err, "data-loss metric: "),
+            percent(m.loss_metric()) + "% (lost time / elapsed, read back from the file" +
+                (model.files > 1 ? "s" : "") + "); lost fraction " + percent(m.lost_fraction()) +
+                "% (read back: " + std::to_string(m.samples) + " samples, " + std::to_string(m.lost_sum) + " lost)")
+      << "the model's metric: lost " << m.lost_time_ns << " ns of " << m.last_time_ns - m.first_time_ns << " ns";
+  EXPECT_TRUE(testing::lines_with(err, "warning: reading the output back").empty()) << err;
+}
+
+struct WriterLine {
+  std::uint64_t chunks = 0;
+  std::uint64_t bytes_completed = 0;
+  std::uint64_t in_flight_max = 0;
+  std::uint64_t files = 0;
+  std::uint64_t header_checkpoints = 0;
+};
+
+// The writer's figures on a healthy local disk, in `aio` mode (0: serial)
+// with `rings` rings.
+WriterLine expect_writer(const std::string& err, std::uint32_t aio, std::uint64_t rings,
+                         const testing::ModelView& model, std::uint64_t files) {
+  const std::string line = line_of(err, "writer: ");
+  WriterLine w;
+  w.chunks = number_after(line, "chunks");
+  w.bytes_completed = number_after(line, "bytes completed");
+  w.in_flight_max = number_after(line, "in flight max");
+  w.files = number_after(line, "files");
+  w.header_checkpoints = number_after(line, "header checkpoints");
+  EXPECT_EQ(w.bytes_completed, model.data_bytes) << line;
+  EXPECT_EQ(w.files, files) << line;
+  EXPECT_EQ(number_after(line, "short writes restarted"), 0u) << line;
+  EXPECT_EQ(number_after(line, "EINTR retries"), 0u) << line;
+  if (aio == 0) {
+    EXPECT_EQ(line.rfind("serial, ", 0), 0u) << line;
+    for (const char* only_aio : {"EAGAIN retries", "EAGAIN sync fallbacks", "suspends interrupted",
+                                 "waits for a control block", "in flight max"}) {
+      EXPECT_EQ(number_after(line, only_aio), 0u) << only_aio << " in serial mode: " << line;
+    }
+  } else {
+    EXPECT_EQ(line.rfind("aio (" + std::to_string(aio) + " control block(s) per ring), ", 0), 0u) << line;
+    EXPECT_GE(w.in_flight_max, 1u) << line;
+    EXPECT_LE(w.in_flight_max, aio * rings) << line;
+  }
+  return w;
+}
+
+// The loop's figures; its chunks are the writer's. A command's end stops
+// the loop ("stopped") unless its rings all hung up first ("done").
+void expect_loop(const std::string& err, bool command_only, const WriterLine& writer) {
+  const std::string line = line_of(err, "loop: ");
+  const bool stopped = line.rfind("stopped, ", 0) == 0;
+  const bool done = line.rfind("done, ", 0) == 0;
+  EXPECT_TRUE(stopped || (command_only && done)) << line;
+  const std::uint64_t rounds = number_after(line, "rounds");
+  EXPECT_GE(rounds, 1u) << line;
+  EXPECT_LE(number_after(line, "poll timeouts") + number_after(line, "interrupted"), rounds) << line;
+  const std::uint64_t chunks = number_after(line, "chunks");
+  EXPECT_EQ(chunks, writer.chunks) << "every chunk the loop read was written: " << line;
+  EXPECT_LE(number_after(line, "(wrapped"), chunks) << line;
+  EXPECT_EQ(number_after(line, "snapshots"), 0u) << "normal rings: " << line;
+}
+
+// What the files hold that the recorder synthesized (time 0) or the kernel
+// wrote about tasks (COMM, MMAP, MMAP2 with a time).
+struct SideBand {
+  std::uint64_t comms = 0;      // synthesized COMM: one per thread
+  std::uint64_t processes = 0;  // their distinct pids, per file
+  std::uint64_t mmap2s = 0;     // synthesized MMAP2: one per mapping
+  std::set<std::string> kernel_records;  // the kernel's, byte for byte (copies count once)
+};
+
+SideBand side_band_of(const std::vector<std::string>& paths) {
+  SideBand s;
+  for (const std::string& path : paths) {
+    model::PerfDataFile file;
+    const std::string problem = model::read_perf_data(path, file);
+    EXPECT_TRUE(problem.empty()) << path << ": " << problem;
+    std::set<std::uint32_t> pids;
+    file.for_each_record([&](const model::PerfRecord& r) {
+      if (r.type != PERF_RECORD_COMM && r.type != PERF_RECORD_MMAP && r.type != PERF_RECORD_MMAP2) return;
+      std::uint64_t time = 0;
+      if (!file.time_of(r, time)) return;
+      if (time != 0) {
+        s.kernel_records.insert(std::string(reinterpret_cast<const char*>(r.bytes.data()), r.bytes.size()));
+      } else if (r.type == PERF_RECORD_COMM) {
+        s.comms++;
+        pids.insert(model::load<std::uint32_t>(r.bytes.data() + 8));
+      } else if (r.type == PERF_RECORD_MMAP2) {
+        s.mmap2s++;
+      }
+    });
+    s.processes += pids.size();
+  }
+  return s;
+}
+
+void expect_synthesized(const std::string& err, const SideBand& side_band) {
+  EXPECT_EQ(line_of(err, "synthesized: "), std::to_string(side_band.processes) + " processes, " +
+                                             std::to_string(side_band.comms) + " threads, " +
+                                             std::to_string(side_band.mmap2s) + " mappings");
+}
+
+// The recorder's own CPU time, read before its read-back, within what its
+// parent's wait4 saw of it; the recording within the run's wall time.
+void expect_cpu_time(const std::string& err, const RunResult& r, double wall_s) {
+  const std::string line = line_of(err, "cpu time: ");
+  double user = 0, system = 0, recording = 0;
+  ASSERT_EQ(std::sscanf(line.c_str(), "%lf s user, %lf s system, in %lf s of recording", &user, &system, &recording),
+            3)
+      << line;
+  // The summary rounds to milliseconds.
+  EXPECT_LE(user, seconds_of(r.usage.ru_utime) + 0.0005) << line;
+  EXPECT_LE(system, seconds_of(r.usage.ru_stime) + 0.0005) << line;
+  EXPECT_LE(recording, wall_s + 0.0005) << line;
+}
+
+// Runs the recorder; the wall time of the run in wall_s.
+RunResult record(const std::vector<std::string>& args, double& wall_s) {
+  const std::uint64_t start_ns = testing::monotonic_ns();
+  RunResult r = testing::run_record(args);
+  wall_s = static_cast<double>(testing::monotonic_ns() - start_ns) / 1e9;
+  return r;
+}
+
+TEST(RecordSummary, EveryFigureOfACommandRecording) {
+  const std::string out = testing::temp_dir("summary-command") + "/perf.data";
+  const std::vector<std::string> command = burn(300);
+  double wall_s = 0;
+  const RunResult r = record(concat({"-F", "1000", "-o", out, "--"}, command), wall_s);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  std::string command_text;
+  for (const std::string& a : command) command_text += (command_text.empty() ? "" : " ") + a;
+  EXPECT_EQ(line_of(r.err, "command exited with status 0: "), command_text);
+  const std::vector<std::string> paths = files_on_disk(out);
+  ASSERT_EQ(paths.size(), 1u);
+  const testing::ModelView model = testing::model_view(paths);
+  EXPECT_GT(model.loss.samples, 50u) << "300 ms of CPU at 1 kHz";
+  expect_files(r.err, paths, model);
+  expect_counts_and_metric(r.err, model);
+  EXPECT_EQ(line_of(r.err, "recorder drops: "), "none");
+  const WriterLine writer = expect_writer(r.err, 0, 0, model, 1);
+  EXPECT_GE(writer.header_checkpoints, 1u) << "the header is rewritten once data is there";
+  expect_loop(r.err, true, writer);
+  expect_synthesized(r.err, side_band_of(paths));
+  expect_cpu_time(r.err, r, wall_s);
+}
+
+// Under load, with rings overflowing (LOST records, a non-zero metric), in
+// every write mode; system-wide, so /proc is synthesized.
+TEST(RecordSummary, EveryFigureOfASystemWideRecordingUnderLoadInEveryWriteMode) {
+  std::vector<int> cpus;
+  ASSERT_TRUE(online_cpus(cpus).ok());
+  for (const std::uint32_t aio : {0u, 1u, 4u}) {
+    SCOPED_TRACE("--aio " + std::to_string(aio));
+    const std::string out = testing::temp_dir("summary-load") + "/perf.data";
+    double wall_s = 0;
+    const RunResult r = record(
+        concat({"-a", "-F", "20000", "-g", "-m", "1", "--aio", std::to_string(aio), "-o", out, "--"}, burn(300, 2)),
+        wall_s);
+    ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+    const std::vector<std::string> paths = files_on_disk(out);
+    ASSERT_EQ(paths.size(), 1u);
+    const testing::ModelView model = testing::model_view(paths);
+    std::printf("--aio %u: %s\n", aio, line_of(r.err, "data-loss metric: ").c_str());
+    expect_files(r.err, paths, model);
+    expect_counts_and_metric(r.err, model);
+    EXPECT_EQ(line_of(r.err, "recorder drops: "), "none");
+    const WriterLine writer = expect_writer(r.err, aio, cpus.size(), model, 1);
+    expect_loop(r.err, false, writer);
+    const SideBand side_band = side_band_of(paths);
+    EXPECT_GT(side_band.processes, 1u) << "every process in /proc";
+    expect_synthesized(r.err, side_band);
+    expect_cpu_time(r.err, r, wall_s);
+  }
+}
+
+TEST(RecordSummary, RotationCountsItsFilesAndTheSideBandItKept) {
+  const std::string out = testing::temp_dir("summary-switch") + "/perf.data";
+  double wall_s = 0;
+  const RunResult r = record(
+      concat({"-e", "task-clock", "-c", "100000", "--switch-output", "64K", "-o", out, "--"}, burn(400, 2)), wall_s);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  const std::vector<std::string> paths = files_on_disk(out);
+  ASSERT_GE(paths.size(), 3u) << r.text();
+  const testing::ModelView model = testing::model_view(paths);
+  expect_files(r.err, paths, model);
+  expect_counts_and_metric(r.err, model);
+  EXPECT_EQ(line_of(r.err, "recorder drops: "), "none");
+  const WriterLine writer = expect_writer(r.err, 0, 0, model, paths.size());
+  expect_loop(r.err, true, writer);
+  const SideBand side_band = side_band_of(paths);
+  EXPECT_GT(side_band.processes, 0u) << "later files name the command from /proc";
+  expect_synthesized(r.err, side_band);
+  EXPECT_EQ(line_of(r.err, "rotation: "), std::to_string(paths.size() - 1) + " new file(s), " +
+                                            std::to_string(side_band.kernel_records.size()) +
+                                            " side-band records kept for them (0 over the 16 MiB bound)");
+  expect_cpu_time(r.err, r, wall_s);
+}
+
+TEST(RecordSummary, TheCommandsExitStatusAndSignal) {
+  const std::string dir = testing::temp_dir("summary-status");
+  RunResult r = testing::run_record({"-o", dir + "/a.data", "--", "sh", "-c", "exit 3"});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  EXPECT_EQ(line_of(r.err, "command exited with status 3: "), "sh -c exit 3");
+  r = testing::run_record({"-o", dir + "/b.data", "--", "sh", "-c", "kill -9 $$"});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  EXPECT_EQ(line_of(r.err, "command ended by signal 9: "), "sh -c kill -9 $$");
+}
+
+TEST(RecordSummary, NoHeaderCheckpointsWithoutAnInterval) {
+  const std::string out = testing::temp_dir("summary-interval") + "/perf.data";
+  const RunResult r = testing::run_record(concat({"--header-interval-ms", "0", "-o", out, "--"}, burn(100)));
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  const testing::ModelView model = testing::model_view({out});
+  const WriterLine writer = expect_writer(r.err, 0, 0, model, 1);
+  EXPECT_EQ(writer.header_checkpoints, 0u);
+}
+
+// A full disk: the files hold the valid prefix, the summary says what is
+// in it, and the drops line names the output error's cut.
+TEST(RecordSummary, AFullDiskIsTheOutputErrorsDrop) {
+  const std::string dir = testing::temp_dir("summary-full");
+  testing::Tmpfs tmpfs(dir, "size=256k");
+  if (!tmpfs.mounted()) GTEST_SKIP() << "needs root to mount a tmpfs: " << tmpfs.error();
+  const std::string out = dir + "/perf.data";
+  const RunResult r = testing::run_record(concat({"-a", "-F", "10000", "-g", "-o", out, "--"}, burn(3000, 2)));
+  ASSERT_TRUE(r.exited && r.exit_code == kExitIoError) << r.text();
+  const std::vector<std::string> paths = files_on_disk(out);
+  ASSERT_EQ(paths.size(), 1u);
+  const testing::ModelView model = testing::model_view(paths);
+  EXPECT_GT(model.loss.samples, 0u);
+  expect_files(r.err, paths, model);
+  expect_counts_and_metric(r.err, model);
+  // "[...; ]output error R records (S samples), B bytes in 1 files"
+  const std::string drops = line_of(r.err, "recorder drops: ");
+  const std::size_t at = drops.find("output error ");
+  ASSERT_NE(at, std::string::npos) << drops;
+  EXPECT_TRUE(at == 0 || drops.compare(at - 2, 2, "; ") == 0) << drops;
+  unsigned long long records = 0, samples = 0, bytes = 0, files = 0;
+  int end = 0;
+  ASSERT_EQ(std::sscanf(drops.c_str() + at, "output error %llu records (%llu samples), %llu bytes in %llu files%n",
+                        &records, &samples, &bytes, &files, &end),
+            4)
+      << drops;
+  EXPECT_EQ(at + static_cast<std::size_t>(end), drops.size()) << drops;
+  EXPECT_EQ(files, 1u) << drops;
+  EXPECT_GE(records, samples) << drops;
+  EXPECT_GT(samples, 0u) << "the load went on after the disk filled: " << drops;
+}
+
+}  // namespace
+}  // namespace ringsim::real
