@@ -198,8 +198,8 @@ int RecorderSink::commit(std::size_t mapping, std::uint64_t bytes, const core::R
   return writer_.commit(mapping, bytes, counts);
 }
 
-int RecorderSink::end_round() {
-  const int rc = writer_.end_round();
+int RecorderSink::end_round(bool all_drained) {
+  const int rc = writer_.end_round(all_drained);
   if (rc < 0) return rc;
   if (writer_.file_index() != file_index_) {
     // A new file: it needs the synthesized records too; its header has not
