@@ -4,6 +4,7 @@
 
 #include "core/perf_abi.h"
 #include "core/perf_data.h"
+#include "sim/feature_check.h"
 #include "sim/sample.h"
 
 namespace ringsim::sim {
@@ -51,10 +52,11 @@ OutputFiles read_output_files(const SimDisk& disk, std::uint32_t cpus, bool fini
       violate(name + ": the attribute section does not describe the simulated event");
     }
     const std::uint64_t data_end = parsed.data_offset + parsed.data_size;
-    if (finished && f.bytes.size() != data_end) {
-      violate(name + " is " + std::to_string(f.bytes.size()) + " bytes, its data section ends at " +
-              std::to_string(data_end) + " (not cut to its valid prefix)");
+    if (finished && f.bytes.size() != parsed.end()) {
+      violate(name + " is " + std::to_string(f.bytes.size()) + " bytes, its data section and features end at " +
+              std::to_string(parsed.end()) + " (not cut to its valid prefix)");
     }
+    check_file_features(parsed, cpus, finished, [&](const std::string& problem) { violate(name + ": " + problem); });
     // No hole: every byte of the data section was written by a write that
     // completed.
     if (parsed.data_size > 0) {

@@ -14,6 +14,7 @@
 #include "sim/sample.h"
 #include "sim/scheduler.h"
 #include "sim/session.h"
+#include "sim/sim_features.h"
 
 // The core instantiated with the simulated backend (real/ instantiates it
 // with the real one), so every build type-checks the core against both.
@@ -54,6 +55,7 @@ core::PerfDataHead sim_head(std::uint32_t cpus) {
   event.attr.sample_type = kSampleType;
   event.attr.sample_period = 1;
   event.attr.sample_id_all = 1;
+  event.name = "cpu-clock";
   for (std::uint32_t cpu = 0; cpu < cpus; cpu++) event.ids.push_back(1000 + cpu);
   return core::PerfDataHead({event});
 }
@@ -143,6 +145,7 @@ class Run {
   template <class Disk, class RingSession>
   void write_trace(Disk& disk, RingSession& ring_session) {
     core::TraceWriter<Disk> writer(disk, plan_.writer, head_);
+    writer.set_feature_source(sim_feature_source(disk_, head_.events(), config_.cpus, config_.aux_pages > 0));
     const int started = writer.start();
     if (started != 0) {
       // No output: nothing to record into. Stop the events and let go of
