@@ -17,6 +17,8 @@ packages=(
   nlohmann-json3-dev
   libcli11-dev
   linux-perf           # perf itself: the tests check that it reads our files
+  libelf-dev           # build-ids from ELF notes (real/elf_build_id)
+  hotspot              # hotspot-perfparser: the tests check that it parses our files
   python3              # scripts/function_lengths.py
   universal-ctags      # function lengths (tests/function_length_test)
 )
