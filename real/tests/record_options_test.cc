@@ -142,7 +142,7 @@ TEST(RecordOptions, ErrorsAreOneLineWithExitStatus64) {
            {"-e", "", "--", "true"},
            {"-p", "0"},
            {"-p", "x"},
-           {"-p", "1,", "--", "true"},
+           {"-p", "1,x", "--", "true"},
            {"-t", "-5"},
            {"-p", "1", "-t", "2"},
            {"-p", "1", "-a"},
