@@ -19,6 +19,7 @@ packages=(
   linux-perf           # perf itself: the tests check that it reads our files
   libelf-dev           # build-ids from ELF notes (real/elf_build_id)
   hotspot              # hotspot-perfparser: the tests check that it parses our files
+  bzip2                # perf archive packs the build-id cache with tar cjf
   python3              # scripts/function_lengths.py
   universal-ctags      # function lengths (tests/function_length_test)
 )
