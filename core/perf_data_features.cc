@@ -190,6 +190,16 @@ void host_sections(const HostFeatures& h, const std::vector<EventDescription>& e
 
 }  // namespace
 
+std::string to_hex(const std::vector<std::uint8_t>& id) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  for (const std::uint8_t b : id) {
+    out += digits[b >> 4];
+    out += digits[b & 15];
+  }
+  return out;
+}
+
 const char* to_string(Feature feature) {
   switch (feature) {
     case Feature::build_id: return "BUILD_ID";

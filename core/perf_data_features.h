@@ -146,6 +146,9 @@ struct PerfFeatures {
   FileFeatures file;
 };
 
+// A build-id as perf prints it: lower-case hex.
+std::string to_hex(const std::vector<std::uint8_t>& id);
+
 using FeatureBitmap = std::array<std::uint64_t, 4>;
 
 struct FeatureSections {

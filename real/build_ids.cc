@@ -137,7 +137,7 @@ std::string write_bytes(const std::vector<std::byte>& bytes, const fs::path& to)
 
 // One entry: DIR/<name>/<hex>/<file> made by `make`, and the .build-id link.
 std::string add_entry(const fs::path& dir, const core::BuildIdEntry& e, const std::vector<std::byte>& vdso) {
-  const std::string hex = to_hex(e.id);
+  const std::string hex = core::to_hex(e.id);
   if (hex.size() < 3) return e.name + ": build-id too short";
   const bool kernel = e.name == "[kernel.kallsyms]";
   const bool is_vdso = e.name == "[vdso]";

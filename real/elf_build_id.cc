@@ -137,14 +137,4 @@ std::string vdso_image(std::vector<std::byte>& out) {
   return "no [vdso] in /proc/self/maps";
 }
 
-std::string to_hex(const BuildId& id) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  for (const std::uint8_t b : id) {
-    out += digits[b >> 4];
-    out += digits[b & 15];
-  }
-  return out;
-}
-
 }  // namespace ringsim::real

@@ -28,7 +28,4 @@ std::string kernel_build_id(BuildId& out);
 // its bytes, from the [vdso] range of /proc/self/maps.
 std::string vdso_image(std::vector<std::byte>& out);
 
-// Lower-case hex.
-std::string to_hex(const BuildId& id);
-
 }  // namespace ringsim::real

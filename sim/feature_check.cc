@@ -18,16 +18,6 @@ const std::vector<std::uint32_t>& required_bits() {
   return bits;
 }
 
-std::string hex(const std::vector<std::uint8_t>& id) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  for (const std::uint8_t b : id) {
-    out += digits[b >> 4];
-    out += digits[b & 15];
-  }
-  return out;
-}
-
 // The host's sections against the values the run wrote.
 std::string host_problem(const model::PerfFeatures& f, std::uint32_t cpus) {
   const core::HostFeatures h = sim_host_features(cpus);
@@ -70,7 +60,7 @@ std::string event_problem(const model::PerfDataFile& file) {
     }
   }
   const core::BuildIdEntry want = sim_kernel_build_id();
-  if (f.build_ids.size() != 1 || f.build_ids[0].name != want.name || f.build_ids[0].id_hex != hex(want.id) ||
+  if (f.build_ids.size() != 1 || f.build_ids[0].name != want.name || f.build_ids[0].id_hex != core::to_hex(want.id) ||
       f.build_ids[0].misc != (core::kBuildIdMiscHasSize | want.cpumode) || f.build_ids[0].pid != -1) {
     return "BUILD_ID is not the simulated kernel's";
   }

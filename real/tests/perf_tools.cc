@@ -10,6 +10,11 @@
 
 namespace ringsim::real::testing {
 
+std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
 std::string shares_path() {
   const char* root = std::getenv("TEST_SRCDIR");
   return std::string(root != nullptr ? root : ".") + "/ringsim/real/testing/shares";

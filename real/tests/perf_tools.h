@@ -13,7 +13,18 @@
 
 #include "real/testing/record_testing.h"
 
+// In a TEST body: skip, with one line saying why, when perf is absent.
+#define REQUIRE_PERF()                                                                               \
+  do {                                                                                               \
+    if (::ringsim::real::testing::perf_path().empty()) {                                             \
+      GTEST_SKIP() << "/usr/bin/perf not found: install linux-perf (scripts/setup.sh installs it)"; \
+    }                                                                                                \
+  } while (0)
+
 namespace ringsim::real::testing {
+
+// a, then b.
+std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b);
 
 // The workload: f1..f4 take 40/30/20/10% of its CPU time.
 std::string shares_path();

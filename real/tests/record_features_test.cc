@@ -30,19 +30,8 @@
 namespace ringsim::real {
 namespace {
 
+using testing::concat;
 using testing::RunResult;
-
-#define REQUIRE_PERF()                                                                               \
-  do {                                                                                               \
-    if (testing::perf_path().empty()) {                                                              \
-      GTEST_SKIP() << "/usr/bin/perf not found: install linux-perf (scripts/setup.sh installs it)"; \
-    }                                                                                                \
-  } while (0)
-
-std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
 
 // Records `command` with ringsim-record (`args` first) into `out`.
 RunResult record_ours(const std::string& out, const std::vector<std::string>& args,

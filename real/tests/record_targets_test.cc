@@ -31,19 +31,8 @@
 namespace ringsim::real {
 namespace {
 
+using testing::concat;
 using testing::RunResult;
-
-#define REQUIRE_PERF()                                                                               \
-  do {                                                                                               \
-    if (testing::perf_path().empty()) {                                                              \
-      GTEST_SKIP() << "/usr/bin/perf not found: install linux-perf (scripts/setup.sh installs it)"; \
-    }                                                                                                \
-  } while (0)
-
-std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
 
 // The values of one perf script field per sample line.
 std::vector<std::string> script_field(const std::string& file, const std::string& field) {
