@@ -105,8 +105,10 @@ TEST(RecordFeatures, PerfReportHeaderOnlyDecodesEverySectionWithNoWarning) {
                              "# clockid frequency: ", "# clockid: monotonic", "# reference time: "}) {
     EXPECT_NE(h.out.find(needle), std::string::npos) << needle;
   }
-  char first[64];
-  std::snprintf(first, sizeof first, "%.6f", static_cast<double>(f.features.first_sample_ns) / 1e9);
+  char first[64];  // seconds, microseconds truncated (as perf prints them)
+  std::snprintf(first, sizeof first, "%llu.%06llu",
+                static_cast<unsigned long long>(f.features.first_sample_ns / 1'000'000'000),
+                static_cast<unsigned long long>(f.features.first_sample_ns % 1'000'000'000 / 1000));
   EXPECT_EQ(header_value(h.out, "time of first sample"), first);
   const std::vector<std::string> missing = testing::lines_with(h.out, "# missing features:");
   ASSERT_EQ(missing.size(), 1u);
@@ -247,6 +249,13 @@ TEST(RecordFeatures, BuildIdsAreListedArchivedAndResolveSymbolsOnceTheBinaryMove
   std::printf("perf buildid-list -i ours.data:\n%s", list.out.c_str());
   EXPECT_EQ(testing::lines_with(list.out, id + " " + dir + "/app/shares").size(), 1u) << list.out;
   EXPECT_EQ(testing::lines_with(list.out, " [vdso]").size(), 1u) << list.out;
+  // The summary's features line against what the model reads.
+  model::PerfDataFile f;
+  ASSERT_EQ(model::read_perf_data(out, f), "");
+  const std::string features = "ringsim-record: features: 1 file(s) with feature sections (" +
+                               std::to_string(f.end() - f.data_offset - f.data_size) + " bytes); build-ids listed " +
+                               std::to_string(f.features.build_ids.size()) + ", cached in " + dir + "/cache";
+  EXPECT_EQ(testing::lines_with(r.err, features).size(), 1u) << features << "\n" << r.err;
   std::filesystem::rename(dir + "/app", dir + "/app.moved");
   EXPECT_EQ(resolved_symbols(out, dir + "/cache"), 4) << "through the recorder's cache";
   std::filesystem::create_directories(dir + "/empty");
