@@ -118,6 +118,44 @@ TEST(RecordFeatures, PerfReportHeaderOnlyDecodesEverySectionWithNoWarning) {
   }
 }
 
+// Every file of a --switch-output recording is finished with its own
+// feature sections: its sample time, the DSOs its samples hit.
+TEST(RecordFeatures, EveryRotatedFileHasItsOwnFeatures) {
+  const std::string out = testing::temp_dir("rotated") + "/ours.data";
+  const RunResult r = record_ours(out, {"-e", "task-clock", "-c", "100000", "--switch-output", "64K", "-N"},
+                                  testing::shares(150));
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  // The kernel names the binary by its real path (the runfiles hold a link).
+  const std::string workload = std::filesystem::canonical(testing::shares_path()).string();
+  int files = 0;
+  for (int index = 0; index < 1000; index++) {
+    const std::string path = index == 0 ? out : out + "." + std::to_string(index);
+    if (!std::filesystem::exists(path)) break;
+    SCOPED_TRACE(path);
+    files++;
+    model::PerfDataFile f;
+    ASSERT_EQ(model::read_perf_data(path, f), "");
+    EXPECT_EQ(std::filesystem::file_size(path), f.end());
+    EXPECT_TRUE(f.features.has(model::kFeatSampleTime) && f.features.has(model::kFeatEventDesc));
+    bool any = false;
+    std::uint64_t first = 0, last = 0;
+    ASSERT_EQ(f.for_each_record([&](const model::PerfRecord& rec) {
+                std::uint64_t t = 0;
+                if (rec.type != model::kTypeSample || !f.time_of(rec, t)) return;
+                first = any ? std::min(first, t) : t;
+                last = any ? std::max(last, t) : t;
+                any = true;
+              }),
+              "");
+    EXPECT_EQ(f.features.first_sample_ns, first);
+    EXPECT_EQ(f.features.last_sample_ns, last);
+    bool lists_workload = false;
+    for (const model::BuildIdFeature& b : f.features.build_ids) lists_workload |= b.name == workload;
+    EXPECT_TRUE(lists_workload || !any) << "its samples hit the workload";
+  }
+  EXPECT_GE(files, 3);
+}
+
 // What one recorder's file gives: samples per event, shares per event.
 struct Side {
   std::string name;
