@@ -191,9 +191,9 @@ TEST(RecordFeatures, SameSamplesPerEventAndTopSymbolsAsPerfsOwnRecording) {
   REQUIRE_PERF();
   const std::string dir = testing::temp_dir("side-by-side");
   const std::vector<std::string> args = {"-e", "cpu-clock,page-faults", "-F", "2000", "-g"};
-  const RunResult p = record_perfs(dir + "/perf.data", args, testing::shares(250));
+  const RunResult p = record_perfs(dir + "/perf.data", args, testing::shares(400));
   ASSERT_TRUE(p.exited && p.exit_code == 0) << p.text();
-  const RunResult r = record_ours(dir + "/ours.data", concat(args, {"-N"}), testing::shares(250));
+  const RunResult r = record_ours(dir + "/ours.data", concat(args, {"-N"}), testing::shares(400));
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
   const Side perf = side("perf", dir + "/perf.data");
   const Side ours = side("ringsim", dir + "/ours.data");
@@ -212,7 +212,7 @@ TEST(RecordFeatures, SameSamplesPerEventAndTopSymbolsAsPerfsOwnRecording) {
   EXPECT_EQ(ours.samples.size(), perf.samples.size());
   for (const Side* s : {&perf, &ours}) {
     SCOPED_TRACE(s->name);
-    ASSERT_GE(s->samples.at("cpu-clock"), 1000u) << "250 rounds of ~3 ms at 2 kHz";
+    ASSERT_GE(s->samples.at("cpu-clock"), 1000u) << "400 rounds of ~3 ms at 2 kHz";
     EXPECT_GT(s->samples.at("page-faults"), 0u);
     const std::vector<testing::SymbolShare>& top = s->shares.at("cpu-clock");
     ASSERT_GE(top.size(), 4u);
