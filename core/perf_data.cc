@@ -19,8 +19,10 @@ PerfDataHead::PerfDataHead(std::vector<EventDescription> events) : events_(std::
   VERIFY(data_offset_ % 8 == 0);
 }
 
-std::array<std::byte, kPerfFileHeaderBytes> PerfDataHead::header(std::uint64_t data_bytes) const {
+std::array<std::byte, kPerfFileHeaderBytes> PerfDataHead::header(std::uint64_t data_bytes,
+                                                               const std::array<std::uint64_t, 4>& features) const {
   PerfFileHeader h;
+  for (std::size_t i = 0; i < features.size(); i++) h.features[i] = features[i];
   h.attrs = FileSection{attrs_offset_, data_offset_ - attrs_offset_};
   h.data = FileSection{data_offset_, data_bytes};
   std::array<std::byte, kPerfFileHeaderBytes> out;

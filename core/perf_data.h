@@ -8,8 +8,9 @@
 //   [..., data_offset)       for each event: perf_file_attr {attr, ids section}
 //   [data_offset, + size)    data section: records as the rings hold them,
 //                            with PERF_RECORD_FINISHED_ROUND between rounds
-// No feature sections are written (the feature bitmap is zero). perf's own
-// tools read such a file.
+//   [data end, ...)          feature sections (core/perf_data_features.h),
+//                            written when the file is finished; the header's
+//                            feature bitmap says which (zero until then)
 #pragma once
 
 #include <linux/perf_event.h>
@@ -17,6 +18,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace ringsim::core {
@@ -45,6 +47,7 @@ static_assert(sizeof(PerfFileHeader) == kPerfFileHeaderBytes);
 struct EventDescription {
   perf_event_attr attr{};
   std::vector<std::uint64_t> ids;  // one per opened event (per CPU or thread)
+  std::string name;                // as perf names it ("cpu-clock", "page-faults:u"); EVENT_DESC
 };
 
 class PerfDataHead {
@@ -57,8 +60,10 @@ class PerfDataHead {
   // Everything before the data section, with a header that says the data
   // section holds data_bytes.
   std::vector<std::byte> bytes(std::uint64_t data_bytes) const;
-  // The header alone (for the fix-up at the end).
-  std::array<std::byte, kPerfFileHeaderBytes> header(std::uint64_t data_bytes) const;
+  // The header alone (for the fix-up at the end), with the feature bitmap
+  // (perf's adds_features: bit n of word n / 64); zero while recording.
+  std::array<std::byte, kPerfFileHeaderBytes> header(std::uint64_t data_bytes,
+                                                     const std::array<std::uint64_t, 4>& features = {}) const;
 
  private:
   std::vector<EventDescription> events_;

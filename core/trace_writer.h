@@ -28,12 +28,22 @@
 // the file is cut there. After a hard error, chunks beyond that prefix
 // (completed or not) are counted as lost to the error, records and bytes,
 // and so is the whole prefix if the header fix-up itself fails.
+//
+// Feature sections (core/perf_data_features.h), when a FeatureSource is
+// set: when a file is finished (every write complete), the source says
+// what to write; the sections go right after the valid prefix, then the
+// header is fixed up with their bits set. Until that last header write the
+// bitmap on disk is zero, so a file cut at any point is read without them.
+// A file whose feature sections cannot be written keeps none (its header
+// says none; the error is the writer's error); after an earlier hard error
+// none are written.
 #pragma once
 
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -41,6 +51,7 @@
 #include "core/backend.h"
 #include "core/drops.h"
 #include "core/perf_data.h"
+#include "core/perf_data_features.h"
 #include "core/records.h"
 #include "core/ring_reader.h"
 #include "core/verify.h"
@@ -86,6 +97,8 @@ struct WriterStats {
   std::uint64_t waits_for_cblock = 0;
   std::uint64_t in_flight_max = 0;
   std::uint64_t rounds_marked = 0;
+  std::uint64_t files_with_features = 0;  // files finished with feature sections
+  std::uint64_t feature_bytes = 0;        // their tables and sections
   RecordCounts records;                   // committed (and appended)
   // Committed, then cut off by a hard error (DropCause::output_error, one
   // event per file cut): records - drops[output_error] reached the file.
@@ -93,6 +106,15 @@ struct WriterStats {
   int error = 0;                          // the first hard error (errno), 0 if none
   std::string error_context;              // what was being done
 };
+
+// The file being finished: every write of it is complete.
+struct FinishedFile {
+  std::uint32_t index = 0;
+  std::uint64_t data_offset = 0;
+  std::uint64_t data_bytes = 0;  // the valid prefix
+};
+// Fills the features of a finished file; false: none for it.
+using FeatureSource = std::function<bool(const FinishedFile&, PerfFeatures&)>;
 
 template <TraceDisk Disk>
 class TraceWriter {
@@ -119,6 +141,9 @@ class TraceWriter {
     VERIFY(stats_.files == 0);
     return open_file(0);
   }
+
+  // Feature sections for every file finished from now on.
+  void set_feature_source(FeatureSource source) { features_ = std::move(source); }
 
   std::uint32_t slots() const { return static_cast<std::uint32_t>(cblocks_.size()); }
   const WriterStats& stats() const { return stats_; }
@@ -526,17 +551,34 @@ class TraceWriter {
       chunks_.clear();
     }
     if (valid_end >= data_start) {
-      const auto header = head_.header(valid_end - data_start);
+      FeatureBitmap bits{};
+      const std::uint64_t file_end = write_features(valid_end, bits);
+      const auto header = head_.header(valid_end - data_start, bits);
       // If the fix-up fails the header keeps its data size of 0: every
       // record of the file is out of perf's reach, lost to the error.
       if (write_sync(header, 0, "header fix-up") != 0) stats_.drops.add(DropCause::output_error, unfixed_);
-      const int cut = disk_.truncate(valid_end);
+      const int cut = disk_.truncate(file_end);
       if (cut != 0) fail(-cut, "cutting the file to its valid prefix");
     }
     unfixed_ = RecordCounts{};
     const int closed = disk_.close_output();
     if (closed != 0) fail(-closed, "closing the output file");
     file_open_ = false;
+  }
+
+  // The feature sections of the file being finished, at valid_end; sets
+  // their bits. Returns where the file ends (valid_end when there are none).
+  std::uint64_t write_features(std::uint64_t valid_end, FeatureBitmap& bits) {
+    if (!features_ || failed()) return valid_end;
+    const FinishedFile file{file_index_, head_.data_offset(), valid_end - head_.data_offset()};
+    PerfFeatures features;
+    if (!features_(file, features)) return valid_end;
+    const FeatureSections sections = feature_sections(features, head_.events(), valid_end);
+    if (write_sync(sections.bytes, valid_end, "feature sections") != 0) return valid_end;
+    bits = sections.bitmap;
+    stats_.files_with_features++;
+    stats_.feature_bytes += sections.bytes.size();
+    return valid_end + sections.bytes.size();
   }
 
   int switch_output() {
@@ -550,6 +592,7 @@ class TraceWriter {
   Disk& disk_;
   const WriterOptions options_;
   const PerfDataHead head_;
+  FeatureSource features_;
   std::vector<Cblock> cblocks_;
   std::uint32_t per_mapping_ = 1;
   std::vector<std::uint32_t> references_;

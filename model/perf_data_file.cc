@@ -88,6 +88,12 @@ std::string parse_perf_data(std::span<const std::byte> file, PerfDataFile& out) 
     for (std::uint64_t i = 0; i < ids_size; i += 8) attr.ids.push_back(load<std::uint64_t>(p + ids_offset + i));
     f.attrs.push_back(std::move(attr));
   }
+  std::uint64_t bitmap[4];
+  for (int i = 0; i < 4; i++) bitmap[i] = load<std::uint64_t>(p + 72 + 8 * i);
+  if (const std::string problem = parse_perf_features(file, bitmap, data_offset + data_size, f.features);
+      !problem.empty()) {
+    return "feature sections: " + problem;
+  }
   f.data.assign(file.begin() + static_cast<std::ptrdiff_t>(data_offset),
                 file.begin() + static_cast<std::ptrdiff_t>(data_offset + data_size));
   out = std::move(f);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "model/perf_features.h"
 #include "model/records.h"
 
 namespace ringsim::model {
@@ -32,6 +33,10 @@ struct PerfDataFile {
   std::uint64_t data_size = 0;
   std::uint64_t file_size = 0;
   std::vector<std::byte> data;  // the data section
+  PerfFeatures features;        // the feature sections the header's bitmap announces
+
+  // Where the file's last part ends: the feature sections, or the data.
+  std::uint64_t end() const { return features.table.empty() ? data_offset + data_size : features.end; }
 
   // Calls on_record for each record in order (model::walk_records; offsets
   // are in the data section); stops at a malformed header and returns the

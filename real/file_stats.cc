@@ -1,56 +1,33 @@
 #include "real/file_stats.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
+#include <climits>
 #include <span>
+
+#include "core/perf_abi.h"
+#include "core/records.h"
+
+#include "real/mapped_file.h"
 
 namespace ringsim::real {
 namespace {
 
-// A read-only private mapping of a whole file, unmapped by the destructor.
-class MappedFile {
- public:
-  MappedFile() = default;
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-  ~MappedFile() {
-    if (base_ != nullptr) ::munmap(base_, size_);
-  }
-
-  // "" or the problem, naming the call.
-  std::string map(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return std::string("cannot open: ") + std::strerror(errno);
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-      const int error = errno;
-      ::close(fd);
-      return std::string("fstat: ") + std::strerror(error);
+// Samples per attribute (by its position) and LOST records per CPU.
+void count_per_event_and_ring(const core::PerfDataView& view, FileStats& out) {
+  if (out.samples_per_event.size() < view.attrs.size()) out.samples_per_event.resize(view.attrs.size(), 0);
+  core::RecordCounts counts;
+  core::walk_records(view.data, counts, [&](const perf_event_header& h, std::span<const std::byte> r) {
+    if (h.type == PERF_RECORD_SAMPLE) {
+      const core::PerfDataAttr* attr = view.attr_of(h, r);
+      if (attr != nullptr) out.samples_per_event[static_cast<std::size_t>(attr - view.attrs.data())]++;
+    } else if (h.type == PERF_RECORD_LOST) {
+      std::uint32_t cpu = UINT32_MAX;
+      if (!view.cpu_of(h, r, cpu)) cpu = UINT32_MAX;
+      RingLoss& ring = out.lost_per_ring[cpu];
+      ring.records++;
+      ring.lost += core::load<std::uint64_t>(r.data() + core::kLostRecordLostOffset);
     }
-    size_ = static_cast<std::size_t>(st.st_size);
-    if (size_ == 0) {
-      ::close(fd);
-      return "empty file";
-    }
-    void* base = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    const int map_error = errno;
-    ::close(fd);
-    if (base == MAP_FAILED) return std::string("mmap: ") + std::strerror(map_error);
-    base_ = base;
-    return "";
-  }
-
-  std::span<const std::byte> bytes() const { return {static_cast<const std::byte*>(base_), size_}; }
-
- private:
-  void* base_ = nullptr;
-  std::size_t size_ = 0;
-};
+  });
+}
 
 }  // namespace
 
@@ -73,6 +50,7 @@ FileStats read_back(const std::vector<std::string>& paths) {
     out.file_bytes += view.file_bytes;
     out.data_bytes += view.data.size();
     note(path, meter.add(view));
+    count_per_event_and_ring(view, out);
   }
   out.loss = meter.finish();
   return out;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -13,12 +14,22 @@
 
 namespace ringsim::real {
 
+struct RingLoss {
+  std::uint64_t records = 0;  // PERF_RECORD_LOST records
+  std::uint64_t lost = 0;     // the sum of their counts
+};
+
 struct FileStats {
   std::uint64_t files = 0;       // files read (a file with a problem is not)
   std::uint64_t file_bytes = 0;  // their sizes
   std::uint64_t data_bytes = 0;  // their data sections
   // core::LossMeter over the data sections, in order, as one recording.
   core::LossStats loss;
+  // Samples of each event (by its position in the attribute section, the
+  // same in every file of a recording), and LOST records by the CPU of
+  // their ring (UINT32_MAX: without a CPU).
+  std::vector<std::uint64_t> samples_per_event;
+  std::map<std::uint32_t, RingLoss> lost_per_ring;
   std::string problem;  // the first problem met, "<path>: <problem>" ("" if none)
 };
 

@@ -205,6 +205,20 @@ Error PerfEvent::disable() {
   return Error{};
 }
 
+Error PerfEvent::set_output(const PerfEvent& target) {
+  if (fd_ < 0 || target.fd_ < 0) return ioctl_error("PERF_EVENT_IOC_SET_OUTPUT", EBADF);
+  if (::ioctl(fd_, PERF_EVENT_IOC_SET_OUTPUT, target.fd_) != 0) {
+    const int error = errno;
+    Error e = ioctl_error("PERF_EVENT_IOC_SET_OUTPUT", error);
+    if (error == EINVAL) {
+      e.message += ": the kernel refused to share " + target.describe() +
+                   "'s ring (another CPU or task, another clock or direction, or that ring is not mapped)";
+    }
+    return e;
+  }
+  return Error{};
+}
+
 Error PerfEvent::id(std::uint64_t& id_out) const {
   if (fd_ < 0) return ioctl_error("PERF_EVENT_IOC_ID", EBADF);
   __u64 value = 0;

@@ -61,6 +61,12 @@ class PerfEvent {
   Error enable();
   Error disable();
 
+  // PERF_EVENT_IOC_SET_OUTPUT: this event writes its records into
+  // `target`'s ring (which must be mapped; same CPU, or the same task when
+  // cpu is -1; the same clock and write direction). This event must not be
+  // mapped itself.
+  Error set_output(const PerfEvent& target);
+
   // PERF_EVENT_IOC_ID: the id PERF_SAMPLE_IDENTIFIER / PERF_SAMPLE_ID carry.
   Error id(std::uint64_t& id_out) const;
 

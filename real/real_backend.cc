@@ -220,19 +220,59 @@ std::vector<RingSpec> command_specs(const perf_event_attr& attr, pid_t pid, std:
   return specs;
 }
 
+std::vector<RingSpec> shared_ring_specs(std::span<const perf_event_attr> attrs, std::span<const pid_t> tasks,
+                                        std::span<const int> cpus, std::uint64_t data_pages) {
+  VERIFY(!attrs.empty());
+  VERIFY(!tasks.empty());
+  std::vector<RingSpec> specs;
+  for (const int cpu : cpus) {
+    RingSpec spec{attrs[0], EventTarget{tasks[0], cpu}, data_pages, {}};
+    for (std::size_t e = 0; e < attrs.size(); e++) {
+      for (std::size_t t = 0; t < tasks.size(); t++) {
+        if (e == 0 && t == 0) continue;
+        spec.shared.push_back(SharedEvent{attrs[e], EventTarget{tasks[t], cpu}});
+      }
+    }
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
 // --- RealSession -----------------------------------------------------------
+
+namespace {
+
+// Opens the events of spec `i` that share its (mapped) ring.
+Error open_shared(const RingSpec& spec, const PerfEvent& owner, std::vector<PerfEvent>& shared) {
+  shared.resize(spec.shared.size());
+  for (std::size_t k = 0; k < spec.shared.size(); k++) {
+    Error error = PerfEvent::open(spec.shared[k].attr, spec.shared[k].target, shared[k]);
+    if (error.ok()) error = shared[k].set_output(owner);
+    if (!error.ok()) return Error{error.error, "shared event " + std::to_string(k) + ": " + error.message};
+  }
+  return Error{};
+}
+
+Error check_one_mode(std::span<const RingSpec> specs) {
+  const bool overwrite = specs[0].attr.write_backward != 0;
+  for (std::size_t i = 0; i < specs.size(); i++) {
+    bool same = (specs[i].attr.write_backward != 0) == overwrite;
+    for (const SharedEvent& e : specs[i].shared) same = same && (e.attr.write_backward != 0) == overwrite;
+    if (!same) {
+      return Error{EINVAL, "session: event " + std::to_string(i) + " and event 0 differ in write_backward: one "
+                           "session reads rings of one mode"};
+    }
+  }
+  return Error{};
+}
+
+}  // namespace
 
 Error RealSession::open(std::span<const RingSpec> specs, std::unique_ptr<RealSession>& out) {
   out.reset();
   const std::size_t count = specs.size();
   if (count == 0) return Error{EINVAL, "session: no events to open (no CPUs given?)"};
-  const bool overwrite = specs[0].attr.write_backward != 0;
-  for (std::size_t i = 0; i < count; i++) {
-    if ((specs[i].attr.write_backward != 0) != overwrite) {
-      return Error{EINVAL, "session: event " + std::to_string(i) + " and event 0 differ in write_backward: one "
-                           "session reads rings of one mode"};
-    }
-  }
+  if (const Error e = check_one_mode(specs); !e.ok()) return e;
   if (wake_fd() < 0) return wake_fd_error();
   // A wakeup left by an earlier session's request is not this session's
   // (the requests themselves are flags, read every round).
@@ -240,29 +280,42 @@ Error RealSession::open(std::span<const RingSpec> specs, std::unique_ptr<RealSes
   std::unique_ptr<RealSession> session(new RealSession());
   // Sized once: the mappings below keep references into it.
   session->events_.resize(count);
+  session->shared_.resize(count);
   for (std::size_t i = 0; i < count; i++) {
     PerfEvent& event = session->events_[i];
     Error error = PerfEvent::open(specs[i].attr, specs[i].target, event);
-    if (!error.ok()) return prefixed(i, count, error);
-    error = event.map(specs[i].data_pages);
+    if (error.ok()) error = event.map(specs[i].data_pages);
+    // Shared events point at a mapped ring.
+    if (error.ok()) error = open_shared(specs[i], event, session->shared_[i]);
     if (!error.ok()) return prefixed(i, count, error);
   }
   for (std::size_t i = 0; i < count; i++) {
     session->mappings_.push_back(std::make_unique<RealMapping>(session->events_[i]));
+    session->polled_.push_back(Polled{i, session->events_[i].fd(), false});
+    for (const PerfEvent& e : session->shared_[i]) session->polled_.push_back(Polled{i, e.fd(), false});
   }
-  session->mode_ = overwrite ? core::RingMode::backward : core::RingMode::normal;
+  session->mode_ = specs[0].attr.write_backward != 0 ? core::RingMode::backward : core::RingMode::normal;
   session->released_.assign(count, false);
-  session->poll_fds_.assign(count + 1, pollfd{-1, 0, 0});
+  session->poll_fds_.assign(session->polled_.size() + 1, pollfd{-1, 0, 0});
   VERIFY(session->mappings_.size() == count);
   VERIFY(session->mappings_[0]->mode() == session->mode_);
   out = std::move(session);
   return Error{};
 }
 
+void RealSession::each_event(std::size_t ring, const std::function<void(PerfEvent&)>& fn) {
+  VERIFY(ring < events_.size());
+  fn(events_[ring]);
+  for (PerfEvent& e : shared_[ring]) fn(e);
+}
+
 Error RealSession::enable_all() {
   for (std::size_t i = 0; i < events_.size(); i++) {
     if (released_[i]) continue;
-    const Error error = events_[i].enable();
+    Error error;
+    each_event(i, [&](PerfEvent& e) {
+      if (error.ok()) error = e.enable();
+    });
     if (!error.ok()) return prefixed(i, events_.size(), error);
   }
   return Error{};
@@ -271,7 +324,10 @@ Error RealSession::enable_all() {
 Error RealSession::disable_all() {
   for (std::size_t i = 0; i < events_.size(); i++) {
     if (released_[i]) continue;
-    const Error error = events_[i].disable();
+    Error error;
+    each_event(i, [&](PerfEvent& e) {
+      if (error.ok()) error = e.disable();
+    });
     if (!error.ok()) return prefixed(i, events_.size(), error);
   }
   return Error{};
@@ -289,6 +345,24 @@ PerfEvent& RealSession::event(std::size_t index) {
   return events_[index];
 }
 
+std::size_t RealSession::shared_count(std::size_t index) const {
+  VERIFY(index < shared_.size());
+  return shared_[index].size();
+}
+
+PerfEvent& RealSession::shared_event(std::size_t index, std::size_t k) {
+  VERIFY(index < shared_.size());
+  VERIFY(k < shared_[index].size());
+  return shared_[index][k];
+}
+
+bool RealSession::ring_hung(std::size_t ring) const {
+  for (const Polled& p : polled_) {
+    if (p.ring == ring && !p.hung) return false;
+  }
+  return true;
+}
+
 bool RealSession::released(std::size_t index) const {
   VERIFY(index < released_.size());
   return released_[index];
@@ -303,49 +377,66 @@ RealMapping& RealSession::mapping(std::size_t index) {
 int RealSession::poll(std::span<core::PollEvents> events, std::uint64_t timeout_ns) {
   const std::size_t count = mappings_.size();
   VERIFY(events.size() == count);
-  VERIFY(poll_fds_.size() == count + 1);
+  VERIFY(poll_fds_.size() == polled_.size() + 1);
+  // A wanted ring whose every event hung up earlier is reported at once.
+  bool hung_already = false;
   for (std::size_t i = 0; i < count; i++) {
     core::PollEvents& e = events[i];
     e.readable = false;
     e.hangup = false;
     VERIFY_MSG(!e.wanted || !released_[i], "poll of a released ring");
+    if (e.wanted && ring_hung(i)) hung_already = true;
+  }
+  for (std::size_t j = 0; j < polled_.size(); j++) {
+    const Polled& p = polled_[j];
     // A negative fd is skipped by poll(2).
-    poll_fds_[i] = pollfd{e.wanted ? events_[i].fd() : -1, POLLIN, 0};
+    poll_fds_[j] = pollfd{events[p.ring].wanted && !p.hung ? p.fd : -1, POLLIN, 0};
   }
   const int wake = wake_fd();
   VERIFY(wake >= 0);  // open() made sure
-  poll_fds_[count] = pollfd{wake, POLLIN, 0};
+  poll_fds_.back() = pollfd{wake, POLLIN, 0};
+  const std::uint64_t wait_ns = hung_already ? 0 : timeout_ns;
   timespec timeout{};
-  timeout.tv_sec = static_cast<time_t>(timeout_ns / kNsPerSecond);
-  timeout.tv_nsec = static_cast<long>(timeout_ns % kNsPerSecond);
+  timeout.tv_sec = static_cast<time_t>(wait_ns / kNsPerSecond);
+  timeout.tv_nsec = static_cast<long>(wait_ns % kNsPerSecond);
   const int polled = ::ppoll(poll_fds_.data(), poll_fds_.size(), &timeout, nullptr);
   if (polled < 0) {
     const int error = errno;
     VERIFY(error > 0);
     return -error;  // -EINTR: a signal; the caller serves the round and retries
   }
-  if (polled == 0) return 0;
-  int ready = 0;
-  for (std::size_t i = 0; i < count; i++) {
-    if (poll_fds_[i].fd < 0) continue;
-    const short revents = poll_fds_[i].revents;
+  if (polled == 0 && !hung_already) return 0;
+  return poll_results(events);
+}
+
+int RealSession::poll_results(std::span<core::PollEvents> events) {
+  for (std::size_t j = 0; j < polled_.size(); j++) {
+    if (poll_fds_[j].fd < 0) continue;
+    const short revents = poll_fds_[j].revents;
     VERIFY_MSG((revents & POLLNVAL) == 0, "polled a closed perf event fd");
-    events[i].readable = (revents & POLLIN) != 0;
+    if ((revents & POLLIN) != 0) events[polled_[j].ring].readable = true;
     // POLLHUP: the event's task exited (and its children). POLLERR: a pinned
     // event went into error state; it never produces data again either.
-    events[i].hangup = (revents & (POLLHUP | POLLERR)) != 0;
+    if ((revents & (POLLHUP | POLLERR)) != 0) polled_[j].hung = true;
+  }
+  int ready = 0;
+  for (std::size_t i = 0; i < events.size(); i++) {
+    if (!events[i].wanted) continue;
+    // The ring hangs up when every event writing into it has.
+    events[i].hangup = ring_hung(i);
     if (events[i].readable || events[i].hangup) ready++;
   }
-  const short wake_revents = poll_fds_[count].revents;
+  const short wake_revents = poll_fds_.back().revents;
   VERIFY((wake_revents & (POLLNVAL | POLLERR)) == 0);
   if ((wake_revents & POLLIN) != 0) {
-    drain_wake_fd(wake);
+    drain_wake_fd(poll_fds_.back().fd);
     // A request and no ring event: report it as an interruption, as a
     // signal would; the loop serves the round and looks at the requests.
     if (ready == 0) return -EINTR;
   }
-  // ready == 0 here only if the kernel set a bit the loop does not read;
-  // the round is served as after a timeout.
+  // ready == 0 here when the kernel set a bit the loop does not read, or
+  // one of a ring's events hung up and others still run: the round is
+  // served as after a timeout.
   return ready;
 }
 
@@ -353,10 +444,10 @@ void RealSession::release(std::size_t index) {
   VERIFY(index < mappings_.size());
   VERIFY_MSG(!released_[index], "mapping released twice");
   mappings_[index]->detach();
+  for (PerfEvent& e : shared_[index]) e.close();
   events_[index].close();
   released_[index] = true;
 }
-
 std::uint64_t RealSession::now_ns() const { return monotonic_ns(); }
 
 bool RealSession::stop_requested() {
@@ -369,11 +460,13 @@ bool RealSession::stop_requested() {
     stopped_ = true;
     for (std::size_t i = 0; i < events_.size(); i++) {
       if (released_[i]) continue;
-      const Error error = events_[i].disable();
-      if (!error.ok()) {
-        disable_failures_++;
-        last_disable_error_ = prefixed(i, events_.size(), error);
-      }
+      each_event(i, [&](PerfEvent& e) {
+        const Error error = e.disable();
+        if (!error.ok()) {
+          disable_failures_++;
+          last_disable_error_ = prefixed(i, events_.size(), error);
+        }
+      });
     }
   }
   return true;

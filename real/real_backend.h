@@ -40,6 +40,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -84,11 +85,20 @@ class RealMapping {
   const bool writable_;
 };
 
-// One event to open and map.
+// An event that writes into another event's ring
+// (PERF_EVENT_IOC_SET_OUTPUT): the other events of a recording on that
+// CPU, or other tasks' events on it.
+struct SharedEvent {
+  perf_event_attr attr{};
+  EventTarget target{};
+};
+
+// One event to open and map, and the events that share its ring.
 struct RingSpec {
   perf_event_attr attr{};
   EventTarget target{};
   std::uint64_t data_pages = 0;  // a power of two
+  std::vector<SharedEvent> shared;
 };
 
 // The CPUs the kernel lists in a cpu list such as /sys/devices/system/cpu/online
@@ -104,6 +114,11 @@ std::vector<RingSpec> system_wide_specs(const perf_event_attr& attr, std::span<c
 // after the events are opened.
 std::vector<RingSpec> command_specs(const perf_event_attr& attr, pid_t pid, std::span<const int> cpus,
                                     std::uint64_t data_pages);
+// One ring per CPU shared by every event in `attrs` and every task in
+// `tasks` (pid -1: every task on that CPU): the first attr on the first
+// task owns the ring, the others write into it.
+std::vector<RingSpec> shared_ring_specs(std::span<const perf_event_attr> attrs, std::span<const pid_t> tasks,
+                                        std::span<const int> cpus, std::uint64_t data_pages);
 
 // Threads: the record loop's thread calls the core::RingSession methods;
 // request_stop() and request_snapshot() may be called from any thread (and
@@ -114,12 +129,16 @@ class RealSession {
  public:
   using Mapping = RealMapping;
 
-  // Opens and maps every spec, in order. Every spec must have the same
-  // attr.write_backward (one session reads one mode). Events are left as
-  // their attr says (open them with attr.disabled = 1 and call enable_all()
-  // once the reader is ready). On failure returns the first error, prefixed
-  // with the spec's index, closes everything opened so far, and leaves
-  // `out` empty.
+  // Opens and maps every spec, in order, and after each one opens its
+  // shared events and points them at its ring. Every event must have the
+  // same attr.write_backward (one session reads one mode). Events are left
+  // as their attr says (open them with attr.disabled = 1 and call
+  // enable_all() once the reader is ready). On failure returns the first
+  // error, prefixed with the spec's index, closes everything opened so
+  // far, and leaves `out` empty.
+  //
+  // A ring hangs up (poll) when every event writing into it has: each
+  // event's POLLHUP is noted and that event is not polled again.
   static Error open(std::span<const RingSpec> specs, std::unique_ptr<RealSession>& out);
 
   RealSession(const RealSession&) = delete;
@@ -130,7 +149,9 @@ class RealSession {
   Error disable_all();
   core::RingMode mode() const { return mode_; }
   std::uint64_t data_size_bytes_max() const;
-  PerfEvent& event(std::size_t index);
+  PerfEvent& event(std::size_t index);  // the ring's own event
+  std::size_t shared_count(std::size_t index) const;
+  PerfEvent& shared_event(std::size_t index, std::size_t k);
   bool released(std::size_t index) const;
   // DISABLE failures when a stop was requested, and the last of them.
   std::uint64_t disable_failures() const { return disable_failures_; }
@@ -156,10 +177,22 @@ class RealSession {
   RealSession() = default;
 
   core::RingMode mode_ = core::RingMode::normal;
+  // One file descriptor poll() watches: an event and its ring.
+  struct Polled {
+    std::size_t ring = 0;
+    int fd = -1;
+    bool hung = false;  // POLLHUP seen: not polled again
+  };
+  void each_event(std::size_t ring, const std::function<void(PerfEvent&)>& fn);
+  bool ring_hung(std::size_t ring) const;
+  int poll_results(std::span<core::PollEvents> events);
+
   std::vector<PerfEvent> events_;  // never resized after open(): mappings view them
+  std::vector<std::vector<PerfEvent>> shared_;  // per ring
   std::vector<std::unique_ptr<RealMapping>> mappings_;
   std::vector<bool> released_;
-  std::vector<pollfd> poll_fds_;  // one per mapping, then the wake eventfd
+  std::vector<Polled> polled_;    // every event, ring by ring
+  std::vector<pollfd> poll_fds_;  // one per polled_, then the wake eventfd
   std::atomic<bool> stop_{false};
   std::atomic<bool> snapshot_{false};
   bool stopped_ = false;  // events disabled for the stop

@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 
 #include <charconv>
+#include <ctime>
+#include <tuple>
 #include <fstream>
 #include <limits>
 #include <string_view>
@@ -174,6 +176,9 @@ constexpr const char* kAppName = "ringsim-record";
 
 // What CLI11 fills that needs converting or checking after parsing.
 struct RawOptions {
+  std::vector<std::string> events;
+  std::vector<std::string> pids;
+  std::vector<std::string> tids;
   CLI::Option* freq_option = nullptr;
   std::uint64_t freq = 0;
   bool callchain_fp = false;
@@ -203,7 +208,13 @@ void describe(CLI::App& app) {
 // What is sampled: -a, -e, -F, -c, -g, --call-graph.
 void add_sampling_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
   app.add_flag("-a,--all-cpus", o.system_wide, "system-wide: every task on every online CPU");
-  app.add_option("-e,--event", o.event, "event NAME[:u|:k] (default cpu-clock): " + names_list());
+  app.add_option("-e,--event", raw.events,
+                 "events NAME[:u|:k], comma-separated or repeated (default cpu-clock): " + names_list())
+      ->delimiter(',');
+  app.add_option("-C,--cpu", o.cpu_list, "system-wide on these CPUs only (a list: 0,2-3)");
+  app.add_option("-p,--pid", raw.pids, "attach to these running processes (comma-separated), with their threads")
+      ->delimiter(',');
+  app.add_option("-t,--tid", raw.tids, "attach to these threads only (comma-separated)")->delimiter(',');
   raw.freq_option = app.add_option("-F,--freq", raw.freq, "samples per second per CPU (default 4000)")
                         ->check(CLI::Range(std::uint64_t{1}, std::numeric_limits<std::uint64_t>::max()));
   auto* count_option = app.add_option("-c,--count", o.period, "sample every PERIOD events (instead of -F)")
@@ -243,6 +254,8 @@ void add_output_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
                  "run the recorder with SCHED_FIFO priority N (1..99), as perf record -r (needs root or CAP_SYS_NICE)")
       ->check(CLI::Range(std::uint32_t{1}, std::uint32_t{99}));
   app.add_flag("-q,--quiet", o.quiet, "print errors only");
+  app.add_option("--buildid-dir", o.buildid_dir, "the build-id cache to copy the sampled binaries into (default ~/.debug)");
+  app.add_flag("-N,--no-buildid-cache", o.no_buildid_cache, "do not copy the sampled binaries into the build-id cache");
 }
 
 // The command: what CLI11 left before "--" (no options there), then
@@ -263,6 +276,14 @@ int take_command(const CLI::App& app, int split, int argc, char** argv, RecordOp
 // -F, -g, --call-graph and --switch-output into `o`. -1, or the usage
 // error's status.
 int apply(const RawOptions& raw, RecordOptions& o) {
+  if (!raw.events.empty()) o.events = raw.events;
+  for (const auto& [option, texts, out] : {std::tuple{"-p", &raw.pids, &o.pids}, std::tuple{"-t", &raw.tids, &o.tids}}) {
+    for (const std::string& text : *texts) {
+      if (const std::string problem = parse_task_list(option, text, *out); !problem.empty()) {
+        return core::usage_error(kAppName, problem);
+      }
+    }
+  }
   if (raw.freq_option->count() > 0) o.freq_hz = raw.freq;
   if (raw.callchain_fp) o.call_graph = CallGraph::fp;
   if (!raw.call_graph_text.empty()) {
@@ -292,14 +313,58 @@ int parse_record_command_line(int argc, char** argv, RecordOptions& out) {
   if (const int status = core::parse_command_line(app, split, argv); status >= 0) return status;
   if (const int status = take_command(app, split, argc, argv, o); status >= 0) return status;
   if (const int status = apply(raw, o); status >= 0) return status;
+  for (int i = 0; i < argc; i++) o.argv.push_back(argv[i]);
   if (const std::string problem = check_options(o); !problem.empty()) return core::usage_error(kAppName, problem);
   out = o;
   return -1;
 }
 
+std::string parse_task_list(std::string_view option, std::string_view text, std::vector<int>& out) {
+  // CLI11 split the option's values at commas already; a value is one id.
+  std::uint64_t id = 0;
+  if (!parse_u64(text, id) || id == 0 || id > 0x3fffffff) {
+    return std::string(option) + " " + std::string(text) + ": expected process or thread ids (1, 2, ...), comma-separated";
+  }
+  if (out.size() >= kTasksMax) return std::string(option) + ": more than " + std::to_string(kTasksMax) + " tasks";
+  out.push_back(static_cast<int>(id));
+  return "";
+}
+
+namespace {
+
+// Which tasks and CPUs: the combinations that make sense.
+std::string check_targets(const RecordOptions& o) {
+  if (o.output == "-") {
+    return "-o -: pipe output is not supported (the file is written at offsets, its header fixed up and its "
+           "features appended at the end; see docs/recorder.md): write to a file";
+  }
+  if (o.command.empty() && !o.cpu_wide() && !o.attach()) {
+    return "nothing to record: give a COMMAND, -a for the whole system, -C for some CPUs, or -p/-t for running tasks";
+  }
+  if (!o.pids.empty() && !o.tids.empty()) return "-p and -t exclude each other: give the processes or the threads";
+  if (o.attach() && o.cpu_wide()) {
+    return std::string(o.pids.empty() ? "-t" : "-p") + " and " + (o.system_wide ? "-a" : "-C") +
+           " exclude each other: attach to tasks, or record CPUs";
+  }
+  if (o.system_wide && !o.cpu_list.empty()) return "-a and -C exclude each other: -a is every online CPU";
+  return "";
+}
+
+std::string check_events(const RecordOptions& o) {
+  if (o.events.empty()) return "-e: no event";
+  if (o.events.size() > kEventsMax) return "-e: more than " + std::to_string(kEventsMax) + " events";
+  perf_event_attr attr{};
+  for (const std::string& e : o.events) {
+    if (std::string problem = parse_event(e, attr); !problem.empty()) return problem;
+  }
+  return "";
+}
+
+}  // namespace
+
 std::string check_options(const RecordOptions& o) {
   if (o.output.empty()) return "-o: empty file name";
-  if (o.command.empty() && !o.system_wide) return "nothing to record: give a COMMAND, or -a for the whole system";
+  if (std::string problem = check_targets(o); !problem.empty()) return problem;
   if (o.period == 0) {
     const std::uint64_t max_rate = max_sample_rate_hz();
     if (o.freq_hz == 0) return "-F 0: the frequency must be at least 1";
@@ -312,8 +377,7 @@ std::string check_options(const RecordOptions& o) {
     return "-m " + std::to_string(o.mmap_pages) + ": expected a power of two in 1.." + std::to_string(kMmapPagesMax);
   }
   if (o.aio_cblocks > kAioMax) return "--aio " + std::to_string(o.aio_cblocks) + " is outside 0..4";
-  perf_event_attr attr{};
-  if (std::string problem = parse_event(o.event, attr); !problem.empty()) return problem;
+  if (std::string problem = check_events(o); !problem.empty()) return problem;
   if (o.call_graph == CallGraph::dwarf) {
     std::uint64_t mask = 0;
     if (!user_register_mask(mask)) return "--call-graph dwarf: not supported on this architecture; use fp";
@@ -321,11 +385,10 @@ std::string check_options(const RecordOptions& o) {
   return "";
 }
 
-std::string make_attr(const RecordOptions& o, perf_event_attr& attr) {
-  if (std::string problem = check_options(o); !problem.empty()) return problem;
-  attr = perf_event_attr{};
-  attr.size = sizeof attr;
-  if (std::string problem = parse_event(o.event, attr); !problem.empty()) return problem;
+namespace {
+
+// What every event samples: period or frequency, sample_type, call chains.
+void set_sampling(const RecordOptions& o, std::uint64_t register_mask, perf_event_attr& attr) {
   if (o.period > 0) {
     attr.sample_period = o.period;
   } else {
@@ -338,29 +401,62 @@ std::string make_attr(const RecordOptions& o, perf_event_attr& attr) {
   if (o.call_graph == CallGraph::dwarf) {
     // As perf: the kernel part of the chain from the kernel, the user part
     // unwound later from the registers and the stack copy.
-    std::uint64_t mask = 0;
-    const bool known = user_register_mask(mask);
-    if (!known) return "--call-graph dwarf: not supported on this architecture; use fp";
     attr.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-    attr.sample_regs_user = mask;
+    attr.sample_regs_user = register_mask;
     attr.sample_stack_user = o.dwarf_stack_bytes;
     attr.exclude_callchain_user = 1;
   }
+}
+
+// The bits of one event.
+std::string make_event_attr(const RecordOptions& o, std::uint64_t register_mask, const std::string& event,
+                            bool first, perf_event_attr& attr) {
+  attr = perf_event_attr{};
+  attr.size = sizeof attr;
+  if (std::string problem = parse_event(event, attr); !problem.empty()) return problem;
+  set_sampling(o, register_mask, attr);
   attr.sample_id_all = 1;
+  // CLOCK_MONOTONIC time stamps, so the file's CLOCKID and CLOCK_DATA
+  // relate them to wall-clock time (perf record -k monotonic).
+  attr.use_clockid = 1;
+  attr.clockid = CLOCK_MONOTONIC;
   // Host only, as perf records by default (a guest's samples need perf kvm).
   attr.exclude_guest = 1;
-  // Side-band records perf needs to name tasks and resolve symbols.
-  attr.mmap = 1;
-  attr.mmap2 = 1;
-  attr.comm = 1;
-  attr.comm_exec = 1;
-  attr.task = 1;
+  // Side-band records perf needs to name tasks and resolve symbols, once
+  // per ring: from the first event, as perf asks for them.
+  if (first) {
+    attr.mmap = 1;
+    attr.mmap2 = 1;
+    attr.comm = 1;
+    attr.comm_exec = 1;
+    attr.task = 1;
+  }
   attr.disabled = 1;
-  if (!o.command.empty() && !o.system_wide) {
+  if (o.command_target()) {
     attr.inherit = 1;
     attr.enable_on_exec = 1;
   }
+  if (!o.pids.empty()) attr.inherit = 1;  // as perf -p: threads and children started later too
   if (o.overwrite) attr.write_backward = 1;
+  return "";
+}
+
+}  // namespace
+
+std::string make_attrs(const RecordOptions& o, std::vector<EventAttr>& out) {
+  if (std::string problem = check_options(o); !problem.empty()) return problem;
+  std::uint64_t mask = 0;
+  if (o.call_graph == CallGraph::dwarf && !user_register_mask(mask)) {
+    return "--call-graph dwarf: not supported on this architecture; use fp";
+  }
+  std::vector<EventAttr> attrs;
+  for (const std::string& event : o.events) {
+    EventAttr e;
+    e.name = event;
+    if (std::string problem = make_event_attr(o, mask, event, attrs.empty(), e.attr); !problem.empty()) return problem;
+    attrs.push_back(e);
+  }
+  out = std::move(attrs);
   return "";
 }
 

@@ -31,11 +31,20 @@ inline constexpr std::uint64_t kSwitchOutputMinBytes = 4096;
 inline constexpr std::uint64_t kSwitchOutputMaxBytes = std::uint64_t{1} << 50;
 inline constexpr std::uint64_t kHeaderIntervalMaxMs = 3'600'000;
 inline constexpr std::uint64_t kHeaderIntervalDefaultMs = 100;
+// -e may name this many events in all (perf has no fixed limit; each one is
+// a file descriptor per CPU and task).
+inline constexpr std::size_t kEventsMax = 64;
+// -p and -t may name this many tasks in all.
+inline constexpr std::size_t kTasksMax = 1024;
 
 struct RecordOptions {
   std::string output = "perf.data";
   bool system_wide = false;
-  std::string event = "cpu-clock";     // NAME[:MODIFIERS], as given
+  // NAME[:MODIFIERS] each, as given (-e a,b and repeated -e), in order.
+  std::vector<std::string> events = {"cpu-clock"};
+  std::string cpu_list;                // -C: these CPUs only (system-wide on them); "" for all
+  std::vector<int> pids;               // -p: these processes (every thread, and what they start)
+  std::vector<int> tids;               // -t: these threads only
   std::uint64_t freq_hz = kFreqDefaultHz;  // used when period == 0
   std::uint64_t period = 0;            // -c; 0: frequency mode
   CallGraph call_graph = CallGraph::none;
@@ -52,7 +61,25 @@ struct RecordOptions {
   // normal scheduler. The command keeps the normal one.
   std::uint32_t realtime_priority = 0;
   bool quiet = false;                 // only errors
-  std::vector<std::string> command;   // empty with -a alone
+  // The build-id cache (perf's ~/.debug layout) the hit DSOs are copied
+  // into; "" for $HOME/.debug. no_buildid_cache (-N): not filled.
+  std::string buildid_dir;
+  bool no_buildid_cache = false;
+  std::vector<std::string> command;   // empty with -a, -C, -p or -t alone
+  std::vector<std::string> argv;      // the whole command line (CMDLINE feature)
+
+  // Attached to running tasks (-p, -t) rather than a command or CPUs.
+  bool attach() const { return !pids.empty() || !tids.empty(); }
+  // Every task on some CPUs (-a or -C).
+  bool cpu_wide() const { return system_wide || !cpu_list.empty(); }
+  // The COMMAND is the recording's target (not only its duration).
+  bool command_target() const { return !command.empty() && !attach() && !cpu_wide(); }
+};
+
+// One event of the recording: its attr and its name as given.
+struct EventAttr {
+  perf_event_attr attr{};
+  std::string name;
 };
 
 // A named event: perf_event_attr.type and .config.
@@ -91,12 +118,16 @@ int parse_record_command_line(int argc, char** argv, RecordOptions& out);
 // Checks the combination (a command or -a, ...). "" or the problem.
 std::string check_options(const RecordOptions& options);
 
-// The attr every ring is opened with: the event, its sampling (frequency
+// The attr of every event, in -e order: the event, its sampling (frequency
 // or period), sample_type IP | TID | TIME | CPU | PERIOD | IDENTIFIER
-// (+ CALLCHAIN; + REGS_USER | STACK_USER with dwarf), sample_id_all, the
-// side-band records perf needs (mmap, mmap2, comm, comm_exec, task),
-// disabled; enable_on_exec and inherit for a command; write_backward for
-// --overwrite. "" or the problem.
-std::string make_attr(const RecordOptions& options, perf_event_attr& attr);
+// (+ CALLCHAIN; + REGS_USER | STACK_USER with dwarf), sample_id_all,
+// CLOCK_MONOTONIC time stamps (use_clockid), disabled, host only; the
+// first event also asks for the side-band records perf needs (mmap, mmap2,
+// comm, comm_exec, task); inherit for a command and -p, enable_on_exec for
+// a command; write_backward for --overwrite. "" or the problem.
+std::string make_attrs(const RecordOptions& options, std::vector<EventAttr>& out);
+
+// Splits "a,b" lists of -p/-t values into task ids. "" or the problem.
+std::string parse_task_list(std::string_view option, std::string_view text, std::vector<int>& out);
 
 }  // namespace ringsim::real

@@ -3,10 +3,12 @@
 #include <sched.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -14,8 +16,11 @@
 
 #include "core/drops.h"
 #include "core/verify.h"
+#include "real/build_ids.h"
 #include "real/clock.h"
 #include "real/file_stats.h"
+#include "real/host_facts.h"
+#include "real/mapped_file.h"
 #include "real/process.h"
 #include "real/synthesize.h"
 
@@ -100,6 +105,8 @@ int session_error_status(const Error& error) {
     case EOPNOTSUPP:
     case ENODEV:
       return kExitUnavailable;
+    case ESRCH:  // a task given with -p/-t is gone
+      return kExitUsage;
     case EINVAL:
       return mapping ? kExitOsError : kExitUnavailable;
     default:
@@ -107,11 +114,21 @@ int session_error_status(const Error& error) {
   }
 }
 
+std::string joined(const std::vector<std::string>& words, const char* separator) {
+  std::string out;
+  for (const std::string& w : words) out += (out.empty() ? "" : separator) + w;
+  return out;
+}
+
 std::string session_error_message(const Error& error, const RecordOptions& o, const perf_event_attr& attr) {
   const bool opening = error.message.find("perf_event_open") != std::string::npos;
-  std::string message = opening ? "-e " + o.event + ": " + error.message : error.message;
-  if (opening && (error.error == EACCES || error.error == EPERM) && attr.exclude_kernel == 0 && !o.system_wide) {
-    message += "; or record user space only (-e " + o.event + ":u)";
+  const std::string events = joined(o.events, ",");
+  std::string message = opening ? "-e " + events + ": " + error.message : error.message;
+  const bool denied = error.error == EACCES || error.error == EPERM;
+  if (opening && denied && o.attach()) {
+    message += "; attaching to a task of another user needs root, CAP_PERFMON or ptrace permission over it";
+  } else if (opening && denied && attr.exclude_kernel == 0 && o.command_target()) {
+    message += "; or record user space only (-e " + joined(o.events, ":u,") + ":u)";
   }
   return message;
 }
@@ -125,6 +142,26 @@ std::string seconds_text(std::uint64_t ns) {
 std::uint64_t cpu_ns(const timeval& t) {
   return static_cast<std::uint64_t>(t.tv_sec) * kNsPerSecond + static_cast<std::uint64_t>(t.tv_usec) * 1000;
 }
+
+// The first line of a small file ("?" if unreadable).
+std::string read_first_line_of(const char* path) {
+  std::ifstream in(path);
+  std::string line;
+  return in && std::getline(in, line) ? line : "?";
+}
+
+// What the files' feature sections hold, over all files.
+struct FeatureCounts {
+  std::uint64_t files = 0;      // finished with the data's features (sample time, build-ids)
+  std::uint64_t build_ids = 0;  // BUILD_ID entries, all files
+  std::uint64_t build_id_problems = 0;
+  std::string first_build_id_problem;
+  std::string cache_problem;    // the first one
+
+  void note_build_id_problem(const std::string& problem) {
+    if (build_id_problems++ == 0) first_build_id_problem = problem;
+  }
+};
 
 // Installs the signal handlers; restores the previous ones when it goes.
 class SignalHandlers {
@@ -145,10 +182,22 @@ class SignalHandlers {
   bool installed_ = false;
 };
 
-std::string command_text(const std::vector<std::string>& command) {
-  std::string out;
-  for (const std::string& a : command) out += (out.empty() ? "" : " ") + a;
-  return out;
+std::string command_text(const std::vector<std::string>& command) { return joined(command, " "); }
+
+// Whether this kernel puts build-ids in MMAP2 records (attr.build_id,
+// Linux 5.12+): a disabled dummy event on this process opens with it.
+bool kernel_has_mmap_build_ids() {
+  perf_event_attr attr{};
+  attr.size = sizeof attr;
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_DUMMY;
+  attr.disabled = 1;
+  attr.mmap2 = 1;
+  attr.build_id = 1;
+  attr.exclude_kernel = 1;
+  attr.exclude_hv = 1;
+  PerfEvent probe;
+  return PerfEvent::open(attr, EventTarget{0, -1}, probe).ok();
 }
 
 }  // namespace
@@ -256,12 +305,16 @@ class Recording {
 
  private:
   bool fail(int status, const std::string& line);
-  bool make_event_attr();
+  bool make_event_attrs();
+  bool choose_cpus();
+  bool find_tasks();
   bool install_signals();
   bool start_command();
   bool set_priority();
   bool open_events();
+  bool describe_events();
   bool open_output();
+  bool file_features(const core::FinishedFile& file, core::PerfFeatures& out);
   int synthesize(std::uint32_t file_index);
   void synthesize_first_file();
   bool start_events();
@@ -270,6 +323,8 @@ class Recording {
   void finish(bool started);
   void print_summary(bool started) const;
   void print_files(const FileStats& back) const;
+  void print_events(const FileStats& back) const;
+  void print_features() const;
   void print_drops() const;
   void print_writer() const;
   void print_loop() const;
@@ -277,8 +332,14 @@ class Recording {
 
   const RecordOptions& o_;
   const bool has_command_;
-  perf_event_attr attr_{};
-  std::vector<int> cpus_;
+  std::vector<EventAttr> attrs_;
+  std::vector<int> cpus_;            // one ring each
+  std::vector<pid_t> tasks_;         // the events' tasks (-1: every task on the CPU)
+  std::vector<pid_t> processes_;     // -p/-t: the processes named and mapped in each file
+  std::vector<IdIndexEntry> id_index_;
+  core::HostFeatures host_;
+  std::string buildid_dir_;          // "" with -N
+  FeatureCounts features_;
   SignalHandlers signals_;
   std::unique_ptr<RealSession> session_;
   Command command_;  // after session_, which its waiter refers to: goes first
@@ -298,8 +359,8 @@ class Recording {
 };
 
 int Recording::run() {
-  const bool ready = make_event_attr() && install_signals() && start_command() && set_priority() && open_events() &&
-                     open_output();
+  const bool ready = make_event_attrs() && choose_cpus() && find_tasks() && install_signals() && start_command() &&
+                     set_priority() && open_events() && describe_events() && open_output();
   if (!ready) {
     print_error(error_line_);
     return status_;
@@ -321,11 +382,54 @@ bool Recording::fail(int status, const std::string& line) {
   return false;
 }
 
-bool Recording::make_event_attr() {
-  if (const std::string problem = make_attr(o_, attr_); !problem.empty()) {
+bool Recording::make_event_attrs() {
+  if (const std::string problem = make_attrs(o_, attrs_); !problem.empty()) {
     return fail(kExitUsage, problem + " (see --help)");
   }
-  if (const Error e = online_cpus(cpus_); !e.ok()) return fail(kExitOsError, e.message);
+  // Build-ids in the kernel's MMAP2 records where it can (the first event
+  // asks for the side-band records); else they come from the ELF files.
+  if (kernel_has_mmap_build_ids()) attrs_[0].attr.build_id = 1;
+  return true;
+}
+
+// Every online CPU, or -C's, which must be online.
+bool Recording::choose_cpus() {
+  std::vector<int> online;
+  if (const Error e = online_cpus(online); !e.ok()) return fail(kExitOsError, e.message);
+  if (o_.cpu_list.empty()) {
+    cpus_ = online;
+    return true;
+  }
+  if (const Error e = parse_cpu_list(o_.cpu_list, cpus_); !e.ok()) {
+    return fail(kExitUsage, "-C " + o_.cpu_list + ": " + e.message + " (see --help)");
+  }
+  std::sort(cpus_.begin(), cpus_.end());
+  cpus_.erase(std::unique(cpus_.begin(), cpus_.end()), cpus_.end());
+  for (const int cpu : cpus_) {
+    if (std::find(online.begin(), online.end(), cpu) == online.end()) {
+      return fail(kExitUsage, "-C " + o_.cpu_list + ": CPU " + std::to_string(cpu) + " is not online (online: " +
+                                  read_first_line_of("/sys/devices/system/cpu/online") + ")");
+    }
+  }
+  return true;
+}
+
+// -p: every thread of each process now; -t: those threads. The tasks must
+// exist (the kernel would say ESRCH for each event).
+bool Recording::find_tasks() {
+  if (o_.cpu_wide()) tasks_ = {-1};
+  for (const int pid : o_.pids) {
+    const std::vector<pid_t> threads = threads_of(pid);
+    if (threads.empty()) return fail(kExitUsage, "-p " + std::to_string(pid) + ": no such process (see ps)");
+    tasks_.insert(tasks_.end(), threads.begin(), threads.end());
+    processes_.push_back(pid);
+  }
+  for (const int tid : o_.tids) {
+    const pid_t process = thread_group_of(tid);
+    if (process < 0) return fail(kExitUsage, "-t " + std::to_string(tid) + ": no such thread (see ps -T)");
+    tasks_.push_back(tid);
+    if (std::find(processes_.begin(), processes_.end(), process) == processes_.end()) processes_.push_back(process);
+  }
   return true;
 }
 
@@ -356,22 +460,42 @@ bool Recording::set_priority() {
                   (error == EPERM ? ": needs root or CAP_SYS_NICE (or an RLIMIT_RTPRIO of at least the priority)" : ""));
 }
 
-// One ring per online CPU, disabled (a command's: enable_on_exec); the
-// file's attribute and event ids.
+// One ring per CPU, every event of every task on that CPU writing into it
+// (disabled; a command's: enable_on_exec).
 bool Recording::open_events() {
-  const std::vector<RingSpec> specs = o_.system_wide ? system_wide_specs(attr_, cpus_, o_.mmap_pages)
-                                                     : command_specs(attr_, command_.pid(), cpus_, o_.mmap_pages);
+  if (o_.command_target()) tasks_ = {command_.pid()};
+  std::vector<perf_event_attr> attrs;
+  for (const EventAttr& e : attrs_) attrs.push_back(e.attr);
+  const std::vector<RingSpec> specs = shared_ring_specs(attrs, tasks_, cpus_, o_.mmap_pages);
   if (const Error e = RealSession::open(specs, session_); !e.ok()) {
-    return fail(session_error_status(e), session_error_message(e, o_, attr_));
+    return fail(session_error_status(e), session_error_message(e, o_, attrs_[0].attr));
   }
-  core::EventDescription description;
-  description.attr = attr_;
-  for (std::size_t i = 0; i < session_->mapping_count(); i++) {
-    std::uint64_t id = 0;
-    if (const Error e = session_->event(i).id(id); !e.ok()) return fail(kExitOsError, e.message);
-    description.ids.push_back(id);
+  return true;
+}
+
+// The file's attributes: each event with its ids (ring by ring, as
+// shared_ring_specs laid them out), and the id index.
+bool Recording::describe_events() {
+  std::vector<core::EventDescription> descriptions(attrs_.size());
+  const std::size_t tasks = tasks_.size();
+  for (std::size_t ring = 0; ring < session_->mapping_count(); ring++) {
+    VERIFY(session_->shared_count(ring) == attrs_.size() * tasks - 1);
+    for (std::size_t e = 0; e < attrs_.size(); e++) {
+      for (std::size_t t = 0; t < tasks; t++) {
+        PerfEvent& event = e == 0 && t == 0 ? session_->event(ring) : session_->shared_event(ring, e * tasks + t - 1);
+        std::uint64_t id = 0;
+        if (const Error error = event.id(id); !error.ok()) return fail(kExitOsError, error.message);
+        descriptions[e].ids.push_back(id);
+        id_index_.push_back(IdIndexEntry{id, ring, static_cast<std::uint64_t>(cpus_[ring]),
+                                         static_cast<std::uint64_t>(static_cast<std::int64_t>(tasks_[t]))});
+      }
+    }
   }
-  head_ = std::make_unique<core::PerfDataHead>(std::vector<core::EventDescription>{description});
+  for (std::size_t e = 0; e < attrs_.size(); e++) {
+    descriptions[e].attr = attrs_[e].attr;
+    descriptions[e].name = attrs_[e].name;
+  }
+  head_ = std::make_unique<core::PerfDataHead>(std::move(descriptions));
   return true;
 }
 
@@ -388,6 +512,10 @@ bool Recording::open_output() {
   const std::uint32_t slots = wo_.mappings * (wo_.mode == core::WriteMode::aio ? wo_.cblocks : 1);
   disk_ = std::make_unique<RealDisk>(o_.output, slots);
   writer_ = std::make_unique<Writer>(*disk_, wo_, *head_);
+  host_ = host_features(o_.argv);
+  buildid_dir_ = o_.no_buildid_cache ? "" : (o_.buildid_dir.empty() ? default_build_id_dir() : o_.buildid_dir);
+  writer_->set_feature_source(
+      [this](const core::FinishedFile& file, core::PerfFeatures& out) { return file_features(file, out); });
   if (const int rc = writer_->start(); rc != 0) {
     const bool created = disk_->counters().files_opened > 0;
     return fail(created ? kExitIoError : kExitCantCreate,
@@ -401,9 +529,12 @@ bool Recording::open_output() {
 // ones (kept by the sink). 0 or -errno.
 int Recording::synthesize(std::uint32_t file_index) {
   builder_->clear();
+  builder_->add_id_index(id_index_);
   kernel_warning_ = synthesize_kernel_mmap(*builder_);
-  if (o_.system_wide) {
+  if (o_.cpu_wide()) {
     synthesize_all_processes(*builder_, synthesis_);
+  } else if (o_.attach()) {
+    for (const pid_t pid : processes_) synthesize_process(pid, *builder_, synthesis_);
   } else if (file_index > 0 && has_command_ && command_.pid() > 0) {
     for (const pid_t pid : process_tree(command_.pid())) synthesize_process(pid, *builder_, synthesis_);
   }
@@ -413,7 +544,7 @@ int Recording::synthesize(std::uint32_t file_index) {
 }
 
 void Recording::synthesize_first_file() {
-  builder_ = std::make_unique<RecordBuilder>(attr_.sample_type, attr_.sample_id_all != 0);
+  builder_ = std::make_unique<RecordBuilder>(attrs_[0].attr.sample_type, attrs_[0].attr.sample_id_all != 0);
   if (synthesize(0) != 0) {
     const core::WriterStats& ws = writer_->stats();
     fail(kExitIoError, output_error_message(ws.error, disk_->current_path(), ws.error_context));
@@ -421,9 +552,10 @@ void Recording::synthesize_first_file() {
   if (!kernel_warning_.empty() && !o_.quiet) print_line("warning: " + kernel_warning_);
 }
 
-// -a: the events are enabled; a command is let go (its exec enables them).
+// -a, -C, -p, -t: the events are enabled; a command is let go (its exec
+// enables its own events; with the others it only sets how long).
 bool Recording::start_events() {
-  if (o_.system_wide) {
+  if (!o_.command_target()) {
     if (const Error e = session_->enable_all(); !e.ok()) return fail(kExitOsError, e.message);
   }
   if (has_command_) {
@@ -494,13 +626,43 @@ void Recording::finish(bool started) {
   ::getrusage(RUSAGE_SELF, &usage_);
 }
 
+// The feature sections of a finished file: the host, and what its data
+// holds (sample times, the DSOs its samples hit and their build-ids, which
+// go into the build-id cache too). Read back from the file itself.
+bool Recording::file_features(const core::FinishedFile& file, core::PerfFeatures& out) {
+  out.host = host_;
+  MappedFile mapped;
+  const std::string problem = mapped.map(disk_->current_path());
+  if (!problem.empty() || mapped.bytes().size() < file.data_offset + file.data_bytes) {
+    features_.note_build_id_problem(disk_->current_path() + ": reading it back: " + problem);
+    return true;  // the host's sections; nothing from the data
+  }
+  const std::span<const std::byte> data = mapped.bytes().subspan(file.data_offset, file.data_bytes);
+  core::scan_data_section(data, file.data_offset, head_->events(), out.file);
+  HitDsos hits;
+  find_hit_dsos(data, file.data_offset, head_->events(), hits);
+  std::vector<std::string> problems;
+  out.file.build_ids = build_id_entries(hits, problems);
+  for (const std::string& p : problems) features_.note_build_id_problem(p);
+  features_.files++;
+  features_.build_ids += out.file.build_ids.size();
+  if (!buildid_dir_.empty()) {
+    const std::string cached = fill_build_id_cache(buildid_dir_, out.file.build_ids);
+    if (!cached.empty() && features_.cache_problem.empty()) features_.cache_problem = cached;
+  }
+  return true;
+}
+
 // --- The summary ---------------------------------------------------------------
 
 void Recording::print_summary(bool started) const {
   if (has_command_ && command_.ran()) {
     print_line("command " + command_.end().text() + ": " + command_text(o_.command));
   }
-  print_files(read_back(disk_->paths()));
+  const FileStats back = read_back(disk_->paths());
+  print_files(back);
+  print_events(back);
+  print_features();
   print_drops();
   print_writer();
   if (started) print_loop();
@@ -528,6 +690,36 @@ void Recording::print_files(const FileStats& back) const {
                 static_cast<unsigned long long>(back.loss.records.lost_sum));
   print_line(metric);
   if (!back.problem.empty()) print_line("warning: reading the output back: " + back.problem);
+}
+
+// Samples per event and losses per ring, read back from the files.
+void Recording::print_events(const FileStats& back) const {
+  std::string events;
+  for (std::size_t e = 0; e < head_->events().size(); e++) {
+    const std::uint64_t n = e < back.samples_per_event.size() ? back.samples_per_event[e] : 0;
+    events += (events.empty() ? "" : ", ") + head_->events()[e].name + " " + std::to_string(n);
+  }
+  print_line("samples per event (read back): " + events);
+  std::string rings;
+  for (const auto& [cpu, loss] : back.lost_per_ring) {
+    rings += (rings.empty() ? "" : ", ") + (cpu == UINT32_MAX ? std::string("no cpu") : "cpu " + std::to_string(cpu)) +
+             " " + std::to_string(loss.lost) + " in " + std::to_string(loss.records);
+  }
+  print_line("records lost per ring (read back): " + (rings.empty() ? std::string("none") : rings));
+}
+
+// The feature sections and the build-id cache.
+void Recording::print_features() const {
+  const core::WriterStats& ws = writer_->stats();
+  print_line("features: " + std::to_string(ws.files_with_features) + " file(s) with feature sections (" +
+             std::to_string(ws.feature_bytes) + " bytes); build-ids listed " + std::to_string(features_.build_ids) +
+             (buildid_dir_.empty() ? ", no build-id cache (-N)" : ", cached in " + buildid_dir_));
+  if (o_.quiet) return;
+  if (features_.build_id_problems > 0) {
+    print_line("warning: " + std::to_string(features_.build_id_problems) +
+               " DSO(s) without a build-id in the files, first: " + features_.first_build_id_problem);
+  }
+  if (!features_.cache_problem.empty()) print_line("warning: build-id cache: " + features_.cache_problem);
 }
 
 // What the recorder itself dropped, once, by cause (core/drops.h): the

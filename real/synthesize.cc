@@ -4,6 +4,7 @@
 #include <linux/perf_event.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <fstream>
@@ -177,6 +178,20 @@ void RecordBuilder::add_mmap2(std::uint32_t pid, std::uint32_t tid, const MapEnt
   finish_record(start, PERF_RECORD_MMAP2, misc);
 }
 
+void RecordBuilder::add_id_index(std::span<const IdIndexEntry> entries) {
+  for (std::size_t first = 0; first < entries.size(); first += kIdIndexEntriesMax) {
+    const std::size_t count = std::min(kIdIndexEntriesMax, entries.size() - first);
+    perf_event_header header{};
+    header.type = kRecordIdIndex;
+    header.size = static_cast<std::uint16_t>(sizeof header + 8 + count * sizeof(IdIndexEntry));
+    const std::uint64_t nr = count;
+    append(&header, sizeof header);
+    append(&nr, sizeof nr);
+    append(entries.data() + first, count * sizeof(IdIndexEntry));
+    records_++;
+  }
+}
+
 void RecordBuilder::add_records(std::span<const std::byte> records) {
   core::RecordCounts counts;
   const core::WalkResult walk = core::walk_records(records, counts);
@@ -256,6 +271,27 @@ bool synthesize_process(pid_t pid, RecordBuilder& builder, SynthesisStats& stats
 
 void synthesize_all_processes(RecordBuilder& builder, SynthesisStats& stats) {
   for (const pid_t pid : numeric_entries("/proc")) synthesize_process(pid, builder, stats);
+}
+
+std::vector<pid_t> threads_of(pid_t pid) {
+  std::vector<pid_t> threads = numeric_entries("/proc/" + std::to_string(pid) + "/task");
+  std::sort(threads.begin(), threads.end());
+  return threads;
+}
+
+pid_t thread_group_of(pid_t tid) {
+  std::ifstream in("/proc/" + std::to_string(tid) + "/status");
+  std::string line;
+  for (std::size_t n = 0; n < kLinesMax && std::getline(in, line); n++) {
+    if (line.rfind("Tgid:", 0) != 0) continue;
+    std::size_t at = 5;
+    std::uint64_t tgid = 0;
+    while (at < line.size() && (line[at] == ' ' || line[at] == '\t')) at++;
+    if (parse_dec(std::string_view(line).substr(at), tgid) && tgid > 0 && tgid < (std::uint64_t{1} << 31)) {
+      return static_cast<pid_t>(tgid);
+    }
+  }
+  return -1;
 }
 
 std::vector<pid_t> process_tree(pid_t root) {

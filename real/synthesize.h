@@ -47,6 +47,20 @@ struct MapEntry {
 // Parses one line of /proc/PID/maps. false if it is not one.
 bool parse_maps_line(std::string_view line, MapEntry& out);
 
+// One entry of PERF_RECORD_ID_INDEX: an event id, the index of its ring in
+// the CPU list, its CPU and its task (-1: every task).
+struct IdIndexEntry {
+  std::uint64_t id = 0;
+  std::uint64_t idx = 0;
+  std::uint64_t cpu = 0;
+  std::uint64_t tid = 0;
+};
+// PERF_RECORD_ID_INDEX, perf.data's own record type (no sample_id).
+inline constexpr std::uint32_t kRecordIdIndex = 69;
+static_assert(sizeof(IdIndexEntry) == 32);
+// Entries in one record (its u16 size): 8 + 8 + 32 * n <= 65528.
+inline constexpr std::size_t kIdIndexEntriesMax = 2047;
+
 // Builds records in one buffer.
 class RecordBuilder {
  public:
@@ -58,6 +72,9 @@ class RecordBuilder {
   // PERF_RECORD_MMAP with pid -1 (the kernel).
   void add_kernel_mmap(std::uint64_t start, std::uint64_t length, std::uint64_t pgoff, std::string_view name);
   void add_mmap2(std::uint32_t pid, std::uint32_t tid, const MapEntry& map);
+  // Which event each id is (perf writes it at the start of the data): as
+  // many records as the entries need.
+  void add_id_index(std::span<const IdIndexEntry> entries);
   // Whole records written elsewhere (the kernel's, kept from the rings).
   // The caller guarantees they walk (counts() checks).
   void add_records(std::span<const std::byte> records);
@@ -98,5 +115,11 @@ void synthesize_all_processes(RecordBuilder& builder, SynthesisStats& stats);
 
 // `root` and its descendants now (from /proc/*/stat).
 std::vector<pid_t> process_tree(pid_t root);
+
+// The threads of process `pid` now (/proc/PID/task; empty if it does not exist).
+std::vector<pid_t> threads_of(pid_t pid);
+// The process thread `tid` belongs to (/proc/TID/status Tgid), or -1 if
+// there is no such thread.
+pid_t thread_group_of(pid_t tid);
 
 }  // namespace ringsim::real

@@ -17,6 +17,9 @@ packages=(
   nlohmann-json3-dev
   libcli11-dev
   linux-perf           # perf itself: the tests check that it reads our files
+  libelf-dev           # build-ids from ELF notes (real/elf_build_id)
+  hotspot              # hotspot-perfparser: the tests check that it parses our files
+  bzip2                # perf archive packs the build-id cache with tar cjf
   python3              # scripts/function_lengths.py
   universal-ctags      # function lengths (tests/function_length_test)
 )

@@ -7,7 +7,9 @@
 #include <span>
 
 #include "core/perf_abi.h"
+#include "core/perf_data.h"
 #include "core/verify.h"
+#include "sim/feature_check.h"
 #include "sim/sample.h"
 
 namespace ringsim::sim {
@@ -180,10 +182,11 @@ class FileReader {
     }
     if (!same) violate(name + ": the attribute section does not describe the simulated events");
     const std::uint64_t data_end = parsed.data_offset + parsed.data_size;
-    if (finished_ && f.bytes.size() != data_end) {
-      violate(name + " is " + std::to_string(f.bytes.size()) + " bytes, its data section ends at " +
-              std::to_string(data_end) + " (not cut to its valid prefix)");
+    if (finished_ && f.bytes.size() != parsed.end()) {
+      violate(name + " is " + std::to_string(f.bytes.size()) + " bytes, its data section and features end at " +
+              std::to_string(parsed.end()) + " (not cut to its valid prefix)");
     }
+    check_file_features(parsed, kernel_.cpus, finished_, [&](const std::string& problem) { violate(name + ": " + problem); });
     // No hole: every byte of the data section was written by a write that
     // completed.
     if (parsed.data_size == 0) return;
@@ -243,10 +246,21 @@ class FileReader {
 
 }  // namespace
 
+std::string sim_event_name(std::uint64_t config) {
+  switch (config) {
+    case PERF_COUNT_SW_CPU_CLOCK: return "cpu-clock";
+    case PERF_COUNT_SW_TASK_CLOCK: return "task-clock";
+    case PERF_COUNT_SW_PAGE_FAULTS: return "page-faults";
+    case PERF_COUNT_SW_DUMMY: return "dummy";
+    default: return "";
+  }
+}
+
 core::PerfDataHead sim_head(const KernelConfig& k) {
   std::vector<core::EventDescription> events;
   for (const SimEventDescription& e : sim_events(k)) {
     core::EventDescription d;
+    d.name = sim_event_name(e.config);
     d.attr.type = e.type;
     d.attr.config = e.config;
     d.attr.sample_type = sample_type_of(e.layout);

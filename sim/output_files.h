@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/perf_data.h"
@@ -22,6 +23,9 @@ namespace ringsim::sim {
 // for the side-band event, its perf_event_attr and its ids (one per CPU,
 // in CPU order), as the simulated kernel numbers them.
 core::PerfDataHead sim_head(const KernelConfig& kernel);
+
+// The name perf gives the software event `config` of a simulated event.
+std::string sim_event_name(std::uint64_t config);
 
 struct OutputFiles {
   model::RunOutput output;                         // per CPU, every file in order

@@ -15,6 +15,7 @@
 #include "sim/sample.h"
 #include "sim/scheduler.h"
 #include "sim/session.h"
+#include "sim/sim_features.h"
 
 // The core instantiated with the simulated backend (real/ instantiates it
 // with the real one), so every build type-checks the core against both.
@@ -132,6 +133,7 @@ class Run {
   template <class Disk, class RingSession>
   void write_trace(Disk& disk, RingSession& ring_session) {
     core::TraceWriter<Disk> writer(disk, plan_.writer, head_);
+    writer.set_feature_source(sim_feature_source(disk_, head_.events(), config_.cpus, config_.aux_pages > 0));
     const int started = writer.start();
     if (started != 0) {
       // No output: nothing to record into. Stop the events and let go of

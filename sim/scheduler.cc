@@ -6,6 +6,10 @@
 #include <boost/fiber/operations.hpp>
 #include <boost/fiber/protected_fixedsize_stack.hpp>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 #include <algorithm>
 #include <exception>
 #include <memory>
@@ -32,6 +36,27 @@ namespace {
 // Fiber stacks: guard-paged, and large enough for sanitizer builds.
 constexpr std::size_t kStackBytes = 256 * 1024;
 constexpr std::size_t kFibersMax = 256;
+
+// A guard-paged fiber stack whose shadow memory starts clean under
+// AddressSanitizer. A stack is mmap'ed where an earlier run's fiber stack
+// may have been; that fiber's last frames never returned (it ended with a
+// context switch), so their redzones are still poisoned in the shadow, and
+// a new frame laid over them would be reported as an overflow.
+class CleanStack {
+ public:
+  explicit CleanStack(std::size_t bytes) : inner_(bytes) {}
+  boost::context::stack_context allocate() {
+    boost::context::stack_context stack = inner_.allocate();
+#if defined(__SANITIZE_ADDRESS__)
+    ASAN_UNPOISON_MEMORY_REGION(static_cast<char*>(stack.sp) - stack.size, stack.size);
+#endif
+    return stack;
+  }
+  void deallocate(boost::context::stack_context& stack) noexcept { inner_.deallocate(stack); }
+
+ private:
+  boost::fibers::protected_fixedsize_stack inner_;
+};
 }  // namespace
 
 // The Boost.Fiber algorithm: forwards to the scheduler, which keeps the
@@ -123,7 +148,7 @@ void Scheduler::spawn(std::string name, std::function<void()> body) {
   VERIFY(fibers_->fibers.size() < kFibersMax);
   fibers_->names.push_back(name);
   fibers_->fibers.emplace_back(
-      std::allocator_arg, boost::fibers::protected_fixedsize_stack(kStackBytes),
+      std::allocator_arg, CleanStack(kStackBytes),
       [body = std::move(body), name = std::move(name)] {
         // An exception must not cross a fiber's stack boundary.
         try {

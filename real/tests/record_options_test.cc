@@ -44,7 +44,13 @@ TEST(RecordOptions, DefaultsAreDocumented) {
   const RecordOptions& o = p.options;
   EXPECT_EQ(o.output, "perf.data");
   EXPECT_FALSE(o.system_wide);
-  EXPECT_EQ(o.event, "cpu-clock");
+  EXPECT_EQ(o.events, std::vector<std::string>{"cpu-clock"});
+  EXPECT_TRUE(o.pids.empty());
+  EXPECT_TRUE(o.tids.empty());
+  EXPECT_EQ(o.cpu_list, "");
+  EXPECT_EQ(o.buildid_dir, "");
+  EXPECT_FALSE(o.no_buildid_cache);
+  EXPECT_EQ(o.argv, (std::vector<std::string>{"ringsim-record", "--", "sleep", "1"}));
   EXPECT_EQ(o.freq_hz, 4000u);
   EXPECT_EQ(o.period, 0u);
   EXPECT_EQ(o.call_graph, CallGraph::none);
@@ -65,7 +71,7 @@ TEST(RecordOptions, EveryOption) {
   const RecordOptions& o = p.options;
   EXPECT_EQ(o.output, "x.data");
   EXPECT_TRUE(o.system_wide);
-  EXPECT_EQ(o.event, "cs:u");
+  EXPECT_EQ(o.events, std::vector<std::string>{"cs:u"});
   EXPECT_EQ(o.period, 1000u);
   EXPECT_EQ(o.call_graph, CallGraph::dwarf);
   EXPECT_EQ(o.dwarf_stack_bytes, 2048u);
@@ -77,6 +83,26 @@ TEST(RecordOptions, EveryOption) {
   EXPECT_TRUE(o.quiet);
   EXPECT_EQ(o.realtime_priority, 7u);
   EXPECT_EQ(o.command, (std::vector<std::string>{"make", "-j2"}));
+}
+
+TEST(RecordOptions, SeveralEventsTasksCpusAndTheBuildIdCache) {
+  Parsed p = parse({"-e", "cpu-clock,page-faults", "-e", "cs:u", "-p", "12,34", "-p", "56", "--buildid-dir", "/tmp/c",
+                    "--", "sleep", "1"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_EQ(p.options.events, (std::vector<std::string>{"cpu-clock", "page-faults", "cs:u"}));
+  EXPECT_EQ(p.options.pids, (std::vector<int>{12, 34, 56}));
+  EXPECT_EQ(p.options.buildid_dir, "/tmp/c");
+  EXPECT_TRUE(p.options.attach());
+  EXPECT_FALSE(p.options.command_target()) << "with -p the command only sets how long";
+  p = parse({"-t", "7", "-N"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_EQ(p.options.tids, std::vector<int>{7});
+  EXPECT_TRUE(p.options.no_buildid_cache);
+  EXPECT_TRUE(p.options.command.empty());
+  p = parse({"-C", "0,1"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_EQ(p.options.cpu_list, "0,1");
+  EXPECT_TRUE(p.options.cpu_wide());
 }
 
 TEST(RecordOptions, CommandWithoutDashDashAndItsOwnOptions) {
@@ -112,6 +138,17 @@ TEST(RecordOptions, ErrorsAreOneLineWithExitStatus64) {
            {"-r", "100", "--", "true"},
            {"-a", "stray", "--", "true"},
            {},
+           {"-e", "cpu-clock,bogus", "--", "true"},
+           {"-e", "", "--", "true"},
+           {"-p", "0"},
+           {"-p", "x"},
+           {"-p", "1,x", "--", "true"},
+           {"-t", "-5"},
+           {"-p", "1", "-t", "2"},
+           {"-p", "1", "-a"},
+           {"-t", "1", "-C", "0"},
+           {"-a", "-C", "0"},
+           {"-o", "-", "--", "true"},
        }) {
     const Parsed p = parse(args);
     SCOPED_TRACE(::testing::PrintToString(args));
@@ -181,12 +218,22 @@ TEST(RecordOptions, SizesAndCallGraphs) {
   }
 }
 
+// The first event's attr.
+std::string make_attr(const RecordOptions& o, perf_event_attr& attr) {
+  std::vector<EventAttr> attrs;
+  const std::string problem = make_attrs(o, attrs);
+  if (problem.empty()) attr = attrs.at(0).attr;
+  return problem;
+}
+
 TEST(RecordOptions, AttrForACommand) {
   RecordOptions o;
   o.command = {"true"};
   o.freq_hz = 999;
   perf_event_attr attr{};
   ASSERT_EQ(make_attr(o, attr), "");
+  EXPECT_EQ(attr.use_clockid, 1u);
+  EXPECT_EQ(attr.clockid, CLOCK_MONOTONIC);
   EXPECT_EQ(attr.size, sizeof(perf_event_attr));
   EXPECT_EQ(attr.type, static_cast<std::uint32_t>(PERF_TYPE_SOFTWARE));
   EXPECT_EQ(attr.config, static_cast<std::uint64_t>(PERF_COUNT_SW_CPU_CLOCK));
@@ -232,6 +279,45 @@ TEST(RecordOptions, AttrSystemWideWithCallChainsAndOverwrite) {
   EXPECT_EQ(attr.sample_stack_user, 2048u);
   EXPECT_NE(attr.sample_regs_user, 0u);
   EXPECT_EQ(attr.exclude_callchain_user, 1u);
+}
+
+TEST(RecordOptions, SeveralEventsShareTheirSamplingAndOnlyTheFirstAsksForSideBand) {
+  RecordOptions o;
+  o.command = {"true"};
+  o.events = {"cpu-clock", "page-faults:u", "context-switches"};
+  o.period = 10;
+  std::vector<EventAttr> attrs;
+  ASSERT_EQ(make_attrs(o, attrs), "");
+  ASSERT_EQ(attrs.size(), 3u);
+  EXPECT_EQ(attrs[1].name, "page-faults:u");
+  EXPECT_EQ(attrs[1].attr.config, static_cast<std::uint64_t>(PERF_COUNT_SW_PAGE_FAULTS));
+  EXPECT_EQ(attrs[1].attr.exclude_kernel, 1u);
+  for (const EventAttr& e : attrs) {
+    EXPECT_EQ(e.attr.sample_type, attrs[0].attr.sample_type) << e.name;
+    EXPECT_NE(e.attr.sample_type & PERF_SAMPLE_IDENTIFIER, 0u) << e.name;
+    EXPECT_EQ(e.attr.sample_period, 10u);
+    EXPECT_EQ(e.attr.inherit, 1u);
+    EXPECT_EQ(e.attr.enable_on_exec, 1u);
+    const bool first = &e == &attrs[0];
+    EXPECT_EQ(e.attr.mmap, first ? 1u : 0u) << e.name;
+    EXPECT_EQ(e.attr.comm, first ? 1u : 0u) << e.name;
+    EXPECT_EQ(e.attr.task, first ? 1u : 0u) << e.name;
+  }
+}
+
+TEST(RecordOptions, AttachingInheritsForProcessesNotForThreads) {
+  RecordOptions o;
+  o.pids = {1};
+  perf_event_attr attr{};
+  ASSERT_EQ(make_attr(o, attr), "");
+  EXPECT_EQ(attr.inherit, 1u);
+  EXPECT_EQ(attr.enable_on_exec, 0u);
+  o.pids.clear();
+  o.tids = {1};
+  o.command = {"sleep", "1"};  // only how long
+  ASSERT_EQ(make_attr(o, attr), "");
+  EXPECT_EQ(attr.inherit, 0u);
+  EXPECT_EQ(attr.enable_on_exec, 0u);
 }
 
 }  // namespace

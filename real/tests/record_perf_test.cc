@@ -22,28 +22,18 @@
 #include "gtest/gtest.h"
 #include "real/recorder.h"
 #include "real/tests/model_view.h"
+#include "real/tests/perf_tools.h"
 #include "real/testing/record_testing.h"
 
 namespace ringsim::real {
 namespace {
 
 using testing::PerfView;
+using testing::concat;
 using testing::RunResult;
-
-#define REQUIRE_PERF()                                                                               \
-  do {                                                                                               \
-    if (testing::perf_path().empty()) {                                                              \
-      GTEST_SKIP() << "/usr/bin/perf not found: install linux-perf (scripts/setup.sh installs it)"; \
-    }                                                                                                \
-  } while (0)
 
 std::vector<std::string> burn(int ms, int threads = 1) {
   return {testing::self_path(), "--burn-ms", std::to_string(ms), "--threads", std::to_string(threads)};
-}
-
-std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
 }
 
 struct Summary {

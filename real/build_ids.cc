@@ -1,0 +1,231 @@
+#include "real/build_ids.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "core/perf_abi.h"
+#include "core/records.h"
+
+namespace ringsim::real {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Map {
+  std::uint64_t start = 0;
+  std::uint64_t end = 0;
+  std::size_t dso = 0;  // index in HitScan::dsos
+};
+
+// The state of the walk: every mapping seen, per process.
+class HitScan {
+ public:
+  explicit HitScan(HitDsos& out) : out_(out) {}
+
+  void mmap(const perf_event_header& h, std::span<const std::byte> r) {
+    const bool two = h.type == PERF_RECORD_MMAP2;
+    // {pid, tid, addr, len, pgoff}, then MMAP2's 24 bytes of device/inode
+    // or build-id and prot/flags, then the name.
+    const std::uint64_t name_at = two ? 8 + 32 + 24 + 8 : 8 + 32;
+    if (h.size <= name_at) return;
+    const std::int32_t pid = core::load<std::int32_t>(r.data() + 8);
+    const std::uint64_t addr = core::load<std::uint64_t>(r.data() + 16);
+    const std::uint64_t len = core::load<std::uint64_t>(r.data() + 24);
+    const char* name = reinterpret_cast<const char*>(r.data() + name_at);
+    const std::string path(name, strnlen(name, h.size - name_at));
+    BuildId id;
+    if (two && (h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) != 0) {
+      const std::uint8_t size = core::load<std::uint8_t>(r.data() + 40);
+      const auto* bytes = reinterpret_cast<const std::uint8_t*>(r.data() + 44);
+      if (size > 0 && size <= 20) id.assign(bytes, bytes + size);
+    }
+    if (pid < 0) return;  // the kernel's own mapping: kernel samples say so by their mode
+    maps_[pid].push_back(Map{addr, addr + len, dso(path, id)});
+  }
+
+  void fork(std::span<const std::byte> r) {
+    const std::int32_t pid = core::load<std::int32_t>(r.data() + 8);
+    const std::int32_t ppid = core::load<std::int32_t>(r.data() + 12);
+    if (pid != ppid && maps_.count(pid) == 0 && maps_.count(ppid) != 0) maps_[pid] = maps_[ppid];
+  }
+
+  void exec(const perf_event_header& h, std::span<const std::byte> r) {
+    if ((h.misc & PERF_RECORD_MISC_COMM_EXEC) != 0) maps_.erase(core::load<std::int32_t>(r.data() + 8));
+  }
+
+  void sample(const perf_event_header& h, std::span<const std::byte> r, std::uint64_t sample_type) {
+    out_.samples++;
+    const std::uint16_t mode = h.misc & PERF_RECORD_MISC_CPUMODE_MASK;
+    if (mode == PERF_RECORD_MISC_KERNEL) {
+      out_.kernel = true;
+      return;
+    }
+    std::uint64_t at = core::kRecordHeaderBytes + ((sample_type & PERF_SAMPLE_IDENTIFIER) ? 8 : 0);
+    if ((sample_type & PERF_SAMPLE_IP) == 0 || (sample_type & PERF_SAMPLE_TID) == 0 || at + 16 > h.size) return;
+    const std::uint64_t ip = core::load<std::uint64_t>(r.data() + at);
+    const std::int32_t pid = core::load<std::int32_t>(r.data() + at + 8);
+    const auto it = maps_.find(pid);
+    if (mode != PERF_RECORD_MISC_USER || it == maps_.end()) {
+      out_.unresolved++;
+      return;
+    }
+    for (auto m = it->second.rbegin(); m != it->second.rend(); ++m) {
+      if (ip < m->start || ip >= m->end) continue;
+      hit(m->dso);
+      return;
+    }
+    out_.unresolved++;
+  }
+
+ private:
+  std::size_t dso(const std::string& path, const BuildId& id) {
+    const auto it = index_.find(path);
+    if (it != index_.end()) {
+      if (!id.empty()) dsos_[it->second].id = id;
+      return it->second;
+    }
+    dsos_.push_back(HitDso{path, id});
+    hit_.push_back(false);
+    index_[path] = dsos_.size() - 1;
+    return dsos_.size() - 1;
+  }
+
+  void hit(std::size_t dso) {
+    if (hit_[dso]) return;
+    hit_[dso] = true;
+    out_.user.push_back(dsos_[dso]);
+  }
+
+  HitDsos& out_;
+  std::map<std::int32_t, std::vector<Map>> maps_;
+  std::vector<HitDso> dsos_;
+  std::vector<bool> hit_;
+  std::map<std::string, std::size_t> index_;
+};
+
+// A file, by hard link or (across file systems) by copy; "" or the problem.
+std::string link_or_copy(const std::string& from, const fs::path& to) {
+  std::error_code error;
+  fs::create_hard_link(from, to, error);
+  if (!error) return "";
+  fs::copy_file(from, to, fs::copy_options::overwrite_existing, error);
+  return error ? "copy " + from + " to " + to.string() + ": " + error.message() : "";
+}
+
+// /proc files report size 0: read them through.
+std::string copy_stream(const std::string& from, const fs::path& to) {
+  std::ifstream in(from, std::ios::binary);
+  std::ofstream out(to, std::ios::binary | std::ios::trunc);
+  if (!in || !out) return "copy " + from + " to " + to.string() + ": cannot open one of them";
+  out << in.rdbuf();
+  out.close();
+  return out ? "" : "copy " + from + " to " + to.string() + ": write failed";
+}
+
+std::string write_bytes(const std::vector<std::byte>& bytes, const fs::path& to) {
+  std::ofstream out(to, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  return out ? "" : "write " + to.string() + " failed";
+}
+
+// One entry: DIR/<name>/<hex>/<file> made by `make`, and the .build-id link.
+std::string add_entry(const fs::path& dir, const core::BuildIdEntry& e, const std::vector<std::byte>& vdso) {
+  const std::string hex = core::to_hex(e.id);
+  if (hex.size() < 3) return e.name + ": build-id too short";
+  const bool kernel = e.name == "[kernel.kallsyms]";
+  const bool is_vdso = e.name == "[vdso]";
+  const std::string relative = e.name.front() == '/' ? e.name.substr(1) : e.name;
+  const fs::path entry = dir / relative / hex;
+  const fs::path file = entry / (kernel ? "kallsyms" : is_vdso ? "vdso" : "elf");
+  std::error_code error;
+  fs::create_directories(entry, error);
+  if (error) return "mkdir " + entry.string() + ": " + error.message();
+  std::string problem;
+  if (!fs::exists(file)) {
+    problem = kernel ? copy_stream("/proc/kallsyms", file) : is_vdso ? write_bytes(vdso, file) : link_or_copy(e.name, file);
+  }
+  if (!problem.empty()) return problem;
+  const fs::path link_dir = dir / ".build-id" / hex.substr(0, 2);
+  const fs::path link = link_dir / hex.substr(2);
+  fs::create_directories(link_dir, error);
+  if (!error && !fs::is_symlink(link)) fs::create_symlink(fs::path("../..") / relative / hex, link, error);
+  return error ? "link " + link.string() + ": " + error.message() : "";
+}
+
+}  // namespace
+
+std::string find_hit_dsos(std::span<const std::byte> data, std::uint64_t data_offset,
+                          const std::vector<core::EventDescription>& events, HitDsos& out) {
+  const core::PerfDataView view = core::data_view(data, data_offset, events);
+  HitScan scan(out);
+  core::RecordCounts counts;
+  const core::WalkResult walk =
+      core::walk_records(view.data, counts, [&](const perf_event_header& h, std::span<const std::byte> r) {
+        if (h.type == PERF_RECORD_MMAP || h.type == PERF_RECORD_MMAP2) scan.mmap(h, r);
+        if (h.type == PERF_RECORD_FORK && h.size >= 16) scan.fork(r);
+        if (h.type == PERF_RECORD_COMM && h.size >= 16) scan.exec(h, r);
+        if (h.type != PERF_RECORD_SAMPLE) return;
+        const core::PerfDataAttr* attr = view.attr_of(h, r);
+        if (attr != nullptr) scan.sample(h, r, attr->attr.sample_type);
+      });
+  if (walk.error == core::RecordError::none) return "";
+  return "data section: record at offset " + std::to_string(walk.valid_bytes) + ": " + core::to_string(walk.error);
+}
+
+std::vector<core::BuildIdEntry> build_id_entries(const HitDsos& hits, std::vector<std::string>& problems) {
+  std::vector<core::BuildIdEntry> entries;
+  BuildId id;
+  if (hits.kernel) {
+    if (const std::string p = kernel_build_id(id); p.empty()) {
+      entries.push_back(core::BuildIdEntry{PERF_RECORD_MISC_KERNEL, -1, id, "[kernel.kallsyms]"});
+    } else {
+      problems.push_back(p);
+    }
+  }
+  for (const HitDso& dso : hits.user) {
+    // Not files: anonymous memory, the heap, the stack; [vdso] comes last.
+    if (dso.name.empty() || dso.name.front() != '/' || dso.name.rfind("//", 0) == 0) continue;
+    id = dso.id;
+    if (id.empty()) {
+      if (const std::string p = elf_file_build_id(dso.name, id); !p.empty()) {
+        problems.push_back(p);
+        continue;
+      }
+    }
+    entries.push_back(core::BuildIdEntry{PERF_RECORD_MISC_USER, -1, id, dso.name});
+  }
+  std::vector<std::byte> image;
+  std::string p = vdso_image(image);
+  if (p.empty()) p = elf_image_build_id(image, id);
+  if (p.empty()) {
+    entries.push_back(core::BuildIdEntry{PERF_RECORD_MISC_USER, -1, id, "[vdso]"});
+  } else {
+    problems.push_back("[vdso]: " + p);
+  }
+  return entries;
+}
+
+std::string fill_build_id_cache(const std::string& dir, const std::vector<core::BuildIdEntry>& entries) {
+  std::string first;
+  std::vector<std::byte> vdso;
+  for (const core::BuildIdEntry& e : entries) {
+    if (e.name == "[vdso]" && vdso.empty() && !vdso_image(vdso).empty()) continue;
+    const std::string problem = add_entry(dir, e, vdso);
+    if (first.empty() && !problem.empty()) first = problem;
+  }
+  return first;
+}
+
+std::string default_build_id_dir() {
+  const char* home = std::getenv("HOME");
+  return home != nullptr && *home != '\0' ? std::string(home) + "/.debug" : "";
+}
+
+}  // namespace ringsim::real

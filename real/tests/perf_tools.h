@@ -1,0 +1,70 @@
+// What perf's tools (and hotspot's parser) say about a recording, for the
+// tests that compare ringsim-record's files with perf record's: sample
+// counts per event (perf script), symbol shares per event (perf report),
+// the header (perf report --header-only), build-ids (perf buildid-list),
+// hotspot-perfparser's statistics and messages; and the deterministic
+// workload (//real/testing:shares) they record.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "real/testing/record_testing.h"
+
+// In a TEST body: skip, with one line saying why, when perf is absent.
+#define REQUIRE_PERF()                                                                               \
+  do {                                                                                               \
+    if (::ringsim::real::testing::perf_path().empty()) {                                             \
+      GTEST_SKIP() << "/usr/bin/perf not found: install linux-perf (scripts/setup.sh installs it)"; \
+    }                                                                                                \
+  } while (0)
+
+namespace ringsim::real::testing {
+
+// a, then b.
+std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b);
+
+// The workload: f1..f4 take 40/30/20/10% of its CPU time.
+std::string shares_path();
+std::vector<std::string> shares(int rounds, int threads = 1);
+
+// hotspot-perfparser ("" when hotspot is not installed).
+std::string perfparser_path();
+
+// perf script -F event: samples per event name.
+std::map<std::string, std::uint64_t> perf_samples_per_event(const std::string& file, RunResult* run = nullptr);
+
+// perf report --stdio --no-children -g none --sort sym: per event (as
+// "# Samples: N of event 'E'" names it), each symbol's share in percent, in
+// report order. buildid_dir: perf --buildid-dir (none when "").
+struct SymbolShare {
+  std::string symbol;
+  double percent = 0;
+};
+std::map<std::string, std::vector<SymbolShare>> perf_symbol_shares(const std::string& file,
+                                                                   const std::string& buildid_dir = "",
+                                                                   RunResult* run = nullptr);
+// The share of `symbol` in `shares` (0 if absent).
+double share_of(const std::vector<SymbolShare>& shares, const std::string& symbol);
+
+// The model's count of samples per event (by the sample's identifier and
+// the EVENT_DESC names), over `paths`; LOST records per CPU (count, sum).
+struct ModelEvents {
+  std::map<std::string, std::uint64_t> samples;
+  std::map<std::uint32_t, std::pair<std::uint64_t, std::uint64_t>> lost_per_cpu;
+  std::string problem;
+};
+ModelEvents model_events(const std::vector<std::string>& paths);
+
+// hotspot-perfparser --print-stats: its sample count and its messages
+// (stderr lines, hex pointers replaced by "0x?", the buffering notes left out).
+struct PerfparserView {
+  RunResult run;
+  std::uint64_t samples = 0;
+  std::vector<std::string> messages;
+};
+PerfparserView perfparser_view(const std::string& file);
+
+}  // namespace ringsim::real::testing

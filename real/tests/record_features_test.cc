@@ -1,0 +1,313 @@
+// The recorder's files against the perf ecosystem's readers, next to perf
+// record's own files of the same deterministic workload
+// (//real/testing:shares: f1..f4 take 40/30/20/10% of its CPU time):
+//   - perf report --header-only decodes every feature section we write,
+//     with no warning, and says what this machine says (uname, sysconf,
+//     /proc, /sys) and what the model's reader finds;
+//   - perf script and perf report give the samples per event the recorder
+//     and the model count, and the same top symbols and shares as perf's
+//     own recording;
+//   - hotspot-perfparser parses the file with no message that perf's own
+//     file does not also produce, and counts the same samples;
+//   - perf buildid-list lists the build-ids, perf archive packages the
+//     binaries, and perf report resolves symbols through the build-id cache
+//     once the binary has moved away.
+// Skipped (one line) when perf or hotspot is not installed.
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "model/perf_data_file.h"
+#include "real/tests/perf_tools.h"
+#include "real/testing/record_testing.h"
+
+namespace ringsim::real {
+namespace {
+
+using testing::concat;
+using testing::RunResult;
+
+// Records `command` with ringsim-record (`args` first) into `out`.
+RunResult record_ours(const std::string& out, const std::vector<std::string>& args,
+                      const std::vector<std::string>& command) {
+  return testing::run_record(concat(concat(args, {"-o", out, "--"}), command));
+}
+
+// The same with perf record (-q), its time stamps on CLOCK_MONOTONIC as ours.
+RunResult record_perfs(const std::string& out, const std::vector<std::string>& args,
+                       const std::vector<std::string>& command) {
+  const std::string cache = std::filesystem::path(out).parent_path().string() + "/perf-cache";
+  return testing::run(concat(concat({testing::perf_path(), "--buildid-dir", cache, "record", "-q", "-k",
+                                     "CLOCK_MONOTONIC", "-o", out},
+                                    args),
+                             concat({"--"}, command)));
+}
+
+// "# name : value" from perf report --header-only (first match; "" if none).
+std::string header_value(const std::string& header, const std::string& name) {
+  for (const std::string& line : testing::lines_with(header, "# " + name)) {
+    const std::size_t colon = line.find(" : ");
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(2, colon - 2);
+    while (!key.empty() && key.back() == ' ') key.pop_back();
+    if (key == name) return line.substr(colon + 3);
+  }
+  return "";
+}
+
+std::string first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+TEST(RecordFeatures, PerfReportHeaderOnlyDecodesEverySectionWithNoWarning) {
+  REQUIRE_PERF();
+  const std::string out = testing::temp_dir("header") + "/ours.data";
+  const RunResult r = record_ours(out, {"-F", "1000", "-g", "-N", "-e", "cpu-clock,page-faults"}, testing::shares(60));
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  const RunResult h = testing::run({testing::perf_path(), "report", "--header-only", "-I", "-i", out});
+  ASSERT_TRUE(h.exited && h.exit_code == 0) << h.text();
+  EXPECT_EQ(h.err, "") << "perf warns about the header";
+  std::printf("perf report --header-only -I:\n%s\n", h.out.c_str());
+  model::PerfDataFile f;
+  ASSERT_EQ(model::read_perf_data(out, f), "");
+  utsname u{};
+  ASSERT_EQ(uname(&u), 0);
+  EXPECT_EQ(header_value(h.out, "hostname"), u.nodename);
+  EXPECT_EQ(header_value(h.out, "os release"), u.release);
+  EXPECT_EQ(header_value(h.out, "arch"), u.machine);
+  EXPECT_EQ(header_value(h.out, "perf version"), f.features.version);
+  EXPECT_EQ(header_value(h.out, "nrcpus online"), std::to_string(sysconf(_SC_NPROCESSORS_ONLN)));
+  EXPECT_EQ(header_value(h.out, "nrcpus avail"), std::to_string(f.features.cpus_avail));
+  EXPECT_EQ(header_value(h.out, "cpudesc"), f.features.cpudesc);
+  EXPECT_FALSE(f.features.cpudesc.empty());
+  EXPECT_EQ(header_value(h.out, "cpuid"), f.features.cpuid);
+  EXPECT_EQ(header_value(h.out, "total memory"), std::to_string(f.features.total_mem_kib) + " kB");
+  EXPECT_NE(first_line("/proc/meminfo").find(" " + std::to_string(f.features.total_mem_kib) + " kB"), std::string::npos)
+      << "MemTotal, the first line of /proc/meminfo";
+  EXPECT_NE(header_value(h.out, "cmdline").find(testing::record_path() + " -F 1000 -g -N -e cpu-clock,page-faults"),
+            std::string::npos);
+  const std::vector<std::string> events = testing::lines_with(h.out, "# event : name = ");
+  ASSERT_EQ(events.size(), 2u) << h.out;
+  EXPECT_EQ(events[0].find("# event : name = cpu-clock,"), 0u) << events[0];
+  EXPECT_EQ(events[1].find("# event : name = page-faults,"), 0u) << events[1];
+  EXPECT_NE(events[1].find("id = { " + std::to_string(f.features.events[1].ids[0])), std::string::npos) << events[1];
+  for (const char* needle : {"# sibling sockets : ", "# sibling threads : ", "# CPU 0: Core ID ", "# node0 meminfo  : ",
+                             "# node0 cpu list : ", "# time of first sample : ", "# sample duration : ",
+                             "# clockid frequency: ", "# clockid: monotonic", "# reference time: "}) {
+    EXPECT_NE(h.out.find(needle), std::string::npos) << needle;
+  }
+  char first[64];  // seconds, microseconds truncated (as perf prints them)
+  std::snprintf(first, sizeof first, "%llu.%06llu",
+                static_cast<unsigned long long>(f.features.first_sample_ns / 1'000'000'000),
+                static_cast<unsigned long long>(f.features.first_sample_ns % 1'000'000'000 / 1000));
+  EXPECT_EQ(header_value(h.out, "time of first sample"), first);
+  const std::vector<std::string> missing = testing::lines_with(h.out, "# missing features:");
+  ASSERT_EQ(missing.size(), 1u);
+  for (const model::FeatureTableEntry& e : f.features.table) {
+    EXPECT_EQ(missing[0].find(" " + model::feature_name(e.bit) + " "), std::string::npos)
+        << "perf misses " << model::feature_name(e.bit) << " that we wrote: " << missing[0];
+  }
+}
+
+// Every file of a --switch-output recording is finished with its own
+// feature sections: its sample time, the DSOs its samples hit.
+TEST(RecordFeatures, EveryRotatedFileHasItsOwnFeatures) {
+  const std::string out = testing::temp_dir("rotated") + "/ours.data";
+  const RunResult r = record_ours(out, {"-e", "task-clock", "-c", "100000", "--switch-output", "64K", "-N"},
+                                  testing::shares(150));
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  // The kernel names the binary by its real path (the runfiles hold a link).
+  const std::string workload = std::filesystem::canonical(testing::shares_path()).string();
+  int files = 0;
+  for (int index = 0; index < 1000; index++) {
+    const std::string path = index == 0 ? out : out + "." + std::to_string(index);
+    if (!std::filesystem::exists(path)) break;
+    SCOPED_TRACE(path);
+    files++;
+    model::PerfDataFile f;
+    ASSERT_EQ(model::read_perf_data(path, f), "");
+    EXPECT_EQ(std::filesystem::file_size(path), f.end());
+    EXPECT_TRUE(f.features.has(model::kFeatSampleTime) && f.features.has(model::kFeatEventDesc));
+    bool any = false;
+    std::uint64_t first = 0, last = 0;
+    ASSERT_EQ(f.for_each_record([&](const model::PerfRecord& rec) {
+                std::uint64_t t = 0;
+                if (rec.type != model::kTypeSample || !f.time_of(rec, t)) return;
+                first = any ? std::min(first, t) : t;
+                last = any ? std::max(last, t) : t;
+                any = true;
+              }),
+              "");
+    EXPECT_EQ(f.features.first_sample_ns, first);
+    EXPECT_EQ(f.features.last_sample_ns, last);
+    bool lists_workload = false;
+    for (const model::BuildIdFeature& b : f.features.build_ids) lists_workload |= b.name == workload;
+    EXPECT_TRUE(lists_workload || !any) << "its samples hit the workload";
+  }
+  EXPECT_GE(files, 3);
+}
+
+// What one recorder's file gives: samples per event, shares per event.
+struct Side {
+  std::string name;
+  std::map<std::string, std::uint64_t> samples;
+  std::map<std::string, std::vector<testing::SymbolShare>> shares;
+};
+
+Side side(const std::string& name, const std::string& file) {
+  Side s{name, testing::perf_samples_per_event(file), {}};
+  RunResult report;
+  s.shares = testing::perf_symbol_shares(file, "", &report);
+  EXPECT_TRUE(report.exited && report.exit_code == 0) << name << ": " << report.text();
+  return s;
+}
+
+void print_side_by_side(const Side& perf, const Side& ours) {
+  std::printf("%-18s %10s %10s\n", "event / symbol", perf.name.c_str(), ours.name.c_str());
+  for (const auto& [event, n] : perf.samples) {
+    const auto it = ours.samples.find(event);
+    std::printf("%-18s %10llu %10llu  samples\n", event.c_str(), static_cast<unsigned long long>(n),
+                static_cast<unsigned long long>(it == ours.samples.end() ? 0 : it->second));
+    const auto p = perf.shares.find(event);
+    const auto o = ours.shares.find(event);
+    for (std::size_t i = 0; p != perf.shares.end() && i < 5 && i < p->second.size(); i++) {
+      const std::string& symbol = p->second[i].symbol;
+      std::printf("  %-16s %9.2f%% %9.2f%%\n", symbol.c_str(), p->second[i].percent,
+                  o == ours.shares.end() ? 0.0 : testing::share_of(o->second, symbol));
+    }
+  }
+}
+
+TEST(RecordFeatures, SameSamplesPerEventAndTopSymbolsAsPerfsOwnRecording) {
+  REQUIRE_PERF();
+  const std::string dir = testing::temp_dir("side-by-side");
+  const std::vector<std::string> args = {"-e", "cpu-clock,page-faults", "-F", "2000", "-g"};
+  const RunResult p = record_perfs(dir + "/perf.data", args, testing::shares(400));
+  ASSERT_TRUE(p.exited && p.exit_code == 0) << p.text();
+  const RunResult r = record_ours(dir + "/ours.data", concat(args, {"-N"}), testing::shares(400));
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  const Side perf = side("perf", dir + "/perf.data");
+  const Side ours = side("ringsim", dir + "/ours.data");
+  print_side_by_side(perf, ours);
+  // Ours: perf's count of each event is the recorder's and the model's.
+  const testing::ModelEvents model = testing::model_events({dir + "/ours.data"});
+  ASSERT_EQ(model.problem, "");
+  EXPECT_EQ(ours.samples, model.samples);
+  EXPECT_NE(r.err.find("samples per event (read back): cpu-clock " + std::to_string(model.samples.at("cpu-clock")) +
+                       ", page-faults " + std::to_string(model.samples.at("page-faults"))),
+            std::string::npos)
+      << r.err;
+  // Both recordings: the same events, and f1..f4 in the same order with
+  // their known shares (the work is fixed; the samples are of CPU time).
+  ASSERT_EQ(perf.samples.size(), 2u);
+  EXPECT_EQ(ours.samples.size(), perf.samples.size());
+  for (const Side* s : {&perf, &ours}) {
+    SCOPED_TRACE(s->name);
+    ASSERT_GE(s->samples.at("cpu-clock"), 1000u) << "400 rounds of ~3 ms at 2 kHz";
+    EXPECT_GT(s->samples.at("page-faults"), 0u);
+    const std::vector<testing::SymbolShare>& top = s->shares.at("cpu-clock");
+    ASSERT_GE(top.size(), 4u);
+    const char* symbols[] = {"f1", "f2", "f3", "f4"};
+    const double expected[] = {40, 30, 20, 10};
+    for (int i = 0; i < 4; i++) {
+      EXPECT_EQ(top[static_cast<std::size_t>(i)].symbol, symbols[i]);
+      EXPECT_NEAR(testing::share_of(top, symbols[i]), expected[i], 3.0) << symbols[i];
+    }
+  }
+  const double ratio = static_cast<double>(ours.samples.at("cpu-clock")) / static_cast<double>(perf.samples.at("cpu-clock"));
+  EXPECT_NEAR(ratio, 1.0, 0.25) << "the same work at the same frequency";
+}
+
+TEST(RecordFeatures, HotspotParsesOursWithNoMessagePerfsFileDoesNotAlsoGive) {
+  REQUIRE_PERF();
+  if (testing::perfparser_path().empty()) GTEST_SKIP() << "hotspot-perfparser not found: install hotspot (scripts/setup.sh)";
+  const std::string dir = testing::temp_dir("hotspot");
+  const std::vector<std::string> args = {"-F", "1000", "-g"};
+  const RunResult p = record_perfs(dir + "/perf.data", args, testing::shares(80));
+  ASSERT_TRUE(p.exited && p.exit_code == 0) << p.text();
+  const RunResult r = record_ours(dir + "/ours.data", concat(args, {"-N"}), testing::shares(80));
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  const testing::PerfparserView theirs = testing::perfparser_view(dir + "/perf.data");
+  const testing::PerfparserView mine = testing::perfparser_view(dir + "/ours.data");
+  std::printf("hotspot-perfparser on perf's file: exit %d, samples %llu, messages %s\n", theirs.run.exit_code,
+              static_cast<unsigned long long>(theirs.samples), ::testing::PrintToString(theirs.messages).c_str());
+  std::printf("hotspot-perfparser on ours:        exit %d, samples %llu, messages %s\n", mine.run.exit_code,
+              static_cast<unsigned long long>(mine.samples), ::testing::PrintToString(mine.messages).c_str());
+  ASSERT_TRUE(theirs.run.exited && theirs.run.exit_code == 0) << theirs.run.text();
+  ASSERT_TRUE(mine.run.exited && mine.run.exit_code == 0) << mine.run.text();
+  for (const std::string& m : mine.messages) {
+    EXPECT_NE(std::find(theirs.messages.begin(), theirs.messages.end(), m), theirs.messages.end())
+        << "only ours gives: " << m;
+  }
+  std::uint64_t written = 0;
+  ASSERT_TRUE(testing::summary_value(r.err, "samples written", written));
+  EXPECT_EQ(mine.samples, written);
+  const std::map<std::string, std::uint64_t> perf_count = testing::perf_samples_per_event(dir + "/perf.data");
+  EXPECT_EQ(theirs.samples, perf_count.begin()->second) << "hotspot and perf script agree on perf's file";
+}
+
+std::string readelf_build_id(const std::string& path) {
+  const RunResult r = testing::run({"readelf", "-n", path});
+  for (const std::string& line : testing::lines_with(r.out, "Build ID: ")) {
+    return line.substr(line.find("Build ID: ") + 10);
+  }
+  return "";
+}
+
+// perf report through the cache at `cache`: f1..f4 resolved (4) or not (0).
+int resolved_symbols(const std::string& file, const std::string& cache) {
+  const auto shares = testing::perf_symbol_shares(file, cache);
+  const auto it = shares.find("cpu-clock");
+  int found = 0;
+  for (const char* f : {"f1", "f2", "f3", "f4"}) found += it != shares.end() && testing::share_of(it->second, f) > 5;
+  return found;
+}
+
+TEST(RecordFeatures, BuildIdsAreListedArchivedAndResolveSymbolsOnceTheBinaryMoved) {
+  REQUIRE_PERF();
+  const std::string dir = testing::temp_dir("build-ids");
+  std::filesystem::create_directories(dir + "/app");
+  std::filesystem::copy_file(testing::shares_path(), dir + "/app/shares");
+  const std::string id = readelf_build_id(dir + "/app/shares");
+  ASSERT_EQ(id.size(), 40u) << "the workload is built with a build-id";
+  const std::string out = dir + "/ours.data";
+  const RunResult r = record_ours(out, {"-F", "2000", "--buildid-dir", dir + "/cache"}, {dir + "/app/shares", "80"});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  const RunResult list = testing::run({testing::perf_path(), "buildid-list", "-i", out});
+  ASSERT_TRUE(list.exited && list.exit_code == 0) << list.text();
+  std::printf("perf buildid-list -i ours.data:\n%s", list.out.c_str());
+  EXPECT_EQ(testing::lines_with(list.out, id + " " + dir + "/app/shares").size(), 1u) << list.out;
+  EXPECT_EQ(testing::lines_with(list.out, " [vdso]").size(), 1u) << list.out;
+  // The summary's features line against what the model reads.
+  model::PerfDataFile f;
+  ASSERT_EQ(model::read_perf_data(out, f), "");
+  const std::string features = "ringsim-record: features: 1 file(s) with feature sections (" +
+                               std::to_string(f.end() - f.data_offset - f.data_size) + " bytes); build-ids listed " +
+                               std::to_string(f.features.build_ids.size()) + ", cached in " + dir + "/cache";
+  EXPECT_EQ(testing::lines_with(r.err, features).size(), 1u) << features << "\n" << r.err;
+  std::filesystem::rename(dir + "/app", dir + "/app.moved");
+  EXPECT_EQ(resolved_symbols(out, dir + "/cache"), 4) << "through the recorder's cache";
+  std::filesystem::create_directories(dir + "/empty");
+  EXPECT_EQ(resolved_symbols(out, dir + "/empty"), 0) << "control: no cache, no symbols";
+  const RunResult archive = testing::run({"/bin/sh", "-c", "cd " + dir + " && " + testing::perf_path() +
+                                                               " --buildid-dir " + dir + "/cache archive ours.data"});
+  std::printf("perf archive ours.data: exit %d\n%s%s", archive.exit_code, archive.out.c_str(), archive.err.c_str());
+  ASSERT_TRUE(archive.exited && archive.exit_code == 0) << archive.text();
+  EXPECT_EQ(archive.err, "") << "tar found every file the build-ids name";
+  std::filesystem::create_directories(dir + "/fresh");
+  const RunResult untar = testing::run({"tar", "xjf", out + ".tar.bz2", "-C", dir + "/fresh"});
+  ASSERT_TRUE(untar.exited && untar.exit_code == 0) << untar.text();
+  EXPECT_EQ(resolved_symbols(out, dir + "/fresh"), 4) << "through the archive, unpacked into an empty cache";
+}
+
+}  // namespace
+}  // namespace ringsim::real

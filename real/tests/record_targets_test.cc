@@ -1,0 +1,260 @@
+// Several events per recording and the recorder's targets, against perf
+// and the model's reader:
+//   - -e a,b,c: one ring per CPU shared by every event (SET_OUTPUT), each
+//     event with one id per CPU; perf report shows each event, perf script
+//     counts what the recorder and the model count per event;
+//   - LOST records: each names one of the file's events (the kernel's
+//     attribution, kept), counted per ring as the model counts them;
+//   - -p PID (every thread), -t TID (that thread), -C LIST (those CPUs):
+//     the samples are those tasks' or CPUs' only; a COMMAND then only sets
+//     how long;
+//   - bad input for these options: one error line naming the cause, a
+//     non-zero exit status, no file.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "model/perf_data_file.h"
+#include "real/recorder.h"
+#include "real/tests/perf_tools.h"
+#include "real/testing/record_testing.h"
+
+namespace ringsim::real {
+namespace {
+
+using testing::concat;
+using testing::RunResult;
+
+// The values of one perf script field per sample line.
+std::vector<std::string> script_field(const std::string& file, const std::string& field) {
+  const RunResult r = testing::run({testing::perf_path(), "script", "-i", file, "-F", field});
+  EXPECT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  std::vector<std::string> out;
+  std::istringstream lines(r.out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string word;
+    if (words >> word) out.push_back(word);
+  }
+  return out;
+}
+
+std::uint64_t online_cpu_count() { return static_cast<std::uint64_t>(sysconf(_SC_NPROCESSORS_ONLN)); }
+
+TEST(RecordTargets, SeveralEventsShareOneRingPerCpu) {
+  REQUIRE_PERF();
+  const std::string out = testing::temp_dir("events") + "/ours.data";
+  const RunResult r = testing::run_record(
+      concat({"-e", "cpu-clock,page-faults", "-e", "context-switches", "-F", "1000", "-N", "-o", out, "--"},
+             testing::shares(100)));
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  model::PerfDataFile f;
+  ASSERT_EQ(model::read_perf_data(out, f), "");
+  ASSERT_EQ(f.attrs.size(), 3u);
+  ASSERT_EQ(f.features.events.size(), 3u);
+  const char* names[] = {"cpu-clock", "page-faults", "context-switches"};
+  for (std::size_t e = 0; e < 3; e++) {
+    EXPECT_EQ(f.features.events[e].name, names[e]);
+    EXPECT_EQ(f.features.events[e].ids, f.attrs[e].ids);
+    EXPECT_EQ(f.attrs[e].ids.size(), online_cpu_count()) << "one event per CPU, writing into that CPU's ring";
+  }
+  const testing::ModelEvents model = testing::model_events({out});
+  ASSERT_EQ(model.problem, "");
+  EXPECT_EQ(testing::perf_samples_per_event(out), model.samples);
+  EXPECT_GT(model.samples.at("cpu-clock"), 100u);
+  const RunResult report = testing::run({testing::perf_path(), "report", "--stdio", "-i", out});
+  ASSERT_TRUE(report.exited && report.exit_code == 0) << report.text();
+  for (const char* name : names) {
+    const auto it = model.samples.find(name);
+    const std::string count = it == model.samples.end() ? "0" : std::to_string(it->second);
+    EXPECT_EQ(testing::lines_with(report.out, "# Samples: " + count + "  of event '" + name + "'").size(), 1u)
+        << name << " " << count << "\n" << report.out.substr(0, 2000);
+  }
+}
+
+TEST(RecordTargets, LostRecordsNameTheirEventAndAreCountedPerRing) {
+  REQUIRE_PERF();
+  // Every sample (8 KiB of stack) is larger than the one-page rings: the
+  // kernel drops them and says so with the next record that fits.
+  const std::string out = testing::temp_dir("lost") + "/ours.data";
+  const RunResult r = testing::run_record(concat({"-e", "task-clock,page-faults", "-c", "1000000", "-m", "1",
+                                                  "--call-graph", "dwarf,8192", "-N", "-o", out, "--"},
+                                                 testing::shares(60, 2)));
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  model::PerfDataFile f;
+  ASSERT_EQ(model::read_perf_data(out, f), "");
+  std::set<std::uint64_t> ids(f.attrs[0].ids.begin(), f.attrs[0].ids.end());
+  ids.insert(f.attrs[1].ids.begin(), f.attrs[1].ids.end());
+  std::uint64_t lost_records = 0;
+  ASSERT_EQ(f.for_each_record([&](const model::PerfRecord& rec) {
+              if (rec.type != model::kTypeLost) return;
+              lost_records++;
+              // { header; u64 id; u64 lost; sample_id ... u64 identifier }
+              EXPECT_TRUE(ids.count(model::load<std::uint64_t>(rec.bytes.data() + 8)));
+              EXPECT_TRUE(ids.count(model::load<std::uint64_t>(rec.bytes.data() + rec.size - 8)));
+            }),
+            "");
+  EXPECT_GT(lost_records, 0u);
+  const testing::ModelEvents model = testing::model_events({out});
+  std::string rings;
+  for (const auto& [cpu, loss] : model.lost_per_cpu) {
+    rings += (rings.empty() ? "" : ", ") + std::string("cpu ") + std::to_string(cpu) + " " +
+             std::to_string(loss.second) + " in " + std::to_string(loss.first);
+  }
+  EXPECT_EQ(testing::lines_with(r.err, "ringsim-record: records lost per ring (read back): " + rings).size(), 1u)
+      << rings << "\n" << r.err;
+  const testing::PerfView v = testing::perf_view(out, false);
+  std::uint64_t sum = 0;
+  for (const auto& [cpu, loss] : model.lost_per_cpu) sum += loss.second;
+  EXPECT_EQ(v.lost_sum, sum);
+  EXPECT_EQ(v.lost_records, lost_records);
+}
+
+// The workload started apart from the recorder, its threads all running.
+class RunningShares {
+ public:
+  explicit RunningShares(int threads) {
+    const Error e = process_.start(testing::shares(2000, threads));
+    EXPECT_TRUE(e.ok()) << e.message;
+    EXPECT_TRUE(testing::wait_until([&] { return workers().size() == static_cast<std::size_t>(threads - 1); }));
+  }
+  ~RunningShares() { process_.signal(SIGKILL); }
+  pid_t pid() const { return process_.pid(); }
+  // The threads it started ("shares-worker"; not a sanitizer's own).
+  std::vector<pid_t> workers() const {
+    std::vector<pid_t> out;
+    const std::string task = "/proc/" + std::to_string(pid()) + "/task";
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(task, error)) {
+      std::ifstream comm(entry.path() / "comm");
+      std::string name;
+      if (std::getline(comm, name) && name == "shares-worker") out.push_back(std::stoi(entry.path().filename()));
+    }
+    return out;
+  }
+
+ private:
+  Process process_;
+};
+
+TEST(RecordTargets, DashPRecordsEveryThreadOfTheProcessAndTheCommandOnlySetsHowLong) {
+  REQUIRE_PERF();
+  RunningShares target(2);
+  const std::string out = testing::temp_dir("pid") + "/ours.data";
+  const RunResult r = testing::run_record({"-p", std::to_string(target.pid()), "-F", "1000", "-N", "-o", out, "--",
+                                           "sleep", "0.5"});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  EXPECT_NE(r.err.find("loop: stopped"), std::string::npos) << "the command ended it";
+  const std::vector<std::string> pids = script_field(out, "pid");
+  ASSERT_GT(pids.size(), 100u);
+  EXPECT_EQ(std::set<std::string>(pids.begin(), pids.end()), std::set<std::string>{std::to_string(target.pid())});
+  const std::vector<std::string> tids = script_field(out, "tid");
+  const std::set<std::string> seen(tids.begin(), tids.end());
+  EXPECT_TRUE(seen.count(std::to_string(target.pid())) && seen.count(std::to_string(target.workers().at(0))))
+      << "both threads: " << ::testing::PrintToString(seen);
+  const auto shares = testing::perf_symbol_shares(out);
+  ASSERT_TRUE(shares.count("cpu-clock"));
+  EXPECT_GT(testing::share_of(shares.at("cpu-clock"), "f1"), 20) << "resolved through the synthesized mappings";
+}
+
+TEST(RecordTargets, DashTRecordsThatThreadOnly) {
+  REQUIRE_PERF();
+  RunningShares target(2);
+  ASSERT_EQ(target.workers().size(), 1u);
+  const pid_t tid = target.workers()[0];
+  const std::string out = testing::temp_dir("tid") + "/ours.data";
+  const RunResult r =
+      testing::run_record({"-t", std::to_string(tid), "-F", "1000", "-N", "-o", out, "--", "sleep", "0.4"});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  const std::vector<std::string> tids = script_field(out, "tid");
+  ASSERT_GT(tids.size(), 50u);
+  EXPECT_EQ(std::set<std::string>(tids.begin(), tids.end()), std::set<std::string>{std::to_string(tid)});
+}
+
+TEST(RecordTargets, DashCRecordsThoseCpusOnly) {
+  REQUIRE_PERF();
+  if (online_cpu_count() < 2) GTEST_SKIP() << "needs two online CPUs";
+  const std::string out = testing::temp_dir("cpu") + "/ours.data";
+  const RunResult r =
+      testing::run_record(concat({"-C", "1", "-F", "1000", "-N", "-o", out, "--"}, testing::shares(100, 2)));
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  const std::vector<std::string> cpus = script_field(out, "cpu");
+  ASSERT_GT(cpus.size(), 50u);
+  EXPECT_EQ(std::set<std::string>(cpus.begin(), cpus.end()), std::set<std::string>{"[001]"});
+  model::PerfDataFile f;
+  ASSERT_EQ(model::read_perf_data(out, f), "");
+  EXPECT_EQ(f.attrs[0].ids.size(), 1u) << "one ring: CPU 1's";
+}
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0;
+}
+
+int pid_max() {
+  std::ifstream in("/proc/sys/kernel/pid_max");
+  int value = 0;
+  in >> value;
+  return value;
+}
+
+// One error line containing `needle`, exit `status`, no file.
+void expect_refused(const std::vector<std::string>& args, int status, const std::string& needle,
+                    const testing::ChildSetup& setup = {}) {
+  SCOPED_TRACE(::testing::PrintToString(args));
+  const bool named = std::find(args.begin(), args.end(), "-o") != args.end();
+  const std::string out = named ? "-" : testing::temp_dir("refused") + "/never.data";
+  const RunResult r = testing::run_record(concat(named ? std::vector<std::string>{"-N"}
+                                                       : std::vector<std::string>{"-N", "-o", out},
+                                                 args),
+                                          setup);
+  EXPECT_TRUE(r.exited && r.exit_code == status) << r.text();
+  const std::vector<std::string> errors = testing::lines_with(r.err, "ringsim-record: error:");
+  ASSERT_EQ(errors.size(), 1u) << r.text();
+  EXPECT_NE(errors[0].find(needle), std::string::npos) << errors[0];
+  EXPECT_FALSE(exists(out)) << "a file was left behind";
+}
+
+TEST(RecordTargets, BadEventsTasksAndCpusAreOneLineErrorsWithNoFile) {
+  const std::string no_such_task = std::to_string(pid_max());  // pids are below pid_max
+  expect_refused({"-e", "cpu-clock,bogus", "--", "true"}, kExitUsage, "unknown event \"bogus\"");
+  expect_refused({"-p", no_such_task}, kExitUsage, "-p " + no_such_task + ": no such process");
+  expect_refused({"-t", no_such_task, "--", "true"}, kExitUsage, "-t " + no_such_task + ": no such thread");
+  expect_refused({"-C", "4096", "--", "true"}, kExitUsage, "CPU 4096 is not online");
+  expect_refused({"-C", "0-4096", "--", "true"}, kExitUsage, "is not online");
+  expect_refused({"-o", "-", "--", "true"}, kExitUsage, "pipe output is not supported");
+  expect_refused({"-p", "1", "-a"}, kExitUsage, "exclude each other");
+  if (!exists("/sys/bus/event_source/devices/cpu")) {
+    expect_refused({"-e", "cpu-clock,instructions", "--", "true"}, kExitUnavailable, "no hardware PMU here?");
+  }
+}
+
+TEST(RecordTargets, AProcessWeMayNotTraceIsRefused) {
+  // A process of another user (nobody), and the recorder as root without
+  // capabilities: the kernel wants ptrace permission over the target.
+  Process other;
+  const Error e = other.start({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sleep", "30"});
+  ASSERT_TRUE(e.ok()) << e.message;
+  ASSERT_TRUE(testing::wait_until([&] {
+    struct stat st {};
+    return stat(("/proc/" + std::to_string(other.pid())).c_str(), &st) == 0 && st.st_uid == 65534;
+  }));
+  testing::ChildSetup setup;
+  setup.drop_capabilities = true;
+  expect_refused({"-p", std::to_string(other.pid()), "-e", "cpu-clock:u", "--", "true"}, kExitNoPermission,
+                 "attaching to a task of another user", setup);
+  other.signal(SIGKILL);
+}
+
+}  // namespace
+}  // namespace ringsim::real
