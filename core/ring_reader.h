@@ -19,9 +19,10 @@
 //      previous snapshot started (it has those already), stopping before it
 //      would pass one data-area size from h (older bytes are overwritten).
 //      A header that cannot start a record there (size 0 as in
-//      never-written space, below 8, unaligned, or reaching past the
-//      previous snapshot's start) means the ring is corrupt: reported,
-//      nothing of this snapshot delivered;
+//      never-written space, below 8, unaligned, reaching past the previous
+//      snapshot's start, or refused by the record walker: a LOST record too
+//      short for its fields, an AUXTRACE record) means the ring is corrupt:
+//      reported, nothing of this snapshot delivered;
 //   3. copies the records it walked oldest first, so the output is in time
 //      order, then resumes output.
 // When the walk stops before reaching the previous snapshot, the records in
@@ -211,10 +212,12 @@ class RingReader {
       mapping_.copy_out(position, std::span<std::byte>(raw, sizeof raw));
       const perf_event_header header = load_header(raw);
       // Zero: never-written space where records must be. A record crossing
-      // the previous snapshot's start cannot exist either.
-      const bool invalid = header.size < kRecordHeaderBytes ||
-                           header.size % kRecordAlignBytes != 0 ||
-                           walked + header.size > new_bytes;
+      // the previous snapshot's start cannot exist either. The walker's own
+      // checks (a LOST record too short for its fields), so that what this
+      // walk accepts the record loop's walk of the copy accepts too; and no
+      // kernel writes an AUXTRACE record (perf.data's own) into a ring.
+      const bool invalid = header_error(header, new_bytes - walked) != RecordError::none ||
+                           header.type == kRecordAuxtrace;
       if (invalid) {
         result.status = ReadStatus::record_corrupt;
         result.corrupt_at = position;

@@ -7,6 +7,7 @@
 #include "core/records.h"
 #include "core/ring_reader.h"
 #include "core/testing/direct_mapping.h"
+#include "core/testing/scripted_mapping.h"
 #include "tests/test_util.h"
 
 namespace ringsim::core {
@@ -180,6 +181,37 @@ TEST(RingReader, CopyWithoutPauseCanTear) {
     all_intact &= found;
   }
   EXPECT_FALSE(all_intact);
+}
+
+// Found by //tests/fuzz:ring_reader_fuzz (corpus entry
+// crash-backward-lost-too-small): the overwrite walk accepted a
+// PERF_RECORD_LOST of 8 bytes, which the record walker refuses, so the
+// record loop's walk of the copy failed and blamed a ring that moved
+// (snapshot_changed) instead of a corrupt header; likewise an AUXTRACE
+// header (perf.data's own type) whose data size would swallow the records
+// after it. The walk now refuses what the walker refuses.
+TEST(RingReader, SnapshotRefusesHeadersTheRecordWalkerRefuses) {
+  for (const std::uint32_t type : {std::uint32_t{PERF_RECORD_LOST}, kRecordAuxtrace}) {
+    SCOPED_TRACE(type);
+    testing::ScriptedMapping m(128, 0, false);
+    const auto put = [&](std::uint64_t position, std::uint32_t record_type, std::uint16_t size) {
+      const perf_event_header h{record_type, 0, size};
+      std::memcpy(m.data.data() + (position & 127), &h, sizeof h);
+    };
+    // Oldest first: a 40-byte record, then the bad one, newest, at head.
+    const std::uint16_t bad_size = type == PERF_RECORD_LOST ? 8 : 48;
+    m.head = 0 - 40 - bad_size;
+    put(m.head, type, bad_size);
+    put(m.head + bad_size, PERF_RECORD_SAMPLE, 40);
+    const std::uint64_t auxtrace_data = 40;  // AUXTRACE: the SAMPLE after it as its "data"
+    if (type == kRecordAuxtrace) std::memcpy(m.data.data() + ((m.head + 8) & 127), &auxtrace_data, 8);
+    RingReader<testing::ScriptedMapping> reader(m, RingMode::backward);
+    std::vector<std::byte> buffer(128);
+    const Snapshot s = reader.snapshot(buffer);
+    EXPECT_EQ(s.status, ReadStatus::record_corrupt);
+    EXPECT_EQ(s.corrupt_at, m.head);
+    EXPECT_FALSE(m.paused());
+  }
 }
 
 }  // namespace
