@@ -17,7 +17,10 @@ packages=(
   nlohmann-json3-dev
   libcli11-dev
   linux-perf           # perf itself: the tests check that it reads our files
-  python3              # scripts/function_lengths.py
+  python3              # scripts/function_lengths.py, tests/fuzz/make_seeds.py
+  clang-14             # --config=fuzz (libFuzzer targets, tests/fuzz)
+  libclang-rt-14-dev   # libFuzzer's and the sanitizers' runtimes for clang-14
+  libfuzzer-14-dev     # libFuzzer as a library (-lFuzzer), for fuzzing by hand
   universal-ctags      # function lengths (tests/function_length_test)
 )
 
