@@ -9,14 +9,14 @@ the sandbox.
 
 load("//bazel:ringsim.bzl", "ringsim_cc_test")
 
-def record_test(name, srcs, deps = []):
+def record_test(name, srcs, deps = [], data = [], size = "medium"):
     ringsim_cc_test(
         name = name,
-        size = "medium",
+        size = size,
         srcs = srcs,
         args = ["$(location //real:record)"],
         copts = ["-fno-omit-frame-pointer"],
-        data = ["//real:record"],
+        data = ["//real:record"] + data,
         tags = ["local"],
         deps = deps + [
             "//real:recorder",
