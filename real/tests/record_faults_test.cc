@@ -354,6 +354,12 @@ TEST(RecordFaults, FullDiskAtAHeaderCheckpointKeepsTheFileValidUpToItsLastHeader
     // the very first header write failed, no header covers anything.
     const Verdict v = judge(out, /*unfinished_ok=*/r.exit_code == kExitIoError);
     EXPECT_EQ(v.problem, "") << r.text();
+    // What the header does not cover is said, not counted as readable.
+    const bool warned = !testing::lines_with(r.err, "samples written (a header rewrite failed)").empty();
+    EXPECT_EQ(warned, v.samples_past_header > 0) << r.text();
+    if (warned) {
+      EXPECT_NE(r.err.find("headers cover " + std::to_string(v.samples) + " of"), std::string::npos) << r.text();
+    }
     EXPECT_LE(testing::header_data_size(out), testing::file_size(out));
     tally.add(v);
   }
