@@ -40,7 +40,7 @@ namespace ringsim::core {
 template <class S>
 concept ChunkSink = requires(S& sink, std::size_t mapping, std::uint64_t bytes,
                              const RecordCounts& counts, PositionRange range,
-                             std::uint64_t position, ReadStatus status) {
+                             std::uint64_t position, ReadStatus status, bool all_drained) {
   // A buffer for one chunk of `mapping`, at least that ring's data size.
   // May wait (for a control block to complete). An empty span means the
   // sink has stopped on an error; the loop then stops.
@@ -64,9 +64,13 @@ concept ChunkSink = requires(S& sink, std::size_t mapping, std::uint64_t bytes,
   // References the sink holds on the mapping (writes in flight).
   { sink.references(mapping) } -> std::same_as<std::uint32_t>;
 
-  // End of a poll round: check completions, mark a finished round. Returns 0
-  // or -errno.
-  { sink.end_round() } -> std::same_as<int>;
+  // End of a poll round: check completions, mark a finished round. A round
+  // may be marked finished (PERF_RECORD_FINISHED_ROUND) only if
+  // `all_drained`: every ring still read was read up to the head it loaded
+  // in this round. Otherwise a later round could bring records older than
+  // what a reader of the file (perf's ordered events) flushed at the
+  // marker. Returns 0 or -errno.
+  { sink.end_round(all_drained) } -> std::same_as<int>;
 
   // Waits until nothing is in flight. Returns 0 or -errno.
   { sink.flush() } -> std::same_as<int>;
@@ -178,7 +182,10 @@ class RecordLoop {
         }
         if (polled == 0) result_.poll_timeouts++;
       }
-      const bool snapshot = mode_ == RingMode::backward && session_.take_snapshot_request();
+      // Snapshot requests serve read-only data rings and snapshot-mode AUX
+      // areas alike.
+      const bool snapshot = session_.take_snapshot_request();
+      round_drained_ = true;
       for (std::size_t i = 0; i < count; i++) {
         if (state_[i] == State::live && events_[i].hangup) state_[i] = State::hung_up;
         if (state_[i] != State::live && state_[i] != State::hung_up) continue;
@@ -189,7 +196,7 @@ class RecordLoop {
           return result_;
         }
       }
-      const int round_rc = sink_.end_round();
+      const int round_rc = sink_.end_round(round_drained_);
       if (round_rc < 0) {
         finish(LoopStatus::sink_error, -round_rc);
         return result_;
@@ -229,12 +236,16 @@ class RecordLoop {
 
   int service_ring(std::size_t i, bool read_snapshot, bool final_read, bool& drained) {
     RingReader<typename Session::Mapping>& reader = *readers_[i];
-    if (mode_ == RingMode::backward) {
-      if (!read_snapshot) return 0;
+    if (!writable(mode_)) {
+      if (!read_snapshot) {
+        round_drained_ = false;  // its records arrive in a later round
+        return 0;
+      }
       const int rc = service_snapshot(i, reader);
       drained = rc == 0 && final_read;
       return rc;
     }
+    if (mode_ == RingMode::backward_writable) return service_backward(i, reader, drained);
     bool hung_up_with_data = state_[i] == State::hung_up;
     for (std::uint32_t k = 0; k < options_.drain_chunks_max; k++) {
       PositionRange chunk;
@@ -281,7 +292,43 @@ class RecordLoop {
       const int rc = commit(i, chunk.bytes(), counts);
       if (rc < 0) return rc;
     }
-    return 0;  // more next round
+    // The chunk budget ran out: is there more, for a later round?
+    PositionRange rest;
+    const ReadStatus after = reader.available(rest);
+    if (after == ReadStatus::empty) {
+      drained = true;
+    } else if (after == ReadStatus::ready) {
+      round_drained_ = false;
+    }  // else: corrupt, reported by the next round's read
+    return 0;
+  }
+
+  // A writable backward ring: everything unread, oldest first, each round.
+  int service_backward(std::size_t i, RingReader<typename Session::Mapping>& reader, bool& drained) {
+    const std::span<std::byte> buffer = sink_.acquire(i);
+    if (buffer.empty()) return -ECANCELED;
+    VERIFY(buffer.size() >= reader.size_bytes());
+    const Snapshot read = reader.read_backward(buffer);
+    if (read.status == ReadStatus::empty) {
+      sink_.abandon(i);
+      drained = true;
+      return 0;
+    }
+    if (read.status != ReadStatus::ready) {
+      sink_.abandon(i);
+      mark_corrupt(i, PositionRange{read.corrupt_at, read.corrupt_at}, read.status, 0);
+      return 0;
+    }
+    if (state_[i] == State::hung_up) result_.hangups_with_data++;
+    RecordCounts counts;
+    const WalkResult walk = walk_records(std::span<const std::byte>(buffer.data(), read.bytes), counts);
+    if (walk.error != RecordError::none || counts.records != read.records) {
+      sink_.abandon(i);
+      mark_corrupt(i, PositionRange{read.head, read.head + read.bytes}, ReadStatus::snapshot_changed, read.bytes);
+      return 0;
+    }
+    drained = true;  // the kernel may have written more since: a later round takes it
+    return commit(i, read.bytes, counts);
   }
 
   // The AUX area of mapping i: new data every round (non-overwrite), a
@@ -332,7 +379,7 @@ class RecordLoop {
     const std::span<std::byte> buffer = sink_.acquire(i);
     if (buffer.empty()) return -ECANCELED;
     const Snapshot snapshot = reader.snapshot(buffer);
-    if (snapshot.gap.bytes() > 0) sink_.note_gap(i, snapshot.gap, snapshot.head);
+    if (snapshot.gap.bytes() > 0) sink_.note_gap(i, snapshot.gap, snapshot.gap_head);
     if (snapshot.status == ReadStatus::empty) {
       sink_.abandon(i);
       return 0;
@@ -403,7 +450,7 @@ class RecordLoop {
     }
     for (std::size_t i = 0; i < state_.size(); i++) {
       if (state_[i] == State::released) continue;
-      if (state_[i] != State::broken && mode_ == RingMode::normal) count_abandoned(*readers_[i]);
+      if (state_[i] != State::broken && writable(mode_)) count_abandoned(*readers_[i]);
       // A write still in flight (the sink could not wait for it) keeps its
       // mapping: releasing it could free memory the write still reads.
       if (sink_.references(i) != 0) {
@@ -447,6 +494,7 @@ class RecordLoop {
   std::vector<State> state_;
   std::vector<PollEvents> events_;
   std::size_t released_ = 0;
+  bool round_drained_ = true;  // this round read every ring up to the head it loaded
   LoopResult result_;
 };
 

@@ -20,6 +20,8 @@ void RingStats::add(const RingStats& other) {
   bytes_read += other.bytes_read;
   wrapped_chunks += other.wrapped_chunks;
   snapshots += other.snapshots;
+  late_writes += other.late_writes;
+  damaged_headers += other.damaged_headers;
   resume_failed += other.resume_failed;
 }
 

@@ -1,40 +1,56 @@
-// Reading one perf data ring.
+// Reading one perf data ring, in each of the four ways the kernel can map
+// and write it (core/ring_mode.h).
 //
-// Normal (non-overwrite) mode, the reader protocol:
+// normal (writable, forward), the reader protocol:
 //   1. h = load_head() (C); the ready chunk is [tail, h).
 //   2. If h - tail is larger than the data area, or h is not 8-aligned, the
-//      control page is corrupt (or the reader has fallen behind by more than
-//      the ring, which a correct kernel never allows here): report it, never
-//      copy garbage.
+//      control page is corrupt: report it, never copy garbage.
 //   3. Copy the chunk out, in two parts if it crosses the end of the area.
 //      A record's header never straddles the end (records are 8-aligned and
 //      the area is a multiple of 8); its body may.
 //   4. store_tail(h) (D): the space is the kernel's again.
 //
-// Overwrite mode with write_backward. The kernel ignores tail and writes
-// each record *below* the previous one: head is the position of the newest
-// record, and older records follow it upward. The reader:
-//   1. pauses output, so nothing moves while it walks;
-//   2. walks from h = load_head() through the record sizes up to where the
+// backward_writable (writable, write_backward): the kernel writes each
+// record below the previous one and honours the tail, so [h, tail) holds
+// the unread records, newest at h. The reader walks them up from h by
+// their sizes (any header that cannot be a record there means corruption),
+// copies them oldest first, then stores tail = h (D).
+//
+// backward (read-only, write_backward): the kernel ignores the tail and
+// overwrites the oldest records; head is the newest record's position. A
+// snapshot:
+//   1. pauses output (PAUSE_OUTPUT), so no new write begins;
+//   2. walks from h = load_head() up through the record sizes to where the
 //      previous snapshot started (it has those already), stopping before it
 //      would pass one data-area size from h (older bytes are overwritten).
 //      A header that cannot start a record there (size 0 as in
-//      never-written space, below 8, unaligned, reaching past the previous
-//      snapshot's start, or refused by the record walker: a LOST record too
-//      short for its fields, an AUXTRACE record) means the ring is corrupt:
-//      reported, nothing of this snapshot delivered;
+//      never-written space, below 8, unaligned, an unknown type, a LOST
+//      record too short for its fields, or reaching past the previous
+//      snapshot's start) is where overwriting
+//      reached (a record larger than the area wraps onto its own header):
+//      the walk stops there;
 //   3. copies the records it walked oldest first, so the output is in time
-//      order, then resumes output.
-// When the walk stops before reaching the previous snapshot, the records in
-// between were overwritten before anyone read them: the reader has fallen
-// behind. That range is reported to the sink as a gap (never filled with
-// garbage) and counted in the reader's Drops (DropCause::overwritten).
-// Corrupt rings are counted once, by the record loop.
+//      order;
+//   4. loads head again: a write that had passed its check before the pause
+//      (on another CPU, or an interrupt) may have landed meanwhile, below h,
+//      on the bytes at the top of the window, which are the oldest records
+//      it copied. Those records are dropped, never delivered;
+//   5. resumes output.
+// forward_overwrite (read-only, forward): a snapshot pauses, copies
+// [previous head, h) when it is within one area of h (else every byte of it
+// was overwritten or is unreachable: no record boundary is known past the
+// previous head), loads head again and drops the records a late write may
+// have reached, resumes.
+// Whatever was overwritten before anyone read it is reported to the sink
+// as a gap (never filled with garbage) and counted in the reader's Drops
+// (DropCause::overwritten). Corrupt rings are counted once, by the record
+// loop.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <vector>
 
@@ -60,9 +76,9 @@ enum class ReadStatus : std::uint8_t {
   empty,
   ready,
   head_unaligned,    // data_head not a multiple of 8
-  head_past_ring,    // head - tail larger than the data area (backward:
-                     // head moved up)
-  record_corrupt,    // a header in the walk is invalid (backward mode)
+  head_past_ring,    // head more than one area from the tail, or (read-only
+                     // rings) moved the wrong way
+  record_corrupt,    // a header that cannot be a record (writable rings)
   pause_failed,      // PAUSE_OUTPUT failed: the ring cannot be read safely
   snapshot_changed,  // the copy does not match the walk: the ring moved
 };
@@ -73,36 +89,36 @@ const char* to_string(ReadStatus status);
 struct RingStats {
   std::uint64_t chunks = 0;
   std::uint64_t bytes_read = 0;
-  std::uint64_t wrapped_chunks = 0;     // copies split at the end of the area
+  std::uint64_t wrapped_chunks = 0;  // copies split at the end of the area
   std::uint64_t snapshots = 0;
-  std::uint64_t resume_failed = 0;      // PAUSE_OUTPUT(0) failed
+  std::uint64_t resume_failed = 0;   // PAUSE_OUTPUT(0) failed
+  std::uint64_t late_writes = 0;     // snapshots whose head moved while paused
+  std::uint64_t damaged_headers = 0; // overwrite walks that stopped at a header overwriting reached
 
   void add(const RingStats& other);
 };
 
-// Result of a backward snapshot.
+// What a snapshot or a backward read copied.
 struct Snapshot {
   ReadStatus status = ReadStatus::empty;
-  std::uint64_t head = 0;           // the head the snapshot walked from
-  std::uint64_t bytes = 0;          // bytes copied into the destination
+  std::uint64_t head = 0;        // the head the read started from
+  std::uint64_t bytes = 0;       // bytes copied into the destination
   std::uint64_t records = 0;
-  PositionRange gap{};              // overwritten before read; empty if none
-  std::uint64_t corrupt_at = 0;     // position of the bad header, on error
+  PositionRange gap{};           // overwritten before read; empty if none
+  std::uint64_t gap_head = 0;    // the head that shows the gap overwritten (the last one loaded)
+  std::uint64_t corrupt_at = 0;  // position of the bad header, on error
 };
 
 template <RingMapping M>
 class RingReader {
  public:
   RingReader(M& mapping, RingMode mode)
-      : mapping_(mapping),
-        mode_(mode),
-        size_bytes_(mapping.data_size_bytes()),
-        mask_(size_bytes_ - 1) {
+      : mapping_(mapping), mode_(mode), size_bytes_(mapping.data_size_bytes()), mask_(size_bytes_ - 1) {
     VERIFY(size_bytes_ >= kRecordAlignBytes);
     VERIFY((size_bytes_ & mask_) == 0);
-    if (mode_ == RingMode::backward) {
+    if (mode_ != RingMode::normal) {
       // At most one record start per 8 bytes of area; allocated now, not on
-      // the snapshot path.
+      // the read path.
       walk_positions_.resize(size_bytes_ / kRecordAlignBytes);
     }
   }
@@ -111,22 +127,23 @@ class RingReader {
   std::uint64_t size_bytes() const { return size_bytes_; }
   std::uint64_t tail() const { return tail_; }
   const RingStats& stats() const { return stats_; }
-  // Overwritten gaps (backward mode).
+  // Overwritten gaps (read-only modes).
   const Drops& drops() const { return drops_; }
 
-  // Normal mode, steps 1-2: the ready chunk [tail, head).
+  // normal, steps 1-2: the ready chunk [tail, head). backward_writable: the
+  // unread range [head, tail) (for counting what is left behind).
   ReadStatus available(PositionRange& chunk) {
-    VERIFY(mode_ == RingMode::normal);
+    VERIFY(writable(mode_));
     const std::uint64_t head = mapping_.load_head();  // (C)
     if (head % kRecordAlignBytes != 0) return ReadStatus::head_unaligned;
-    const std::uint64_t ready_bytes = head - tail_;
+    const std::uint64_t ready_bytes = backward(mode_) ? tail_ - head : head - tail_;
     if (ready_bytes == 0) return ReadStatus::empty;
     if (ready_bytes > size_bytes_) return ReadStatus::head_past_ring;
-    chunk = PositionRange{tail_, head};
+    chunk = backward(mode_) ? PositionRange{head, tail_} : PositionRange{tail_, head};
     return ReadStatus::ready;
   }
 
-  // Normal mode, step 3: copies `chunk` into the front of destination.
+  // normal, step 3: copies `chunk` into the front of destination.
   void copy(const PositionRange& chunk, std::span<std::byte> destination) {
     VERIFY(mode_ == RingMode::normal);
     VERIFY(chunk.begin == tail_);
@@ -137,7 +154,7 @@ class RingReader {
     stats_.bytes_read += chunk.bytes();
   }
 
-  // Normal mode, step 4: hands [tail, end) back to the kernel.
+  // normal, step 4: hands [tail, end) back to the kernel.
   void consume(std::uint64_t end) {
     VERIFY(mode_ == RingMode::normal);
     VERIFY(end - tail_ <= size_bytes_);
@@ -146,35 +163,66 @@ class RingReader {
     mapping_.store_tail(tail_);  // (D)
   }
 
-  // Backward mode: copies the records written since the previous snapshot,
-  // oldest first, into destination (at least size_bytes() long). Pauses and
-  // resumes output around the walk unless the caller has paused already.
+  // backward_writable: copies [head, tail) oldest first into destination
+  // (at least size_bytes() long) and hands it back to the kernel.
+  Snapshot read_backward(std::span<std::byte> destination) {
+    VERIFY(mode_ == RingMode::backward_writable);
+    VERIFY(destination.size() >= size_bytes_);
+    Snapshot result;
+    PositionRange unread;
+    result.status = available(unread);
+    result.head = unread.begin;
+    if (result.status != ReadStatus::ready) return result;
+    const Walk walk = walk_up(unread.begin, unread.bytes(), false);
+    if (walk.stopped_at_bad_header || walk.end != unread.end) {
+      result.status = ReadStatus::record_corrupt;
+      result.corrupt_at = walk.end;
+      return result;
+    }
+    copy_oldest_first(walk, destination, result);
+    tail_ = unread.begin;
+    mapping_.store_tail(tail_);  // (D)
+    return result;
+  }
+
+  // Read-only modes: copies the records written since the previous
+  // snapshot, oldest first, into destination (at least size_bytes() long).
+  // Pauses and resumes output around it.
   Snapshot snapshot(std::span<std::byte> destination) {
-    VERIFY(mode_ == RingMode::backward);
+    VERIFY(!writable(mode_));
     VERIFY(destination.size() >= size_bytes_);
     Snapshot result;
     stats_.snapshots++;
-    const int pause_rc = mapping_.pause_output(true);
-    if (pause_rc != 0) {
+    if (mapping_.pause_output(true) != 0) {
       result.status = ReadStatus::pause_failed;
       return result;
     }
     const std::uint64_t head = mapping_.load_head();  // (C)
     result.head = head;
+    result.gap_head = head;
     if (head % kRecordAlignBytes != 0) {
       result.status = ReadStatus::head_unaligned;
+    } else if (mode_ == RingMode::backward) {
+      snapshot_backward(head, destination, result);
     } else {
-      walk_and_copy(head, destination, result);
+      snapshot_forward(head, destination, result);
     }
     // A failed resume leaves the event paused: the kernel counts what it
     // drops and reports it, so nothing is lost silently; the next snapshot's
     // pause tells again.
-    const int resume_rc = mapping_.pause_output(false);
-    if (resume_rc != 0) stats_.resume_failed++;
+    if (mapping_.pause_output(false) != 0) stats_.resume_failed++;
     return result;
   }
 
  private:
+  // The records found by a walk: walk_positions_[0..count), ascending
+  // positions, the last one ending at `end`.
+  struct Walk {
+    std::uint64_t count = 0;
+    std::uint64_t end = 0;
+    bool stopped_at_bad_header = false;
+  };
+
   // Copies length bytes from ring position `position` into out, in two parts
   // if the range crosses the end of the area. Returns whether it did.
   bool copy_range(std::uint64_t position, std::uint64_t length, std::byte* out) {
@@ -187,7 +235,68 @@ class RingReader {
     return true;
   }
 
-  void walk_and_copy(std::uint64_t head, std::span<std::byte> destination, Snapshot& result) {
+  // Whether `header` can be a record the kernel wrote, `room` bytes before
+  // the end of what may hold records: one the record walker accepts
+  // (core::header_error: a LOST record long enough for its fields too, so
+  // that the record loop's walk of the copy agrees with this walk), of a
+  // type the kernel writes.
+  static bool plausible(const perf_event_header& header, std::uint64_t room) {
+    return header_error(header, room) == RecordError::none && header.type != 0 &&
+           header.type < kRecordUserTypeFirst;
+  }
+
+  // Walks up from `from` through record sizes over at most `limit` bytes
+  // (and never past one area). Each step advances at least 8 bytes, so the
+  // loop has a fixed bound.
+  Walk walk_up(std::uint64_t from, std::uint64_t limit, bool stop_at_area) {
+    Walk walk;
+    walk.end = from;
+    const std::uint64_t steps_max = walk_positions_.size();
+    for (std::uint64_t step = 0; step <= steps_max; step++) {
+      const std::uint64_t walked = walk.end - from;
+      if (walked == limit) break;
+      if (walked + kRecordHeaderBytes > size_bytes_) break;  // would pass one area
+      std::byte raw[kRecordHeaderBytes];
+      mapping_.copy_out(walk.end, std::span<std::byte>(raw, sizeof raw));
+      const perf_event_header header = load_header(raw);
+      if (!plausible(header, limit - walked)) {
+        walk.stopped_at_bad_header = true;
+        break;
+      }
+      if (stop_at_area && walked + header.size > size_bytes_) break;  // partly overwritten
+      VERIFY(walk.count < walk_positions_.size());
+      walk_positions_[walk.count++] = walk.end;
+      walk.end += header.size;
+    }
+    VERIFY(walk.end - from <= size_bytes_);
+    VERIFY(walk.end - from <= limit);
+    return walk;
+  }
+
+  // Copies the walked records into destination, the highest position (the
+  // oldest, for a backward ring) first.
+  void copy_oldest_first(const Walk& walk, std::span<std::byte> destination, Snapshot& result) {
+    std::uint64_t out = 0;
+    for (std::uint64_t i = walk.count; i > 0; i--) {
+      const std::uint64_t at = walk_positions_[i - 1];
+      const std::uint64_t next = (i == walk.count) ? walk.end : walk_positions_[i];
+      VERIFY(out + (next - at) <= destination.size());
+      if (copy_range(at, next - at, destination.data() + out)) stats_.wrapped_chunks++;
+      out += next - at;
+    }
+    result.status = walk.count == 0 ? ReadStatus::empty : ReadStatus::ready;
+    result.bytes = out;
+    result.records = walk.count;
+    stats_.bytes_read += out;
+    if (walk.count > 0) stats_.chunks++;
+  }
+
+  void note_gap(Snapshot& result, PositionRange gap) {
+    result.gap = gap;
+    if (gap.bytes() > 0) drops_.add_bytes(DropCause::overwritten, gap.bytes());
+  }
+
+  void snapshot_backward(std::uint64_t head, std::span<std::byte> destination, Snapshot& result) {
     // Bytes the kernel wrote since the previous snapshot: head only moves
     // down, so a head above the previous one is corrupt.
     const std::uint64_t new_bytes = previous_head_ - head;
@@ -195,78 +304,126 @@ class RingReader {
       result.status = ReadStatus::head_past_ring;
       return;
     }
-    // Step 2: walk up from head. Each step advances by at least 8 bytes and
-    // stops within one area size, so the loop has a fixed bound.
-    const std::uint64_t steps_max = walk_positions_.size();
-    std::uint64_t position = head;
-    std::uint64_t count = 0;
-    bool reached_previous = false;
-    for (std::uint64_t step = 0; step <= steps_max; step++) {
-      const std::uint64_t walked = position - head;
-      if (walked == new_bytes) {
-        reached_previous = true;
-        break;
-      }
-      if (walked + kRecordHeaderBytes > size_bytes_) break;  // would pass one area
-      std::byte raw[kRecordHeaderBytes];
-      mapping_.copy_out(position, std::span<std::byte>(raw, sizeof raw));
-      const perf_event_header header = load_header(raw);
-      // Zero: never-written space where records must be. A record crossing
-      // the previous snapshot's start cannot exist either. The walker's own
-      // checks (a LOST record too short for its fields), so that what this
-      // walk accepts the record loop's walk of the copy accepts too; and no
-      // kernel writes an AUXTRACE record (perf.data's own) into a ring.
-      const bool invalid = header_error(header, new_bytes - walked) != RecordError::none ||
-                           header.type == kRecordAuxtrace;
-      if (invalid) {
-        result.status = ReadStatus::record_corrupt;
-        result.corrupt_at = position;
+    const Walk walk = walk_up(head, new_bytes, true);
+    if (walk.stopped_at_bad_header) stats_.damaged_headers++;
+    copy_oldest_first(walk, destination, result);
+    std::uint64_t gap_begin = walk.end;
+    // Step 4: a write that landed meanwhile reached the top of the window.
+    const std::uint64_t after = mapping_.load_head();  // (C)
+    const std::uint64_t moved = head - after;
+    if (moved > kNewBytesMax) {
+      result = Snapshot{ReadStatus::head_past_ring, head};
+      return;
+    }
+    if (moved != 0) {
+      stats_.late_writes++;
+      result.gap_head = after;
+      gap_begin = drop_oldest(walk, moved >= size_bytes_ ? 0 : size_bytes_ - moved, head, destination, result);
+    }
+    const std::uint64_t previous = previous_head_;
+    previous_head_ = head;
+    if (gap_begin != previous) note_gap(result, PositionRange{gap_begin, previous});
+  }
+
+  // Drops from destination the walked records that reach past `keep_bytes`
+  // above `base` (the oldest, first in destination). Returns the position
+  // where the kept records end.
+  std::uint64_t drop_oldest(const Walk& walk, std::uint64_t keep_bytes, std::uint64_t base,
+                            std::span<std::byte> destination, Snapshot& result) {
+    std::uint64_t kept = walk.count;
+    while (kept > 0) {
+      const std::uint64_t next = kept == walk.count ? walk.end : walk_positions_[kept];
+      if (next - base <= keep_bytes) break;
+      kept--;
+    }
+    const std::uint64_t kept_end = kept == walk.count ? walk.end : walk_positions_[kept];
+    const std::uint64_t dropped_bytes = walk.end - kept_end;
+    if (dropped_bytes == 0) return walk.end;
+    VERIFY(dropped_bytes <= result.bytes);
+    std::memmove(destination.data(), destination.data() + dropped_bytes, result.bytes - dropped_bytes);
+    result.bytes -= dropped_bytes;
+    result.records = kept;
+    stats_.bytes_read -= dropped_bytes;
+    if (kept == 0) result.status = ReadStatus::empty;
+    return kept_end;
+  }
+
+  void snapshot_forward(std::uint64_t head, std::span<std::byte> destination, Snapshot& result) {
+    const std::uint64_t new_bytes = head - previous_head_;
+    if (new_bytes > kNewBytesMax) {
+      result.status = ReadStatus::head_past_ring;
+      return;
+    }
+    const std::uint64_t from = previous_head_;
+    previous_head_ = head;
+    if (new_bytes > size_bytes_) {
+      // The oldest of it was overwritten, and no record boundary is known
+      // past `from`: all of it is lost.
+      note_gap(result, PositionRange{from, head});
+      return;
+    }
+    if (new_bytes == 0) return;
+    const Walk walk = walk_up(from, new_bytes, false);
+    if (!walk.stopped_at_bad_header) {
+      // Newest last: copy in ring order.
+      if (copy_range(from, walk.end - from, destination.data())) stats_.wrapped_chunks++;
+      result.status = ReadStatus::ready;
+      result.bytes = walk.end - from;
+      result.records = walk.count;
+      stats_.bytes_read += result.bytes;
+      stats_.chunks++;
+    }
+    // A write that landed meanwhile reached the bottom of the window:
+    // positions below after - size may hold its bytes.
+    const std::uint64_t after = mapping_.load_head();  // (C)
+    if (after - head > kNewBytesMax) {
+      result = Snapshot{ReadStatus::head_past_ring, head};
+      return;
+    }
+    if (after != head) stats_.late_writes++;
+    result.gap_head = after;
+    const std::uint64_t reached = after - from > size_bytes_ ? after - size_bytes_ - from : 0;
+    if (walk.stopped_at_bad_header) {
+      if (walk.end - from >= reached) {
+        result = Snapshot{ReadStatus::record_corrupt, head};
+        result.corrupt_at = walk.end;
         return;
       }
-      if (walked + header.size > size_bytes_) break;  // partly overwritten
-      VERIFY(count < walk_positions_.size());
-      walk_positions_[count++] = position;
-      position += header.size;
+      stats_.damaged_headers++;
+      note_gap(result, PositionRange{from, head});  // no boundary known past the damage
+      return;
     }
-    const std::uint64_t walked_bytes = position - head;
-    VERIFY(walked_bytes <= size_bytes_);
-    VERIFY(walked_bytes <= new_bytes);
-    if (!reached_previous) {
-      // The records between where the walk stopped and the previous
-      // snapshot were overwritten before anyone read them.
-      result.gap = PositionRange{position, previous_head_};
-      VERIFY(result.gap.bytes() > 0);
-      drops_.add_bytes(DropCause::overwritten, result.gap.bytes());
-    }
-    // Step 3: oldest first.
-    std::uint64_t out = 0;
-    for (std::uint64_t i = count; i > 0; i--) {
-      const std::uint64_t at = walk_positions_[i - 1];
-      const std::uint64_t next = (i == count) ? position : walk_positions_[i];
-      const std::uint64_t length = next - at;
-      VERIFY(out + length <= destination.size());
-      if (copy_range(at, length, destination.data() + out)) stats_.wrapped_chunks++;
-      out += length;
-    }
-    VERIFY(out == walked_bytes);
-    result.status = count == 0 ? ReadStatus::empty : ReadStatus::ready;
-    result.bytes = out;
-    result.records = count;
-    stats_.bytes_read += out;
-    if (count > 0) stats_.chunks++;
-    previous_head_ = head;
+    const std::uint64_t kept_from = reached == 0 ? from : drop_below(walk, from + reached, from, destination, result);
+    if (kept_from != from) note_gap(result, PositionRange{from, result.records == 0 ? head : kept_from});
+  }
+
+  // Forward: drops the walked records that start before `limit` (the
+  // first in destination). Returns where the kept ones begin.
+  std::uint64_t drop_below(const Walk& walk, std::uint64_t limit, std::uint64_t from,
+                           std::span<std::byte> destination, Snapshot& result) {
+    std::uint64_t first = 0;
+    while (first < walk.count && walk_positions_[first] - from < limit - from) first++;
+    const std::uint64_t kept_from = first == walk.count ? walk.end : walk_positions_[first];
+    const std::uint64_t dropped_bytes = kept_from - from;
+    VERIFY(dropped_bytes <= result.bytes);
+    std::memmove(destination.data(), destination.data() + dropped_bytes, result.bytes - dropped_bytes);
+    result.bytes -= dropped_bytes;
+    result.records = walk.count - first;
+    stats_.bytes_read -= dropped_bytes;
+    if (result.records == 0) result.status = ReadStatus::empty;
+    return kept_from;
   }
 
   // No run writes 2^62 bytes between two snapshots; a larger distance means
-  // head moved up.
+  // head moved the wrong way.
   static constexpr std::uint64_t kNewBytesMax = std::uint64_t{1} << 62;
 
   M& mapping_;
   const RingMode mode_;
   const std::uint64_t size_bytes_;
   const std::uint64_t mask_;
-  std::uint64_t tail_ = 0;           // normal mode: consumed up to here
-  std::uint64_t previous_head_ = 0;  // backward mode: newest record already read
+  std::uint64_t tail_ = 0;           // writable modes: consumed up to here
+  std::uint64_t previous_head_ = 0;  // read-only modes: newest byte already read
   std::vector<std::uint64_t> walk_positions_;
   RingStats stats_;
   Drops drops_;

@@ -26,7 +26,8 @@
 // The file stays valid: the header is fixed up at the end with the size of
 // the longest prefix of the data section whose writes all completed, and
 // the file is cut there. After a hard error, chunks beyond that prefix
-// (completed or not) are counted as lost to the error, records and bytes.
+// (completed or not) are counted as lost to the error, records and bytes,
+// and so is the whole prefix if the header fix-up itself fails.
 #pragma once
 
 #include <cerrno>
@@ -192,10 +193,13 @@ class TraceWriter {
   }
 
   // Between poll rounds: completions, the finished-round marker, rotation.
-  int end_round() {
+  // The marker is written only after a round that read every ring up to
+  // its head (`all_drained`, see ChunkSink); until then the bytes since the
+  // last marker add up.
+  int end_round(bool all_drained = true) {
     reap();
     if (failed()) return -stats_.error;
-    if (round_bytes_ > 0) {
+    if (round_bytes_ > 0 && all_drained) {
       round_bytes_ = 0;
       const auto& marker = finished_round_record();
       const std::uint64_t id = reserve(marker.size(), RecordCounts{});
@@ -331,6 +335,7 @@ class TraceWriter {
     c.complete = true;
     stats_.bytes_completed += c.bytes;
     while (!chunks_.empty() && chunks_.front().complete) {
+      unfixed_.add(chunks_.front().counts);
       chunks_.pop_front();
       first_chunk_id_++;
     }
@@ -522,10 +527,13 @@ class TraceWriter {
     }
     if (valid_end >= data_start) {
       const auto header = head_.header(valid_end - data_start);
-      write_sync(header, 0, "header fix-up");
+      // If the fix-up fails the header keeps its data size of 0: every
+      // record of the file is out of perf's reach, lost to the error.
+      if (write_sync(header, 0, "header fix-up") != 0) stats_.drops.add(DropCause::output_error, unfixed_);
       const int cut = disk_.truncate(valid_end);
       if (cut != 0) fail(-cut, "cutting the file to its valid prefix");
     }
+    unfixed_ = RecordCounts{};
     const int closed = disk_.close_output();
     if (closed != 0) fail(-closed, "closing the output file");
     file_open_ = false;
@@ -548,6 +556,7 @@ class TraceWriter {
   std::vector<std::uint32_t> slots_;
   std::deque<Chunk> chunks_;
   std::uint64_t first_chunk_id_ = 0;
+  RecordCounts unfixed_;  // in the open file's valid prefix, which its header does not cover yet
   std::uint64_t next_offset_ = 0;
   std::uint64_t round_bytes_ = 0;
   std::uint64_t in_flight_ = 0;

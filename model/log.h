@@ -12,7 +12,11 @@
 
 namespace ringsim::model {
 
-enum class Mode : std::uint8_t { normal, backward };
+// The ring's mapping: writable (the kernel honours data_tail) or not
+// (overwrite), forward or backward (write_backward).
+enum class Mode : std::uint8_t { normal, backward, forward_overwrite, backward_writable };
+inline bool is_writable(Mode m) { return m == Mode::normal || m == Mode::backward_writable; }
+inline bool is_backward(Mode m) { return m == Mode::backward || m == Mode::backward_writable; }
 
 // One record the kernel wrote into a ring (samples and its own LOST records).
 struct WrittenRecord {
@@ -22,6 +26,53 @@ struct WrittenRecord {
   std::uint32_t type = 0;
   std::uint64_t time_ns = 0;
   std::uint64_t lost = 0;      // PERF_RECORD_LOST: the count it reports
+  std::uint64_t event = 0;     // the id of the event that wrote it
+  // The order its bytes were copied in (nested writers copy before the
+  // writer they interrupted, which reserved space first).
+  std::uint64_t copy_seq = 0;
+  // When the outermost writer's perf_output_put_handle published data_head
+  // over it (a held or interrupted writer publishes late).
+  std::uint64_t published_ns = 0;
+};
+
+// One step of the simulated kernel on a ring, in order, for the model to
+// replay against Linux's rules (model/kernel_rules.h):
+//   begin   __perf_output_begin: a writer asks for `size` bytes (+ a LOST
+//           record of lost_size if drops are pending); the kernel writes,
+//           or drops it (full, paused, too big);
+//   end     perf_output_put_handle: the outermost handle publishes
+//           data_head and wakes the reader if the wakeup mark moved;
+//   tail    the reader stored data_tail;
+//   pause / resume   PERF_EVENT_IOC_PAUSE_OUTPUT;
+//   wake    a wakeup from the AUX area (its watermark, a truncation);
+//   poll    a poll of the ring's events: what it returned and the events'
+//           states at that moment;
+//   read    (read-only rings) the reader copied `size` bytes of the data
+//           area at `position`, with output paused or not.
+struct RingOp {
+  enum class Kind : std::uint8_t { begin, end, tail, pause, resume, poll, wake, read };
+  enum Result : std::uint8_t { written = 0, full = 1, paused = 2, too_big = 3 };
+  Kind kind = Kind::begin;
+  // begin
+  std::uint32_t size = 0;
+  std::uint32_t lost_size = 0;       // the size of the writer's LOST record
+  bool sample = false;               // PERF_RECORD_SAMPLE (counts for wakeup_events)
+  bool past_check = false;           // the writer passed the pause test earlier (a late write)
+  std::uint32_t wakeup_events = 0;   // the writer's (0 when its attr.watermark is set)
+  std::uint8_t result = written;
+  std::uint64_t position = 0;        // written: of the LOST (if any) or the record
+  std::uint64_t lost = 0;            // written: the LOST count before the record
+  // end
+  std::uint64_t head = 0;            // data_head after (the outermost publishes)
+  bool woke = false;
+  // tail: position = the tail stored
+  // poll
+  bool readable = false;
+  bool hangup = false;
+  bool per_task = false;             // the ring's events follow a task (not system-wide)
+  bool all_exited = false;           // every event of the ring has exited
+  // read: position, size, and
+  bool output_paused = false;        // output was paused while it copied
 };
 
 // One perf_aux_output_end of the simulated PMU: the PERF_RECORD_AUX it
@@ -52,16 +103,18 @@ struct AuxLog {
 };
 
 struct CpuLog {
-  std::vector<std::byte> bytes;         // every written record, in write order
-  std::vector<WrittenRecord> written;
+  std::vector<std::byte> bytes;         // every written record, in ring order
+  std::vector<WrittenRecord> written;   // in ring order (reservation order)
+  std::vector<RingOp> ops;              // the kernel's steps on this ring
   std::uint64_t samples_attempted = 0;  // samples the workload generated
   std::uint64_t dropped_full = 0;       // no room (non-overwrite)
   std::uint64_t dropped_paused = 0;     // output paused
   std::uint64_t dropped_too_big = 0;    // larger than the ring: never fits
   std::uint64_t lost_reported = 0;      // sum of `lost` over LOST records written
-  // Drops still pending when the event was disabled (stop request) with no
-  // room for a LOST record (the real kernel never reports these either), or
-  // when the run was cancelled.
+  // Drops still pending at the end: no record was written into the ring
+  // after them to carry a LOST record (the event exited, was disabled by a
+  // stop request, or the run was cancelled). Linux never reports these
+  // either (its rb->lost stays behind).
   std::uint64_t dropped_unreported = 0;
   AuxLog aux;
 
@@ -72,6 +125,7 @@ struct KernelLog {
   Mode mode = Mode::normal;
   std::uint64_t seed = 0;  // of the AUX content
   std::uint64_t ring_bytes = 0;
+  std::uint64_t watermark_bytes = 0;  // the rings' wakeup watermark (rb->watermark)
   std::vector<CpuLog> cpus;
 };
 
@@ -99,6 +153,9 @@ struct CpuOutput {
 
 struct RunOutput {
   std::vector<CpuOutput> cpus;
+  // When the writer put each PERF_RECORD_FINISHED_ROUND into its files, in
+  // order (the round after it starts later): for round_order.
+  std::vector<std::uint64_t> round_marks_ns;
 };
 
 }  // namespace ringsim::model

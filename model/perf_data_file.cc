@@ -110,33 +110,53 @@ std::string PerfDataFile::for_each_record(const std::function<void(const PerfRec
   return problem.empty() ? "" : "data section: " + problem;
 }
 
-bool PerfDataFile::cpu_of(const PerfRecord& record, std::uint32_t& cpu) const {
+bool PerfDataFile::id_of(const PerfRecord& record, std::uint64_t& id) const {
   if (attrs.empty()) return false;
-  const std::uint64_t sample_type = attrs.front().sample_type;
-  long at;
-  if (record.type == kSample) {
-    at = sample_field_offset(sample_type, kCpu);
-  } else {
-    if (!attrs.front().sample_id_all || record.type >= kTypeUserFirst) return false;
-    const long from_end = trailer_field_offset_from_end(sample_type, kCpu);
-    at = from_end < 0 ? -1 : static_cast<long>(record.size) - from_end;
+  for (const PerfAttr& a : attrs) {
+    if ((a.sample_type & kIdentifier) == 0) return false;
   }
+  if (record.type == kSample && record.size >= 16) {
+    id = load<std::uint64_t>(record.bytes.data() + 8);
+    return true;
+  }
+  if (record.type < kTypeUserFirst && record.size >= 16 && attrs.front().sample_id_all) {
+    id = load<std::uint64_t>(record.bytes.data() + record.size - 8);
+    return true;
+  }
+  return false;
+}
+
+const PerfAttr* PerfDataFile::attr_of(const PerfRecord& record) const {
+  if (attrs.size() == 1) return &attrs.front();
+  std::uint64_t id = 0;
+  if (!id_of(record, id)) return nullptr;
+  for (const PerfAttr& a : attrs) {
+    for (const std::uint64_t x : a.ids) {
+      if (x == id) return &a;
+    }
+  }
+  return nullptr;
+}
+
+// The offset of `field` (kTime or kCpu) in `record`, or -1.
+long PerfDataFile::field_offset(const PerfRecord& record, std::uint64_t field) const {
+  const PerfAttr* a = attr_of(record);
+  if (a == nullptr) return -1;
+  if (record.type == kSample) return sample_field_offset(a->sample_type, field);
+  if (!a->sample_id_all || record.type >= kTypeUserFirst) return -1;
+  const long from_end = trailer_field_offset_from_end(a->sample_type, field);
+  return from_end < 0 ? -1 : static_cast<long>(record.size) - from_end;
+}
+
+bool PerfDataFile::cpu_of(const PerfRecord& record, std::uint32_t& cpu) const {
+  const long at = field_offset(record, kCpu);
   if (at < 8 || static_cast<std::uint64_t>(at) + 4 > record.size) return false;
   cpu = load<std::uint32_t>(record.bytes.data() + at);
   return true;
 }
 
 bool PerfDataFile::time_of(const PerfRecord& record, std::uint64_t& time_ns) const {
-  if (attrs.empty()) return false;
-  const std::uint64_t sample_type = attrs.front().sample_type;
-  long at;
-  if (record.type == kSample) {
-    at = sample_field_offset(sample_type, kTime);
-  } else {
-    if (!attrs.front().sample_id_all || record.type >= kTypeUserFirst) return false;
-    const long from_end = trailer_field_offset_from_end(sample_type, kTime);
-    at = from_end < 0 ? -1 : static_cast<long>(record.size) - from_end;
-  }
+  const long at = field_offset(record, kTime);
   if (at < 8 || static_cast<std::uint64_t>(at) + 8 > record.size) return false;
   time_ns = load<std::uint64_t>(record.bytes.data() + at);
   return true;

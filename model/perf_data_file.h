@@ -38,11 +38,23 @@ struct PerfDataFile {
   // problem ("" if every record is well formed).
   std::string for_each_record(const std::function<void(const PerfRecord&)>& on_record) const;
 
-  // Fields found through the attributes' sample_type (samples) or the
+  // The event id of a record: PERF_SAMPLE_IDENTIFIER, the first field of
+  // a sample and the last of a sample_id trailer, when every attribute has
+  // it. false if the record does not carry one.
+  bool id_of(const PerfRecord& record, std::uint64_t& id) const;
+  // The attribute of the record's event (by its id; the only one if there
+  // is one), or nullptr.
+  const PerfAttr* attr_of(const PerfRecord& record) const;
+  // Fields found through the attribute's sample_type (samples) or the
   // sample_id trailer (other records, with sample_id_all). false if the
   // record does not carry it.
   bool cpu_of(const PerfRecord& record, std::uint32_t& cpu) const;
   bool time_of(const PerfRecord& record, std::uint64_t& time_ns) const;
+
+ private:
+  long field_offset(const PerfRecord& record, std::uint64_t field) const;
+
+ public:
 };
 
 // "" or the problem.

@@ -24,6 +24,11 @@ inline constexpr const char* kGapsGenuine = "gaps_genuine";
 inline constexpr const char* kAuxDelivery = "aux_delivery";
 inline constexpr const char* kAuxWakeup = "aux_wakeup";
 inline constexpr const char* kAuxTruncation = "aux_truncation";
+// The simulated kernel's own rules, replayed from its log (model/kernel_rules.h).
+inline constexpr const char* kKernelRules = "kernel_rules";
+// The perf.data files stay sortable: no record after a FINISHED_ROUND is
+// older than what a reader flushed at it.
+inline constexpr const char* kRoundOrder = "round_order";
 // The run's (sim/run.h), from the scheduler, the disk, the files and the
 // simulated kernel's own checks.
 inline constexpr const char* kLiveness = "liveness";
@@ -47,16 +52,22 @@ struct PropertyInfo {
   const char* meaning;
 };
 
-inline constexpr std::array<PropertyInfo, 18> kProperties = {{
+inline constexpr std::array<PropertyInfo, 20> kProperties = {{
     {kExactlyOnce, "every run",
      "per CPU, delivered = written, once each, byte-identical, in order, minus reported overwrite gaps"},
     {kLostAccounting, "every run", "LOST counts delivered (+ inside gaps) = reported by the kernel = dropped"},
-    {kNoTornRecords, "overwrite", "no delivered record differs from what the kernel wrote there"},
-    {kGapsGenuine, "overwrite", "a reported gap covers only records that really were overwritten"},
+    {kNoTornRecords, "read-only rings",
+     "no delivered record differs from what the kernel wrote there; the reader copied only while output was paused"},
+    {kGapsGenuine, "read-only rings", "a reported gap covers only records that were or may have been overwritten"},
     {kAuxDelivery, "runs with AUX", "delivered AUX bytes = written, once each, minus genuine snapshot gaps"},
     {kAuxWakeup, "runs with AUX", "AUX wakeups exactly where the watermark rules say"},
     {kAuxTruncation, "runs with AUX", "a TRUNCATED record woke the consumer and disabled the event"},
     {kAuxRefcount, "runs with AUX", "no writer dropped the last AUX reference or wrote an unmapped area"},
+    {kKernelRules, "every run",
+     "the simulated kernel followed Linux's rules (capacity, LOST, publishing, wakeups, hangup), replayed from its log"},
+    {kRoundOrder, "output=serial/aio",
+     "no record after a FINISHED_ROUND is older than what perf's ordered events flushed at it, unless the kernel "
+     "published it after that round began"},
     {kLiveness, "every run", "no deadlock, within the switch budget, finished within the quiet budget"},
     {kCleanFinish, "every run",
      "the loop ended normally, no ring declared corrupt, nothing left in rings; its drop counts match the oracle's"},

@@ -23,15 +23,16 @@ using DirectSession = core::testing::DirectSession<sim::SimRing>;
 
 RC_GTEST_PROP(CorruptRing, ReportedNeverLoopsNeverOverruns, ()) {
   const std::uint64_t ring_bytes = 4096u << *rc::gen::inRange(0, 3);
-  sim::KernelConfig config;
-  config.ring_bytes = ring_bytes;
+  sim::RingLayout layout;
+  layout.size_bytes = ring_bytes;
   std::vector<model::CpuLog> logs(2);
   sim::Probes probes;
   std::vector<std::unique_ptr<sim::SimRing>> rings;
+  std::vector<sim::EventAttrs> events(2);
   for (std::uint32_t cpu = 0; cpu < 2; cpu++) {
-    sim::EventIdentity identity;
-    identity.cpu = cpu;
-    rings.push_back(std::make_unique<sim::SimRing>(config, identity, logs[cpu], probes));
+    events[cpu].identity.cpu = cpu;
+    events[cpu].identity.id = 1000 + cpu;
+    rings.push_back(std::make_unique<sim::SimRing>(layout, logs[cpu], probes));
   }
   // Fill both rings with valid samples (less than a ring each).
   const auto sizes = *rc::gen::container<std::vector<std::uint32_t>>(
@@ -41,10 +42,10 @@ RC_GTEST_PROP(CorruptRing, ReportedNeverLoopsNeverOverruns, ()) {
     std::uint64_t sequence = 0;
     for (std::uint32_t size : sizes) {
       bytes.assign(size, std::byte{0});
-      sim::build_sample(bytes, rings[cpu]->identity(), sequence, sequence, 1);
+      sim::build_sample(bytes, events[cpu].identity, sequence, sequence, 1);
       sequence++;
-      if (rings[cpu]->head() + size > ring_bytes) break;
-      RC_ASSERT(rings[cpu]->output(bytes, sequence) == sim::SimRing::Output::written);
+      if (rings[cpu]->head() + size > ring_bytes - 1) break;
+      RC_ASSERT(rings[cpu]->output(events[cpu], bytes, sequence) == sim::SimRing::Output::written);
     }
     rings[cpu]->hang_up();
   }

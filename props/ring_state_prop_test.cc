@@ -3,10 +3,12 @@
 // random sequences of produce / read / consume / pause / resume /
 // event-exit, checked against a model that knows only the rules:
 //   - a record goes in if it fits (with a LOST record first when drops are
-//     pending), else it is dropped and counted; paused output drops;
+//     pending) with at least one byte left free, else it is dropped and
+//     counted; paused output drops;
 //   - a read returns exactly the records between tail and head, in order,
 //     byte for byte; a consume gives their space back;
-//   - every drop is reported by a LOST record, with the exact count.
+//   - every drop is reported by a LOST record, with the exact count, or is
+//     still pending (an exit does not wait for room).
 // And for overwrite (write_backward) rings: a snapshot returns exactly the
 // records written since the previous snapshot that lie within one ring of
 // head, oldest first, and reports the rest as one overwritten gap.
@@ -85,16 +87,16 @@ struct Model {
 // One ring and the core's reader over it, in either mode.
 struct Sut {
   Sut(std::uint64_t ring_bytes, RingMode mode = RingMode::normal) {
-    config.ring_bytes = ring_bytes;
-    config.mode = mode;
-    sim::EventIdentity identity;
-    identity.id = 1000;
-    ring = std::make_unique<SimRing>(config, identity, log, probes);
+    layout.size_bytes = ring_bytes;
+    layout.mode = mode;
+    event.identity.id = 1000;
+    ring = std::make_unique<SimRing>(layout, log, probes);
     mapping = std::make_unique<core::testing::DirectMapping<sim::SimRing>>(*ring);
     reader = std::make_unique<core::RingReader<core::testing::DirectMapping<sim::SimRing>>>(*mapping, mode);
     buffer.resize(ring_bytes);
   }
-  sim::KernelConfig config;
+  sim::RingLayout layout;
+  sim::EventAttrs event;
   model::CpuLog log;
   sim::Probes probes;
   std::unique_ptr<SimRing> ring;
@@ -114,7 +116,7 @@ struct Produce : Command {
   void apply(Model& m) const override {
     m.next_sequence++;
     const std::uint64_t need = size + (m.lost_pending > 0 ? kLost : 0);
-    if (m.paused || size > m.ring_bytes || m.used + need > m.ring_bytes) {
+    if (m.paused || m.used + need > m.ring_bytes - 1) {
       m.lost_pending++;
       m.dropped++;
       return;
@@ -129,7 +131,7 @@ struct Produce : Command {
   }
   void run(const Model& m, Sut& s) const override {
     const std::vector<std::byte> bytes = sample_bytes(size, m.next_sequence);
-    const SimRing::Output out = s.ring->output(bytes, m.next_sequence);
+    const SimRing::Output out = s.ring->output(s.event, bytes, m.next_sequence);
     const Model after = nextState(m);
     RC_ASSERT((out == SimRing::Output::written) == (after.dropped == m.dropped));
     RC_ASSERT(s.ring->head() - s.ring->tail() == after.used);
@@ -192,28 +194,16 @@ struct Pause : Command {
   void show(std::ostream& os) const override { os << (paused ? "Pause" : "Resume"); }
 };
 
-// The event exits: the kernel reports pending drops if it can (the
-// simulated kernel waits for room; here the command is only chosen when
-// there is room), then hangs up. The reader must still drain.
+// The event exits: pending drops stay pending (nothing waits for room to
+// report them), the ring hangs up, the reader must still drain.
 struct Exit : Command {
-  void checkPreconditions(const Model& m) const override {
-    RC_PRE(!m.exited);
-    RC_PRE(m.lost_pending == 0 || (!m.paused && m.used + kLost <= m.ring_bytes));
-  }
-  void apply(Model& m) const override {
-    if (m.lost_pending > 0) {
-      m.in_ring.push_back(Expected{true, m.lost_pending, static_cast<std::uint32_t>(kLost)});
-      m.reported += m.lost_pending;
-      m.used += kLost;
-      m.lost_pending = 0;
-    }
-    m.exited = true;
-  }
+  void checkPreconditions(const Model& m) const override { RC_PRE(!m.exited); }
+  void apply(Model& m) const override { m.exited = true; }
   void run(const Model& m, Sut& s) const override {
-    RC_ASSERT(s.ring->flush_lost(m.next_sequence));
     s.ring->hang_up();
     RC_ASSERT(s.ring->hung_up());
     RC_ASSERT(s.log.lost_reported == nextState(m).reported);
+    RC_ASSERT(s.ring->lost_pending() == nextState(m).lost_pending);
   }
   void show(std::ostream& os) const override { os << "Exit"; }
 };
@@ -261,7 +251,7 @@ struct BackProduce : BackCommand {
   }
   void run(const BackModel& m, BackSut& s) const override {
     const std::vector<std::byte> bytes = sample_bytes(size, m.next_sequence);
-    RC_ASSERT(s.ring->output(bytes, m.next_sequence) == SimRing::Output::written);
+    RC_ASSERT(s.ring->output(s.event, bytes, m.next_sequence) == SimRing::Output::written);
     RC_ASSERT(s.ring->head() == nextState(m).head);
   }
   void show(std::ostream& os) const override { os << "Produce(" << size << ")"; }

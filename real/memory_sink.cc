@@ -77,7 +77,7 @@ std::uint64_t MemorySink::committed_samples(std::size_t mapping) const {
   return mapping_samples_[mapping].load(std::memory_order_relaxed);
 }
 
-int MemorySink::end_round() {
+int MemorySink::end_round(bool) {
   rounds_.fetch_add(1, std::memory_order_relaxed);
   return 0;
 }

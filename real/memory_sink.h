@@ -55,7 +55,7 @@ class MemorySink {
   void note_gap(std::size_t mapping, core::PositionRange gap, std::uint64_t head);
   void note_corrupt(std::size_t mapping, core::PositionRange at, core::ReadStatus status);
   std::uint32_t references(std::size_t mapping) const;
-  int end_round();
+  int end_round(bool all_drained);
   int flush() { return 0; }
 
   std::size_t mapping_count() const { return outputs_.size(); }

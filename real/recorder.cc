@@ -198,8 +198,8 @@ int RecorderSink::commit(std::size_t mapping, std::uint64_t bytes, const core::R
   return writer_.commit(mapping, bytes, counts);
 }
 
-int RecorderSink::end_round() {
-  const int rc = writer_.end_round();
+int RecorderSink::end_round(bool all_drained) {
+  const int rc = writer_.end_round(all_drained);
   if (rc < 0) return rc;
   if (writer_.file_index() != file_index_) {
     // A new file: it needs the synthesized records too; its header has not
@@ -516,8 +516,7 @@ void Recording::print_files(const FileStats& back) const {
   for (const std::string& p : disk_->paths()) files += (files.empty() ? "" : ", ") + p;
   print_line("wrote " + std::to_string(back.files) + " file(s): " + (files.empty() ? "none" : files) + ", " +
              std::to_string(back.file_bytes) + " bytes (data sections " + std::to_string(back.data_bytes) + " bytes)");
-  const std::uint64_t samples_written = ws.records.samples - cut.samples;
-  print_line("samples written: " + std::to_string(samples_written));
+  print_line("samples written: " + std::to_string(ws.records.samples - cut.samples));
   print_line("records lost: " + std::to_string(ws.records.lost_sum - cut.lost_sum) + " (sum of " +
              std::to_string(ws.records.lost_records - cut.lost_records) + " PERF_RECORD_LOST records)");
   char metric[512];
@@ -529,12 +528,6 @@ void Recording::print_files(const FileStats& back) const {
                 static_cast<unsigned long long>(back.loss.records.lost_sum));
   print_line(metric);
   if (!back.problem.empty()) print_line("warning: reading the output back: " + back.problem);
-  if (back.problem.empty() && back.loss.records.samples < samples_written) {
-    // The final header fix-up failed (EIO, or a full disk that refuses even
-    // a rewrite in place): the file holds more than its header says.
-    print_line("warning: the files' headers cover " + std::to_string(back.loss.records.samples) + " of the " +
-               std::to_string(samples_written) + " samples written (a header rewrite failed): readers see only those");
-  }
 }
 
 // What the recorder itself dropped, once, by cause (core/drops.h): the

@@ -87,7 +87,7 @@ class RecorderSink {
     writer_.note_corrupt(mapping, at, status);
   }
   std::uint32_t references(std::size_t mapping) const { return writer_.references(mapping); }
-  int end_round();
+  int end_round(bool all_drained);
   int flush() { return writer_.flush(); }
 
   // Rewrites the header now if the complete prefix grew.

@@ -31,7 +31,7 @@ void build_aux_record(std::span<std::byte> out, std::uint64_t id, std::uint32_t 
   std::byte* p = out.data();
   perf_event_header header{};
   header.type = PERF_RECORD_AUX;
-  header.misc = PERF_RECORD_MISC_KERNEL;
+  header.misc = 0;  // as the kernel writes it
   header.size = kAuxRecordBytes;
   std::memcpy(p, &header, 8);
   std::memcpy(p + 8, &offset, 8);

@@ -69,7 +69,8 @@ struct Totals {
   std::uint64_t decisions = 0;
   std::uint64_t determinism_checked = 0;
   std::uint64_t determinism_passed = 0;
-  std::uint64_t mode_runs[2] = {0, 0};
+  std::uint64_t mode_runs[4] = {0, 0, 0, 0};  // by core::RingMode
+  std::uint64_t scope_runs[2] = {0, 0};       // task, system-wide
   std::uint64_t output_runs[3] = {0, 0, 0};  // memory, serial, aio
   // The writer and the disk.
   std::uint64_t file_bytes = 0;
@@ -160,7 +161,8 @@ void add_kernel_figures(Totals& t, const RunResult& r) {
   t.virtual_ns += r.virtual_ns;
   t.switches += r.switches;
   t.decisions += r.decisions;
-  t.mode_runs[r.config.mode == core::RingMode::normal ? 0 : 1]++;
+  t.mode_runs[static_cast<std::size_t>(r.config.mode)]++;
+  t.scope_runs[r.config.scope == Scope::task ? 0 : 1]++;
   t.lost_time_ns += r.loss.lost_time_ns;
   t.elapsed_ns += r.loss.last_time_ns - r.loss.first_time_ns;
   if (r.loss.lost_sum > 0) t.runs_with_loss++;
@@ -369,7 +371,11 @@ nlohmann::json summary_json(const CampaignOptions& options, const Totals& t, dou
   j["fiber_switches"] = t.switches;
   j["decisions"] = t.decisions;
   j[model::kDeterminism] = {{"checked", t.determinism_checked}, {"identical", t.determinism_passed}};
-  j["modes"] = {{"normal", t.mode_runs[0]}, {"backward", t.mode_runs[1]}};
+  j["modes"] = {{"normal", t.mode_runs[0]},
+                {"backward", t.mode_runs[1]},
+                {"forward_overwrite", t.mode_runs[2]},
+                {"backward_writable", t.mode_runs[3]}};
+  j["scopes"] = {{"task", t.scope_runs[0]}, {"system_wide", t.scope_runs[1]}};
   j["outputs"] = {{"memory", t.output_runs[0]}, {"serial", t.output_runs[1]}, {"aio", t.output_runs[2]}};
   j["files"] = {{"count", t.files}, {"bytes", t.file_bytes}, {"writes_completed", t.writes_completed}};
   j["disk_faults"] = {{"short_writes", t.disk.short_writes},   {"eagain", t.disk.eagain_single},
@@ -409,7 +415,9 @@ void print_summary(std::ostream& out, const CampaignOptions& options, const Tota
   out << "  wall time        " << seconds(wall_s) << " (" << std::fixed << std::setprecision(0)
       << (wall_s > 0 ? t.runs / wall_s : 0) << " runs/s)\n";
   out << "  virtual time     " << seconds(static_cast<double>(t.virtual_ns) / 1e9) << " simulated\n";
-  out << "  modes            " << t.mode_runs[0] << " normal, " << t.mode_runs[1] << " overwrite (write_backward)\n";
+  out << "  modes            " << t.mode_runs[0] << " normal, " << t.mode_runs[1] << " backward overwrite, "
+      << t.mode_runs[2] << " forward overwrite, " << t.mode_runs[3] << " backward writable; " << t.scope_runs[0]
+      << " per-task, " << t.scope_runs[1] << " system-wide\n";
   out << "  samples          " << with_commas(t.samples) << " generated\n";
   out << "  records          " << with_commas(t.records_written) << " written into rings, "
       << with_commas(t.records_delivered) << " delivered\n";

@@ -58,6 +58,8 @@ double median(std::vector<double> v) {
 RunConfig base_config(std::uint64_t seed, const Overrides& overrides) {
   RunConfig base = random_config(seed);
   base.mode = ringsim::core::RingMode::normal;
+  base.scope = Scope::task;
+  base.endless = 0;
   base.snapshot_interval_ns = 0;
   base.stop_at_ns = 0;
   base.disk_eio_per_million = 0;

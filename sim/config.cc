@@ -30,9 +30,11 @@ const char* to_string(Output output) {
   return "unknown";
 }
 
+const char* to_string(Scope scope) { return scope == Scope::task ? "task" : "system_wide"; }
+
 void set_mode(RunConfig& c, core::RingMode mode) {
   c.mode = mode;
-  if (mode == core::RingMode::normal && c.aux_overwrite == 0) c.snapshot_interval_ns = 0;
+  if (core::writable(mode) && c.aux_overwrite == 0) c.snapshot_interval_ns = 0;
 }
 
 void clear_aux(RunConfig& c) {
@@ -46,7 +48,7 @@ void clear_aux(RunConfig& c) {
   c.aux_gap_ns_max = defaults.aux_gap_ns_max;
   c.aux_transaction_ns = defaults.aux_transaction_ns;
   c.aux_partial_per_million = defaults.aux_partial_per_million;
-  if (c.mode == core::RingMode::normal) c.snapshot_interval_ns = 0;
+  if (core::writable(c.mode)) c.snapshot_interval_ns = 0;
 }
 
 void set_output(RunConfig& c, Output output) {
@@ -85,7 +87,7 @@ void set_mutant(RunConfig& c, Mutant mutant, bool keep_mode_and_output) {
       c.aux_gap_ns_max = 2'000;
       c.copy_interrupt_per_million = 500'000;
       c.copy_ns_per_kib = std::max<std::uint64_t>(c.copy_ns_per_kib, 2'000);
-      if (c.snapshot_interval_ns != 0 && c.mode == core::RingMode::normal) c.snapshot_interval_ns = 0;
+      if (c.snapshot_interval_ns != 0 && core::writable(c.mode)) c.snapshot_interval_ns = 0;
       break;
     case Mutant::shared_offset:
     case Mutant::reuse_buffer:
@@ -113,8 +115,14 @@ std::string validate_rules(const RunConfig& c) {
   if (c.snapshot_interval_ns != 0 && c.snapshot_interval_ns < 1'000) {
     return "snapshot_interval_ns: must be 0 or at least 1000";
   }
-  if (c.snapshot_interval_ns != 0 && c.mode != core::RingMode::backward && c.aux_overwrite == 0) {
-    return "snapshot_interval_ns: snapshots need mode=backward or aux_overwrite=1";
+  if (c.snapshot_interval_ns != 0 && core::writable(c.mode) && c.aux_overwrite == 0) {
+    return "snapshot_interval_ns: snapshots need a read-only mode (backward, forward_overwrite) or aux_overwrite=1";
+  }
+  if (c.wakeup_events != 0 && c.wakeup_watermark_bytes != 0) {
+    return "wakeup_events: a union with wakeup_watermark_bytes in perf_event_attr: give one of them";
+  }
+  if ((c.scope == Scope::system_wide || c.endless != 0) && c.stop_at_ns == 0) {
+    return "stop_at_ns: system-wide or endless events never end by themselves: give a stop request";
   }
   if (c.aux_pages != 0 && (c.aux_pages & (c.aux_pages - 1)) != 0) {
     return "aux_pages: " + std::to_string(c.aux_pages) + " is not a power of two";

@@ -31,6 +31,11 @@ enum class Mutant : std::uint8_t {
   aux_early_tail,     // AUX: stores aux_tail = aux_head before copying the data
 };
 
+// Whom the events follow: a task (they exit with it: POLLHUP) or every
+// task on their CPU (system-wide: they never hang up; a stop ends the
+// recording).
+enum class Scope : std::uint8_t { task, system_wide };
+
 // Where the record loop's output goes.
 enum class Output : std::uint8_t {
   memory,  // an in-memory sink (the ring path alone)
@@ -39,6 +44,7 @@ enum class Output : std::uint8_t {
 };
 const char* to_string(Output output);
 const char* to_string(Mutant mutant);
+const char* to_string(Scope scope);
 
 struct RunConfig {
   std::uint64_t seed = 1;
@@ -53,6 +59,12 @@ struct RunConfig {
   std::uint64_t gap_ns_max = 20'000;         // 0..1 s
   std::uint32_t burst_per_million = 20'000;  // 0..1,000,000
   std::uint32_t burst_records_max = 64;      // 1..100,000
+  std::uint32_t events_per_cpu = 1;          // sampling events sharing a CPU's ring
+  std::uint32_t sideband = 0;                // 1: a dummy event writes side-band records
+  Scope scope = Scope::task;
+  std::uint32_t endless = 0;                 // 1: producers run until a stop request
+  std::uint32_t nest_per_million = 0;        // a writer interrupted by another
+  std::uint32_t late_write_per_million = 0;  // a writer held between its check and its copy
   // Consumer.
   std::uint64_t poll_timeout_ns = 10'000'000;    // 1 us..10 s
   std::uint64_t syscall_ns = 1'000;              // 0..1 ms
@@ -70,6 +82,7 @@ struct RunConfig {
   // Output and the simulated disk.
   Output output = Output::memory;
   std::uint32_t cblocks = 2;                        // 1..4 (aio)
+  std::uint32_t eagain_attempts_max = 16;           // 1..64: refused submits before a synchronous write
   std::uint64_t rotate_bytes = 0;                   // 0: one file; else 4096..2^40
   std::uint32_t disk_queue_depth = 8;               // 1..64
   std::uint64_t disk_latency_ns_min = 20'000;       // 0..1 s

@@ -1,41 +1,35 @@
-// The simulated perf kernel: per-CPU events, each with a data ring that a
-// producer fiber fills with records.
+// The simulated perf kernel: per CPU, a data ring (sim/ring.h) shared by
+// the CPU's events, and a producer fiber that writes the workload into it.
 //
-// Behaviour model (what the real kernel does that this one reproduces):
-//   - Positions are free-running u64 byte counts; the data area is a power
-//     of two; a record is 8-aligned, so its header never straddles the end
-//     of the area, but its body may (probe wrap_inside_record).
-//   - Non-overwrite mode: a record that does not fit (head - tail + size >
-//     area) is dropped and counted; a record larger than the whole area
-//     never fits. When a later record fits together with a LOST record, the
-//     kernel writes PERF_RECORD_LOST {id, lost} first, then the record, in
-//     one reservation. Nothing is dropped without being counted.
-//   - Overwrite mode (read-only mapping, write_backward): tail is ignored;
-//     each record is written below the previous one and head is the newest
-//     record's position. While output is paused (PAUSE_OUTPUT) records are
-//     dropped and counted, and reported by a LOST record after resume.
-//   - Wakeups: every wakeup_events records, and whenever the bytes written
-//     pass the wakeup mark by more than the watermark (then the mark moves
-//     up by one watermark; a watermark of 0 means half the area). A wakeup
-//     makes poll return POLLIN once. When the event exits, poll returns
-//     POLLHUP; data may still be in the ring.
-//   - Deliberate difference: the real kernel can leave a drop count
-//     unreported when nothing is written after the last drop. This kernel
-//     waits at exit, in virtual time and with a bound, for room to write the
-//     final LOST record, so every drop is reported (probe
-//     lost_flushed_at_exit); if the reader never makes room the run fails
-//     its liveness check. A stop request disables every event at once, as
-//     the real recorder does: then a pending count is reported only if a
-//     LOST record fits, else logged as unreported (the real kernel never
-//     reports it either).
+// The events of a CPU (1..3 sampling events, the first owning the ring and
+// the others redirected to it with PERF_EVENT_IOC_SET_OUTPUT, and with
+// `sideband` a dummy event writing COMM, MMAP2, FORK, SWITCH, THROTTLE and
+// EXIT records) follow a task (per_task: they exit with it and poll then
+// returns POLLHUP, alone) or are system-wide (they never exit: only a stop
+// request ends the recording). The ring's rules (capacity, LOST, wakeups,
+// pause, nesting) are sim/ring.h's, checked by the model from the log.
 //
-// What the workload varies: the time between records (with bursts of
-// back-to-back records) and record sizes (mixes from small to larger than
-// the ring), drawn from a stream of its own per CPU, a function of the seed
-// alone (the same records whatever the schedule, faults or output); and
-// where the producer yields to the reader (from the run's decisions). A record is written atomically with respect to the
-// reader's fiber; the reader's own copy, though, can be interrupted
-// (see SimMapping::copy_out), which is where torn reads come from.
+// What the workload varies: the time between records (with bursts), which
+// event writes and record sizes (mixes from small to larger than the ring),
+// drawn from a stream of its own per CPU, a function of the seed alone (the
+// same records whatever the schedule, faults or output); where the producer
+// yields to the reader, and the interruptions of Linux's writers, from the
+// run's decisions:
+//   - nest_per_million: a writer interrupted by the next record of its
+//     CPU, either before it reserves (the interrupting record lands first
+//     with a later timestamp: ring order is not time order) or after (the
+//     interrupting writer reserves behind it and only the outermost
+//     publishes data_head);
+//   - late_write_per_million: a writer held between its checks and its
+//     copy, while the reader may pause the ring: the record lands after
+//     PAUSE_OUTPUT returned.
+// With `endless`, producers keep producing until a stop request. A stop
+// disables every event at once (no POLLHUP); an exit does not wait for
+// room to report drops: drops still pending when no record follows them
+// stay unreported, as on Linux. A record is written atomically with
+// respect to the reader's fiber unless a late write splits it; the
+// reader's own copy can be interrupted (see SimMapping::copy_out), which
+// is where torn reads come from.
 #pragma once
 
 #include <cstddef>
@@ -47,6 +41,7 @@
 #include "core/ring_mode.h"
 #include "model/log.h"
 #include "sim/aux.h"
+#include "sim/ring.h"
 #include "sim/probes.h"
 #include "sim/sample.h"
 #include "sim/scheduler.h"
@@ -60,92 +55,31 @@ struct KernelConfig {
   std::uint32_t cpus = 1;
   std::uint64_t ring_bytes = 4096;
   core::RingMode mode = core::RingMode::normal;
-  std::uint32_t wakeup_events = 0;           // 0: watermark only
-  std::uint64_t wakeup_watermark_bytes = 0;  // 0: half the ring
-  std::uint32_t records_per_cpu = 100;
+  std::uint32_t wakeup_events = 0;           // 0: none; ignored with a watermark
+  std::uint64_t wakeup_watermark_bytes = 0;  // >0: attr.watermark = 1 (a union with wakeup_events)
+  std::uint32_t records_per_cpu = 100;       // with endless: the records a CPU makes at most
+  bool endless = false;                      // producers run until a stop request
+  bool per_task = true;                      // events follow a task (POLLHUP at exit) or are system-wide
+  std::uint32_t events_per_cpu = 1;          // sampling events sharing a CPU's ring (1..3)
+  bool sideband = false;                     // a dummy event writes side-band records
+  std::uint32_t nest_per_million = 0;        // a writer interrupted by the next record
+  std::uint32_t late_write_per_million = 0;  // a writer held between its check and its copy
   SizeMix size_mix = SizeMix::small;
   std::uint64_t gap_ns_max = 10'000;         // time between records in [0, max]
   std::uint32_t burst_per_million = 0;       // chance a burst starts after a record
   std::uint32_t burst_records_max = 1;
   std::uint64_t payload_seed = 0;
-  std::uint64_t exit_flush_timeout_ns = 10'000'000'000;
   AuxConfig aux;  // size_bytes 0: no AUX areas
   bool operator==(const KernelConfig&) const = default;
 };
 
-// One event's ring as the kernel sees it. Plain logic, no fibers: the
-// stateful properties drive it directly.
-class SimRing {
- public:
-  enum class Output : std::uint8_t { written, dropped_full, dropped_paused, dropped_too_big };
-
-  SimRing(const KernelConfig& config, const EventIdentity& identity, model::CpuLog& log, Probes& probes);
-
-  // Writes one record as the kernel would. Returns what happened.
-  Output output(std::span<const std::byte> record, std::uint64_t now_ns);
-  // Exit path: writes the pending LOST record alone if it fits. Returns
-  // whether nothing is pending afterwards.
-  bool flush_lost(std::uint64_t now_ns);
-  std::uint64_t lost_pending() const { return lost_pending_; }
-
-  // Reader side.
-  std::uint64_t data_size_bytes() const { return data_.size(); }
-  core::RingMode mode() const { return mode_; }
-  std::uint64_t head() const { return head_; }
-  std::uint64_t tail() const { return tail_; }
-  void store_tail(std::uint64_t tail);
-  std::span<const std::byte> data() const { return data_; }
-  // Test hook: the bytes of the data area, to corrupt the ring on purpose.
-  std::span<std::byte> data_for_test() { return data_; }
-  void set_head_for_test(std::uint64_t head) { head_ = head; }
-  void set_paused(bool paused) { paused_ = paused; }
-  bool paused() const { return paused_; }
-  // Overwrite mode: the head a paused reader saw (for the
-  // overwrite_unread probe).
-  void note_reader_head(std::uint64_t head) { reader_head_ = head; reader_head_known_ = true; }
-
-  // Poll state.
-  bool take_wakeup();
-  void raise_wakeup() { wakeup_pending_ = true; }
-  bool wakeup_pending() const { return wakeup_pending_; }
-  void hang_up();
-  bool hung_up() const { return hung_up_; }
-  // Stop request: nothing more is written. A pending drop count is
-  // reported now if a LOST record fits, else logged as unreported.
-  void disable(std::uint64_t now_ns);
-  bool disabled() const { return disabled_; }
-  // End of a cancelled run: a pending count can no longer be reported.
-  void abandon_pending();
-  // Bytes the reader has not taken yet (normal mode), or written since the
-  // last snapshot (overwrite mode).
-  bool holds_unread_data() const;
-
-  const EventIdentity& identity() const { return identity_; }
-
- private:
-  void write_record(std::span<const std::byte> record, std::uint64_t now_ns, std::uint64_t lost);
-  void count_wakeup(std::uint64_t bytes);
-
-  const core::RingMode mode_;
-  const EventIdentity identity_;
-  const std::uint32_t wakeup_events_;
-  const std::uint64_t watermark_bytes_;
-  model::CpuLog& log_;
-  Probes& probes_;
-  std::vector<std::byte> data_;
-  std::uint64_t head_ = 0;
-  std::uint64_t tail_ = 0;
-  std::uint64_t bytes_written_ = 0;
-  std::uint64_t wakeup_mark_ = 0;
-  std::uint64_t events_since_wakeup_ = 0;
-  std::uint64_t lost_pending_ = 0;
-  std::uint64_t reader_head_ = 0;
-  bool reader_head_known_ = false;
-  bool paused_ = false;
-  bool hung_up_ = false;
-  bool disabled_ = false;
-  bool wakeup_pending_ = false;
-  std::byte lost_scratch_[kLostBytes];
+// An event of the simulated kernel.
+struct SimEvent {
+  enum class State : std::uint8_t { enabled, disabled, exited };
+  EventAttrs attrs;
+  State state = State::enabled;
+  bool sideband = false;  // the dummy event: side-band records only
+  std::uint64_t sequence = 0;
 };
 
 // All CPUs: rings, producer fibers, and the queues the reader waits on.
@@ -158,18 +92,30 @@ class Kernel {
 
   std::size_t cpus() const { return rings_.size(); }
   SimRing& ring(std::size_t cpu) { return *rings_[cpu]; }
+  // The events writing into cpu's ring; the first owns it.
+  std::vector<SimEvent>& events(std::size_t cpu) { return events_[cpu]; }
+  // poll of cpu's ring, as the session sees it: POLLHUP once every event
+  // of a per-task ring exited (alone), else the pending wakeup.
+  void poll(std::size_t cpu, bool& readable, bool& hangup);
+  // Every event of cpu's ring exited.
+  bool exited(std::size_t cpu) const;
   const KernelConfig& config() const { return config_; }
 
   // The reader's poll waits here; wakeups and hangups notify it.
   WaitQueue& poll_queue() { return poll_queue_; }
   // Notified whenever an event exits or events are disabled.
   WaitQueue& exit_queue() { return exit_queue_; }
-  // Called after the reader stores a tail (room appeared).
-  void space_freed() { space_queue_.notify_all(); }
-  // Stop request: every event is disabled at once (SimRing::disable) and
-  // the producers exit.
+  // Stop request: every event is disabled and the producers stop; nothing
+  // more is written (drops still pending stay unreported). Like
+  // PERF_EVENT_IOC_DISABLE, which runs on the event's CPU after a write in
+  // progress there, it returns once no write is in progress (it waits for
+  // a held writer, bounded by the run's cancellation).
   void disable_all();
-  std::size_t exited() const { return exited_; }
+  bool disabled() const { return disabled_; }
+  // End of the run: drops no record will ever report.
+  void abandon_pending();
+  // CPUs whose workload is over (their per-task events exited).
+  std::size_t done_cpus() const { return done_; }
 
   // AUX areas (sim/aux.h).
   bool has_aux() const { return config_.aux.size_bytes > 0; }
@@ -184,31 +130,61 @@ class Kernel {
   void aux_set_enabled(std::size_t cpu, bool enabled);
   // munmap of the AUX area.
   void aux_unmap(std::size_t cpu);
-  bool all_exited() const { return exited_ == rings_.size(); }
+  // Every CPU's workload is over.
+  bool all_done() const { return done_ == rings_.size(); }
   std::uint64_t last_exit_ns() const { return last_exit_ns_; }
 
  private:
+  // One record of the workload, drawn but not yet written.
+  struct Planned {
+    std::size_t event = 0;
+    std::uint32_t type = 0;
+    std::uint32_t size = 0;
+    std::uint64_t gap_ns = 0;
+  };
+  Planned plan(std::size_t cpu, DecisionSource& workload, std::uint32_t& burst_left);
+  void build(std::size_t cpu, const Planned& p, std::vector<std::byte>& out);
+  // Writes `p`, or (interrupted) the next planned record first or inside
+  // it. Returns the records of the workload written (1 or 2).
+  std::uint32_t emit(std::size_t cpu, const Planned& p, DecisionSource& workload, std::uint32_t& burst_left,
+                     std::uint32_t left);
+  void write(std::size_t cpu, const Planned& p, std::span<const std::byte> record);
+  void finish_workload(std::size_t cpu);
   void produce(std::size_t cpu);
-  // Writes one record into cpu's ring, tracing what happened.
-  SimRing::Output output(std::size_t cpu, std::span<const std::byte> record);
+  // Writes one record into cpu's ring at once, tracing what happened.
+  SimRing::Output output(std::size_t cpu, std::size_t event, std::span<const std::byte> record);
+  SimRing::Handle begin(std::size_t cpu, std::size_t event, std::span<const std::byte> record,
+                        bool past_pause_check = false);
+  void finish(std::size_t cpu, const SimRing::Handle& h, std::span<const std::byte> record);
   void aux_produce(std::size_t cpu);
   void aux_drop_reference(std::size_t cpu, bool by_writer);
-  std::uint32_t draw_size(DecisionSource& workload);
-  void exit_event(std::size_t cpu);
+  bool writes_in_progress() const;
+  std::uint32_t draw_size(DecisionSource& workload, std::size_t event);
+  // Bounds of the interruptions' virtual durations.
+  static constexpr std::uint64_t kInterruptNsMax = 2'000;
+  static constexpr std::uint64_t kLateWriteNsMax = 50'000;
+  // One held writer in 16 is held much longer: a vCPU its hypervisor
+  // preempted in the middle of the write (perf's "Timestamp below last
+  // timeslice flush" on virtual machines).
+  static constexpr std::uint64_t kPreemptedWriteNsMax = 2'000'000;
 
   Scheduler& scheduler_;
   const KernelConfig config_;
   model::KernelLog& log_;
   Probes& probes_;
   std::vector<std::unique_ptr<SimRing>> rings_;
+  std::vector<std::vector<SimEvent>> events_;
+  std::vector<std::vector<std::byte>> scratch_;  // per CPU: the record in hand
+  std::vector<std::vector<std::byte>> inner_;    // per CPU: the one that interrupts it
   std::vector<std::unique_ptr<SimAux>> auxes_;
   std::vector<bool> aux_done_;
   WaitQueue aux_done_queue_;
   WaitQueue poll_queue_;
-  WaitQueue space_queue_;
   WaitQueue exit_queue_;
+  WaitQueue writes_queue_;  // notified when a write in progress ends
+  std::uint32_t writers_held_ = 0;  // writers past their checks, not yet done
   bool disabled_ = false;
-  std::size_t exited_ = 0;
+  std::size_t done_ = 0;
   std::uint64_t last_exit_ns_ = 0;
 };
 

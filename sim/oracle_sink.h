@@ -30,7 +30,7 @@ class OracleSink {
   void note_gap(std::size_t mapping, core::PositionRange gap, std::uint64_t head);
   void note_corrupt(std::size_t mapping, core::PositionRange at, core::ReadStatus status);
   std::uint32_t references(std::size_t mapping) const;
-  int end_round() { return 0; }
+  int end_round(bool) { return 0; }
   int flush() { return 0; }
 
  private:

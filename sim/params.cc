@@ -61,13 +61,18 @@ std::vector<Param> kernel_rows() {
        .shrink = {RS_HALVE(ring_pages, 1)},
        .route = [](const RunConfig& c, RunPlan& p) { p.kernel.ring_bytes = c.ring_bytes(); },
        .goes_to = "KernelConfig::ring_bytes, the writer's buffer size"},
-      {.name = "mode", .help = "ring mode", .choices = {"normal", "backward"}, RS_FIELD(mode),
+      {.name = "mode", .help = "how the rings are mapped and written (writable or not, forward or backward)",
+       .choices = {"normal", "backward", "forward_overwrite", "backward_writable"}, RS_FIELD(mode),
        .draw = [](DrawState& s, RunConfig& c) {
-         c.mode = s.d().draw(4) == 0 ? core::RingMode::backward : core::RingMode::normal;
+         const std::uint64_t m = s.d().draw(8);
+         c.mode = m < 2    ? core::RingMode::backward
+                  : m == 2 ? core::RingMode::forward_overwrite
+                  : m == 3 ? core::RingMode::backward_writable
+                           : core::RingMode::normal;
        },
        .no_shrink = "the mode decides which properties apply: a failure in one mode is another bug in the other",
        .route = RS_ROUTE(mode, p.kernel.mode),
-       .goes_to = "KernelConfig::mode, the record loop's mode"},
+       .goes_to = "KernelConfig::mode (the rings' mapping and direction), the record loop's mode"},
       {.name = "size_mix", .help = "record sizes", .choices = {"small", "mixed", "large", "huge"}, RS_FIELD(size_mix),
        .draw = [](DrawState& s, RunConfig& c) {
          const std::uint64_t mix = s.d().draw(10);
@@ -95,18 +100,20 @@ std::vector<Param> workload_rows() {
                   }},
        .route = RS_ROUTE(records_per_cpu, p.kernel.records_per_cpu),
        .goes_to = "KernelConfig::records_per_cpu"},
-      {.name = "wakeup_events", .help = "wakeup every N records (0: watermark only)", .min = 0, .max = 100'000,
+      {.name = "wakeup_events", .help = "wakeup every N samples (0: by bytes; a union with wakeup_watermark_bytes)", .min = 0, .max = 100'000,
        RS_FIELD(wakeup_events),
        .draw = [](DrawState& s, RunConfig& c) {
-         c.wakeup_events = s.d().draw(2) == 0 ? 0 : static_cast<std::uint32_t>(s.d().between(1, 64));
+         c.wakeup_events = s.d().draw(3) == 0 ? static_cast<std::uint32_t>(s.d().between(1, 64)) : 0;
        },
        .shrink = {RS_TO_ZERO(wakeup_events)},
        .route = RS_ROUTE(wakeup_events, p.kernel.wakeup_events),
        .goes_to = "KernelConfig::wakeup_events"},
-      {.name = "wakeup_watermark_bytes", .help = "wakeup watermark (0: half the ring)", .min = 0, .max = 64 * kPageBytes,
+      {.name = "wakeup_watermark_bytes", .help = "wakeup watermark, bytes (sets attr.watermark; 0: half the ring)", .min = 0, .max = 64 * kPageBytes,
        RS_FIELD(wakeup_watermark_bytes),
+       // A union with wakeup_events in perf_event_attr (attr.watermark).
        .draw = [](DrawState& s, RunConfig& c) {
-         c.wakeup_watermark_bytes = s.d().draw(2) == 0 ? 0 : 8 * s.d().between(1, c.ring_bytes() / 8);
+         c.wakeup_watermark_bytes =
+             c.wakeup_events == 0 && s.d().draw(2) == 0 ? 8 * s.d().between(1, c.ring_bytes() / 8) : 0;
        },
        .shrink = {RS_TO_ZERO(wakeup_watermark_bytes)},
        .route = RS_ROUTE(wakeup_watermark_bytes, p.kernel.wakeup_watermark_bytes),
@@ -135,7 +142,56 @@ std::vector<Param> workload_rows() {
        .shrink = {RS_TO(burst_records_max, 1)},
        .route = RS_ROUTE(burst_records_max, p.kernel.burst_records_max),
        .goes_to = "KernelConfig::burst_records_max"},
+
   };
+}
+
+// The events sharing each ring, whom they follow, and the interruptions
+// of their writers.
+std::vector<Param> event_rows() {
+  return {
+      {.name = "events_per_cpu", .help = "sampling events per CPU, sharing its ring (SET_OUTPUT)", .min = 1, .max = 3,
+       RS_FIELD(events_per_cpu),
+       .draw = [](DrawState& s, RunConfig& c) {
+         c.events_per_cpu = s.d().draw(3) == 0 ? static_cast<std::uint32_t>(s.d().between(2, 3)) : 1;
+       },
+       .shrink = {RS_TO(events_per_cpu, 1)},
+       .route = RS_ROUTE(events_per_cpu, p.kernel.events_per_cpu),
+       .goes_to = "KernelConfig::events_per_cpu"},
+      {.name = "sideband", .help = "1: a dummy event writes COMM, MMAP2, FORK, SWITCH, THROTTLE and EXIT records",
+       .min = 0, .max = 1, RS_FIELD(sideband),
+       .draw = [](DrawState& s, RunConfig& c) { c.sideband = s.d().draw(3) == 0 ? 1 : 0; },
+       .shrink = {RS_TO_ZERO(sideband)},
+       .route = [](const RunConfig& c, RunPlan& p) { p.kernel.sideband = c.sideband != 0; },
+       .goes_to = "KernelConfig::sideband"},
+      {.name = "scope", .help = "whom the events follow: a task (POLLHUP at its exit) or the whole system (never)",
+       .choices = {"task", "system_wide"}, RS_FIELD(scope),
+       .draw = [](DrawState& s, RunConfig& c) { c.scope = s.d().draw(5) == 0 ? Scope::system_wide : Scope::task; },
+       .shrink = {RS_TO(scope, Scope::task)},
+       .route = [](const RunConfig& c, RunPlan& p) { p.kernel.per_task = c.scope == Scope::task; },
+       .goes_to = "KernelConfig::per_task"},
+      {.name = "endless", .help = "1: producers keep producing until a stop request", .min = 0, .max = 1,
+       RS_FIELD(endless),
+       .draw = [](DrawState& s, RunConfig& c) { c.endless = s.d().draw(6) == 0 ? 1 : 0; },
+       .shrink = {RS_TO_ZERO(endless)},
+       .route = [](const RunConfig& c, RunPlan& p) { p.kernel.endless = c.endless != 0; },
+       .goes_to = "KernelConfig::endless"},
+      {.name = "nest_per_million", .help = "chance a writer is interrupted by another writer on its ring", .min = 0,
+       .max = 1'000'000, RS_FIELD(nest_per_million),
+       .draw = [](DrawState& s, RunConfig& c) {
+         c.nest_per_million = s.d().draw(2) == 0 ? static_cast<std::uint32_t>(s.d().between(0, 30'000)) : 0;
+       },
+       .shrink = {RS_TO_ZERO(nest_per_million)},
+       .route = RS_ROUTE(nest_per_million, p.kernel.nest_per_million),
+       .goes_to = "KernelConfig::nest_per_million"},
+      {.name = "late_write_per_million", .help = "chance a writer is held between its checks and its copy", .min = 0,
+       .max = 1'000'000, RS_FIELD(late_write_per_million),
+       .draw = [](DrawState& s, RunConfig& c) {
+         c.late_write_per_million = s.d().draw(2) == 0 ? static_cast<std::uint32_t>(s.d().between(0, 50'000)) : 0;
+       },
+       .shrink = {RS_TO_ZERO(late_write_per_million)},
+       .route = RS_ROUTE(late_write_per_million, p.kernel.late_write_per_million),
+       .goes_to = "KernelConfig::late_write_per_million"},  };
 }
 
 std::vector<Param> consumer_rows() {
@@ -163,11 +219,11 @@ std::vector<Param> consumer_rows() {
 std::vector<Param> request_rows() {
   return {
       {.name = "snapshot_interval_ns",
-       .help = "snapshot every ns (0: at hangup and stop only; needs mode=backward or aux_overwrite=1)",
+       .help = "snapshot every ns (0: at hangup and stop only; needs a read-only mode or aux_overwrite=1)",
        .min = 0, .max = 10 * kS, RS_FIELD(snapshot_interval_ns),
        .draw = [](DrawState& s, RunConfig& c) {
          c.snapshot_interval_ns =
-             c.mode == core::RingMode::backward && s.d().draw(4) != 0 ? s.d().between(10'000, kMs) : 0;
+             !core::writable(c.mode) && s.d().draw(4) != 0 ? s.d().between(10'000, kMs) : 0;
        },
        // Runs with a snapshot-mode AUX area get a second chance.
        .draw_after = [](DrawState& s, RunConfig& c) {
@@ -181,9 +237,11 @@ std::vector<Param> request_rows() {
       {.name = "stop_at_ns", .help = "stop request at this virtual time (0: none)", .min = 0, .max = 3600 * kS,
        RS_FIELD(stop_at_ns),
        .draw = [](DrawState& s, RunConfig& c) {
-         c.stop_at_ns = s.d().draw(10) == 0 ? s.d().between(1'000, 2 * kMs) : 0;
+         // System-wide and endless events end only on a stop request.
+         const bool needed = c.scope == Scope::system_wide || c.endless != 0;
+         c.stop_at_ns = needed || s.d().draw(10) == 0 ? s.d().between(1'000, 2 * kMs) : 0;
        },
-       .shrink = {RS_TO_ZERO(stop_at_ns)},
+       .shrink = {RS_TO_ZERO(stop_at_ns)},  // refused by validate() where a stop is needed
        .route = RS_ROUTE(stop_at_ns, p.stop_at_ns),
        .goes_to = "the run's stopper fiber"},
       {.name = "drain_chunks_max", .help = "chunks read per ring per round", .min = 1, .max = 64,
@@ -229,11 +287,8 @@ std::vector<Param> scheduling_rows() {
        .draw = [](DrawState&, RunConfig& c) { c.quiet_budget_ns = 10 * kS; },
        .fixed = "10 s of virtual time in every run: far more than a correct consumer needs",
        .no_shrink = kBudget,
-       .route = [](const RunConfig& c, RunPlan& p) {
-         p.quiet_budget_ns = c.quiet_budget_ns;
-         p.kernel.exit_flush_timeout_ns = c.quiet_budget_ns;
-       },
-       .goes_to = "the run's watchdog, KernelConfig::exit_flush_timeout_ns"},
+       .route = RS_ROUTE(quiet_budget_ns, p.quiet_budget_ns),
+       .goes_to = "the run's watchdog"},
       {.name = "switches_max", .help = "fiber switch budget", .min = 1'000, .max = 1'000'000'000,
        RS_FIELD(switches_max),
        .draw = [](DrawState&, RunConfig& c) { c.switches_max = 2'000'000; },
@@ -265,6 +320,17 @@ std::vector<Param> output_rows() {
        .shrink = {RS_TO(cblocks, 1)},
        .route = RS_ROUTE(cblocks, p.writer.cblocks),
        .goes_to = "WriterOptions::cblocks, the disk's slots"},
+      {.name = "eagain_attempts_max",
+       .help = "writer: submits refused with EAGAIN before it writes the chunk synchronously (output=aio)", .min = 1,
+       .max = 64, RS_FIELD(eagain_attempts_max),
+       .draw = [](DrawState& s, RunConfig& c) {
+         // The default backs off for about 70 ms in all, longer than most
+         // runs' fault phase: one run in four gives up after a few tries.
+         c.eagain_attempts_max = s.d().draw(4) == 0 ? static_cast<std::uint32_t>(s.d().between(1, 4)) : 16;
+       },
+       .shrink = {RS_TO(eagain_attempts_max, 1)},
+       .route = RS_ROUTE(eagain_attempts_max, p.writer.eagain_attempts_max),
+       .goes_to = "WriterOptions::eagain_attempts_max"},
       {.name = "rotate_bytes", .help = "switch output files after this many data bytes (0: never)", .min = 0,
        .max = std::uint64_t{1} << 40, RS_FIELD(rotate_bytes),
        .draw = [](DrawState& s, RunConfig& c) {
@@ -504,7 +570,7 @@ std::vector<Param> aux_transaction_rows() {
 
 std::vector<Param> build_table() {
   std::vector<Param> table;
-  for (auto rows : {kernel_rows(), workload_rows(), consumer_rows(), request_rows(), scheduling_rows(), output_rows(),
+  for (auto rows : {kernel_rows(), workload_rows(), event_rows(), consumer_rows(), request_rows(), scheduling_rows(), output_rows(),
                     disk_fault_rows(),
                     disk_error_rows(), aux_rows(), aux_transaction_rows()}) {
     for (Param& p : rows) table.push_back(std::move(p));

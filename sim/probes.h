@@ -16,7 +16,6 @@ namespace ringsim::sim {
   X(record_never_fits, "kernel dropped a record larger than the ring")                     \
   X(paused_drop, "kernel dropped a record while output was paused")                        \
   X(lost_emitted, "kernel wrote a PERF_RECORD_LOST")                                       \
-  X(lost_flushed_at_exit, "kernel waited at exit for room to report drops")                \
   X(overwrite_unread, "kernel overwrote a record no snapshot had read (overwrite mode)")   \
   X(wakeup_events, "wakeup after wakeup_events records")                                   \
   X(wakeup_watermark, "wakeup after wakeup_watermark bytes")                               \
@@ -50,7 +49,22 @@ namespace ringsim::sim {
   X(aux_output_stop, "AUX: output stopped with a transaction open")                        \
   X(aux_snapshot, "AUX: the reader took a snapshot")                                       \
   X(aux_overwritten, "AUX: a snapshot found data overwritten before it was read")          \
-  X(aux_wrapped, "AUX: the reader copied across the end of the area")
+  X(aux_wrapped, "AUX: the reader copied across the end of the area")                        \
+  X(nested_writer, "a writer interrupted another on its ring: only the outermost published")  \
+  X(time_inversion, "a record landed after a newer one (its writer was interrupted first)")  \
+  X(late_write_after_pause, "a write past its check landed after PAUSE_OUTPUT returned")       \
+  X(round_order_kernel_late, "perf would take a record out of order: the kernel published it late") \
+  X(lost_with_sideband, "a PERF_RECORD_LOST was carried by a side-band record")               \
+  X(lost_id_other_event, "a PERF_RECORD_LOST carried another event's id than the dropper's")   \
+  X(oversize_overwrite, "a record larger than the area went into a read-only ring")           \
+  X(lost_unreported_at_end, "drops pending when the ring's events ended: never reported")      \
+  X(sideband_record, "the kernel wrote a side-band record (COMM, MMAP2, FORK, EXIT, ...)")     \
+  X(shared_ring_write, "an event wrote into another event's ring (SET_OUTPUT)")               \
+  X(hangup_per_task, "POLLHUP: every per-task event of a ring exited")                        \
+  X(stop_without_hangup, "the recording ended on a stop request with no POLLHUP")             \
+  X(snapshot_late_writer, "reader: head moved during a snapshot; the oldest records dropped") \
+  X(forward_overwrite_read, "reader: a forward read-only ring read by snapshot")              \
+  X(backward_writable_read, "reader: a writable backward ring read and its tail stored")
 
 enum class Probe : std::uint8_t {
 #define RINGSIM_PROBE_ENUM(name, text) name,

@@ -1,6 +1,7 @@
 // A ChunkSink wrapper that forwards everything to the sink it wraps and
-// also notes the reader's overwrite gaps and corrupt rings in the run's
-// output, where the oracle reads them.
+// also notes the reader's overwrite gaps and corrupt rings, and when each
+// finished-round marker was written, in the run's output, where the oracle
+// and the file checks read them.
 #pragma once
 
 #include "core/record_loop.h"
@@ -33,7 +34,12 @@ class RecordingSink {
     inner_.note_corrupt(m, at, status);
   }
   std::uint32_t references(std::size_t m) const { return inner_.references(m); }
-  int end_round() { return inner_.end_round(); }
+  int end_round(bool all_drained) {
+    const std::uint64_t marked = inner_.stats().rounds_marked;
+    const int rc = inner_.end_round(all_drained);
+    if (inner_.stats().rounds_marked != marked) output_.round_marks_ns.push_back(scheduler_.now_ns());
+    return rc;
+  }
   int flush() { return inner_.flush(); }
 
  private:

@@ -5,6 +5,7 @@
 #include <cerrno>
 
 #include "core/verify.h"
+#include "model/kernel_rules.h"
 #include "sim/kernel.h"
 #include "sim/mutants.h"
 #include "sim/oracle_sink.h"
@@ -47,17 +48,6 @@ std::uint64_t hash_output(const model::RunOutput& output) {
   return digest;
 }
 
-core::PerfDataHead sim_head(std::uint32_t cpus) {
-  core::EventDescription event;
-  event.attr.type = PERF_TYPE_SOFTWARE;
-  event.attr.config = PERF_COUNT_SW_CPU_CLOCK;
-  event.attr.sample_type = kSampleType;
-  event.attr.sample_period = 1;
-  event.attr.sample_id_all = 1;
-  for (std::uint32_t cpu = 0; cpu < cpus; cpu++) event.ids.push_back(1000 + cpu);
-  return core::PerfDataHead({event});
-}
-
 bool is_disk_mutant(Mutant m) {
   return m == Mutant::shared_offset || m == Mutant::reuse_buffer || m == Mutant::eagain_busy_loop ||
          m == Mutant::error_resubmit;
@@ -79,7 +69,7 @@ class Run {
  public:
   Run(const RunConfig& config, DecisionSource& decisions, std::vector<TraceEvent>* events)
       : config_(config),
-        head_(sim_head(config.cpus)),
+        head_(sim_head(plan_run(config).kernel)),
         plan_(plan_with_disk(config, head_)),
         decisions_(decisions),
         scheduler_(decisions, plan_.limits),
@@ -105,9 +95,8 @@ class Run {
       if (plan_.snapshot_interval_ns > 0) scheduler_.spawn("snapshots", [&] { snapshots(); });
       if (plan_.stop_at_ns > 0) scheduler_.spawn("stopper", [&] { stopper(); });
     });
-    if (scheduler_.cancelled()) {
-      for (std::size_t cpu = 0; cpu < kernel_.cpus(); cpu++) kernel_.ring(cpu).abandon_pending();
-    }
+    // Drops no record reported by the end stay unreported (as on Linux).
+    kernel_.abandon_pending();
     collect_output();
     count_figures();
     check_properties();
@@ -195,7 +184,7 @@ class Run {
   // holds the consumer to the quiet budget.
   void watchdog() {
     for (int i = 0; i < 1'000'000; i++) {
-      if (kernel_.all_exited() || session_.stop_requested() || consumer_done_) break;
+      if (kernel_.all_done() || session_.stop_requested() || consumer_done_) break;
       if (kernel_.exit_queue().wait() == Wake::cancelled) return;
     }
     quiet_ = true;
@@ -242,7 +231,8 @@ class Run {
     model::PerfDataFile output_file;
     if (to_disk()) {
       const bool finished = consumer_done_ && !scheduler_.cancelled() && result_.writer.error == 0;
-      OutputFiles files = read_output_files(disk_, config_.cpus, finished);
+      OutputFiles files = read_output_files(disk_, plan_.kernel, finished, result_.log, result_.output.round_marks_ns);
+      result_.probes.hit(Probe::round_order_kernel_late, files.published_late);
       for (std::size_t cpu = 0; cpu < config_.cpus; cpu++) {
         result_.output.cpus[cpu].bytes = std::move(files.output.cpus[cpu].bytes);
         result_.output.cpus[cpu].aux = std::move(files.output.cpus[cpu].aux);
@@ -253,9 +243,10 @@ class Run {
       result_.disk = disk_.stats();
       run_level_.insert(run_level_.end(), disk_.violations().begin(), disk_.violations().end());
       run_level_.insert(run_level_.end(), files.violations.begin(), files.violations.end());
+      run_level_.insert(run_level_.end(), files.order_violations.begin(), files.order_violations.end());
       output_file = std::move(files.combined);
     } else {
-      output_file = memory_output_file(result_.output);
+      output_file = memory_output_file(result_.output, plan_.kernel);
     }
     model::loss_stats(output_file, result_.loss);
   }
@@ -282,15 +273,23 @@ class Run {
     r.probes.hit(Probe::writer_sync_fallback, r.writer.eagain_sync_fallbacks);
     r.probes.hit(Probe::writer_waited_cblock, r.writer.waits_for_cblock);
     r.probes.hit(Probe::output_switch, r.writer.files > 1 ? r.writer.files - 1 : 0);
+    r.probes.hit(Probe::snapshot_late_writer, r.loop.ring.late_writes);
+    const bool reads = r.loop.ring.chunks > 0;
+    if (reads && config_.mode == core::RingMode::forward_overwrite) r.probes.hit(Probe::forward_overwrite_read);
+    if (reads && config_.mode == core::RingMode::backward_writable) r.probes.hit(Probe::backward_writable_read);
+    if (r.loop.status == core::LoopStatus::stopped && config_.scope == Scope::system_wide) {
+      r.probes.hit(Probe::stop_without_hangup);
+    }
   }
 
   // The properties this run checks (for pass counts).
   void list_properties() {
     result_.properties = model::oracle_properties(result_.log.mode, config_.aux_pages > 0);
     if (config_.aux_pages > 0) result_.properties.push_back(kAuxRefcount);
-    for (const char* p : {kLiveness, kCleanFinish, kReleaseSafety}) result_.properties.push_back(p);
+    for (const char* p : {model::kKernelRules, kLiveness, kCleanFinish, kReleaseSafety}) result_.properties.push_back(p);
     if (to_disk()) {
-      for (const char* p : {kFileValid, kNoOverlap, kBufferStable, kFlushBeforeSwitch, kHardErrorHandled}) {
+      for (const char* p : {kFileValid, model::kRoundOrder, kNoOverlap, kBufferStable, kFlushBeforeSwitch,
+                            kHardErrorHandled}) {
         result_.properties.push_back(p);
       }
     }
@@ -310,6 +309,8 @@ class Run {
     for (std::size_t cpu = 0; cpu < kernel_.cpus() && config_.aux_pages > 0; cpu++) {
       for (const std::string& v : kernel_.aux(cpu).violations) run_level_.push_back(model::Violation{kAuxRefcount, v});
     }
+    const std::vector<model::Violation> rules = model::check_kernel_rules(result_.log);
+    run_level_.insert(run_level_.end(), rules.begin(), rules.end());
     std::vector<model::Violation>& out = result_.violations;
     if (scheduler_.cancelled()) {
       out.push_back(model::Violation{kLiveness, scheduler_.cancel_reason()});

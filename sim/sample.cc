@@ -1,6 +1,7 @@
 #include "sim/sample.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "core/verify.h"
@@ -10,10 +11,10 @@ namespace {
 
 void put(std::byte* at, const void* value, std::size_t size) { std::memcpy(at, value, size); }
 
-void put_header(std::byte* at, std::uint32_t type, std::uint16_t size) {
+void put_header(std::byte* at, std::uint32_t type, std::uint16_t misc, std::uint16_t size) {
   perf_event_header header{};
   header.type = type;
-  header.misc = PERF_RECORD_MISC_KERNEL;
+  header.misc = misc;
   header.size = size;
   put(at, &header, sizeof header);
 }
@@ -25,51 +26,133 @@ std::uint64_t mix(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// The sample_id trailer at the end of a record of `size` bytes.
+void put_trailer(std::byte* record, std::size_t size, const EventIdentity& e, std::uint64_t time_ns) {
+  std::byte* t = record + size - trailer_bytes(e.layout);
+  put(t, &e.pid, 4);
+  put(t + 4, &e.tid, 4);
+  put(t + 8, &time_ns, 8);
+  if (e.layout == RecordLayout::a) {
+    const std::uint32_t reserved = 0;
+    put(t + 16, &e.cpu, 4);
+    put(t + 20, &reserved, 4);
+  }
+  put(record + size - 8, &e.id, 8);
+}
+
 }  // namespace
 
 void build_sample(std::span<std::byte> out, const EventIdentity& event, std::uint64_t time_ns,
                   std::uint64_t sequence, std::uint64_t payload_seed) {
   const std::size_t size = out.size();
-  VERIFY(size >= kSampleBytesMin);
+  VERIFY(size >= sample_bytes_min(event.layout));
   VERIFY(size <= kSampleBytesMax);
   VERIFY(size % 8 == 0);
   std::byte* p = out.data();
-  put_header(p, PERF_RECORD_SAMPLE, static_cast<std::uint16_t>(size));
+  put_header(p, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL, static_cast<std::uint16_t>(size));
   put(p + 8, &event.id, 8);
   put(p + 16, &event.pid, 4);
   put(p + 20, &event.tid, 4);
   put(p + 24, &time_ns, 8);
-  const std::uint32_t reserved = 0;
-  put(p + kSampleCpuOffset, &event.cpu, 4);
-  put(p + 36, &reserved, 4);
-  const std::uint32_t raw_size = static_cast<std::uint32_t>(size - 44);
+  if (event.layout == RecordLayout::a) {
+    const std::uint32_t reserved = 0;
+    put(p + kSampleCpuOffset, &event.cpu, 4);
+    put(p + 36, &reserved, 4);
+  }
+  const std::uint32_t head = sample_head_bytes(event.layout);
+  const std::uint32_t raw_size = static_cast<std::uint32_t>(size - head);
   VERIFY((raw_size + 4) % 8 == 0);
-  put(p + 40, &raw_size, 4);
-  // raw: sequence, then a stream derived from (seed, cpu, sequence).
-  std::byte* raw = p + 44;
+  put(p + head - 4, &raw_size, 4);
+  // raw: sequence, then a stream derived from (seed, event, sequence).
+  std::byte* raw = p + head;
   put(raw, &sequence, 4);
-  std::uint64_t state = mix(payload_seed ^ (std::uint64_t{event.cpu} << 56) ^ sequence);
+  std::uint64_t state = mix(payload_seed ^ (std::uint64_t{event.cpu} << 56) ^ (event.id << 40) ^ sequence);
   for (std::size_t offset = 4; offset < raw_size; offset += 8) {
     state = mix(state);
     put(raw + offset, &state, std::min<std::size_t>(8, raw_size - offset));
   }
 }
 
-void build_lost(std::span<std::byte> out, const EventIdentity& event, std::uint64_t time_ns,
-                std::uint64_t lost) {
-  VERIFY(out.size() == kLostBytes);
+void build_lost(std::span<std::byte> out, const EventIdentity& event, std::uint64_t time_ns, std::uint64_t lost) {
+  VERIFY(out.size() == lost_bytes(event.layout));
   VERIFY(lost > 0);
   std::byte* p = out.data();
-  put_header(p, PERF_RECORD_LOST, kLostBytes);
+  put_header(p, PERF_RECORD_LOST, 0, static_cast<std::uint16_t>(out.size()));
   put(p + 8, &event.id, 8);
   put(p + 16, &lost, 8);
-  put(p + 24, &event.pid, 4);
-  put(p + 28, &event.tid, 4);
-  put(p + 32, &time_ns, 8);
-  const std::uint32_t reserved = 0;
-  put(p + kLostCpuOffset, &event.cpu, 4);
-  put(p + 44, &reserved, 4);
-  put(p + 48, &event.id, 8);
+  put_trailer(p, out.size(), event, time_ns);
+}
+
+std::uint32_t sideband_bytes(std::uint32_t type, RecordLayout layout) {
+  const std::uint32_t trailer = trailer_bytes(layout);
+  switch (type) {
+    case PERF_RECORD_COMM: return 24 + trailer;
+    case PERF_RECORD_FORK:
+    case PERF_RECORD_EXIT:
+    case PERF_RECORD_THROTTLE:
+    case PERF_RECORD_UNTHROTTLE: return 32 + trailer;
+    case PERF_RECORD_SWITCH: return 8 + trailer;
+    case PERF_RECORD_MMAP2: return 88 + trailer;
+    default: break;
+  }
+  VERIFY_MSG(false, "not a side-band record type of the simulated kernel");
+  return 0;
+}
+
+void build_sideband(std::span<std::byte> out, std::uint32_t type, const EventIdentity& e, std::uint64_t time_ns,
+                    std::uint64_t sequence) {
+  const std::size_t size = sideband_bytes(type, e.layout);
+  VERIFY(out.size() == size);
+  std::memset(out.data(), 0, size);
+  std::byte* p = out.data();
+  std::uint16_t misc = 0;
+  if (type == PERF_RECORD_MMAP2) misc = PERF_RECORD_MISC_USER;
+  if (type == PERF_RECORD_SWITCH) misc = (sequence & 1) ? PERF_RECORD_MISC_SWITCH_OUT : 0;
+  put_header(p, type, misc, static_cast<std::uint16_t>(size));
+  const std::uint32_t parent = e.pid > 1 ? e.pid - 1 : 1;
+  switch (type) {
+    case PERF_RECORD_COMM: {
+      put(p + 8, &e.pid, 4);
+      put(p + 12, &e.tid, 4);
+      char name[16] = {};
+      const int n = std::snprintf(name, sizeof name, "task-%llu", static_cast<unsigned long long>(sequence % 100000));
+      VERIFY(n > 0);
+      put(p + 16, name, sizeof name);
+      break;
+    }
+    case PERF_RECORD_FORK:
+    case PERF_RECORD_EXIT:
+      put(p + 8, &e.pid, 4);
+      put(p + 12, &parent, 4);
+      put(p + 16, &e.tid, 4);
+      put(p + 20, &parent, 4);
+      put(p + 24, &time_ns, 8);
+      break;
+    case PERF_RECORD_THROTTLE:
+    case PERF_RECORD_UNTHROTTLE:
+      put(p + 8, &time_ns, 8);
+      put(p + 16, &e.id, 8);
+      put(p + 24, &e.id, 8);
+      break;
+    case PERF_RECORD_MMAP2: {
+      const std::uint64_t address = 0x400000 + (sequence % 4096) * 0x1000, length = 0x1000, pgoff = 0;
+      put(p + 8, &e.pid, 4);
+      put(p + 12, &e.tid, 4);
+      put(p + 16, &address, 8);
+      put(p + 24, &length, 8);
+      put(p + 32, &pgoff, 8);
+      const std::uint32_t prot = 5, flags = 2;
+      put(p + 64, &prot, 4);
+      put(p + 68, &flags, 4);
+      char name[16] = {};
+      std::snprintf(name, sizeof name, "/lib/m%llu.so", static_cast<unsigned long long>(sequence % 1000));
+      put(p + 72, name, sizeof name);
+      break;
+    }
+    default:
+      break;
+  }
+  put_trailer(p, size, e, time_ns);
 }
 
 }  // namespace ringsim::sim

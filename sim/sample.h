@@ -1,15 +1,29 @@
 // The records the simulated kernel writes, laid out exactly as the real
-// kernel lays them out for an event with
-//   sample_type = IDENTIFIER | TID | TIME | CPU | RAW, sample_id_all = 1.
+// kernel lays them out for the events it simulates. Two layouts of
+// sample_type, both with sample_id_all = 1 and PERF_SAMPLE_IDENTIFIER first
+// (as perf sets it when several events share a ring, so a reader finds a
+// record's event by its identifier):
 //
-//   PERF_RECORD_SAMPLE { header; u64 identifier; u32 pid, tid; u64 time;
-//                        u32 cpu, res; u32 raw_size; u8 raw[raw_size] }
-//   PERF_RECORD_LOST   { header; u64 id; u64 lost;
-//                        sample_id { u32 pid, tid; u64 time; u32 cpu, res;
-//                                    u64 identifier } }
-// raw_size + 4 is a multiple of 8, so a sample is 44 + raw_size bytes. The
-// raw payload starts with the sample's sequence number on its CPU and is
-// filled from it: every sample is distinct, so a duplicate, a swap or a
+//   layout a: IDENTIFIER | TID | TIME | CPU | RAW
+//     SAMPLE { header; u64 identifier; u32 pid, tid; u64 time;
+//              u32 cpu, res; u32 raw_size; u8 raw[raw_size] }
+//     sample_id trailer { u32 pid, tid; u64 time; u32 cpu, res; u64 identifier }  32 bytes
+//   layout b: IDENTIFIER | TID | TIME | RAW
+//     SAMPLE { header; u64 identifier; u32 pid, tid; u64 time;
+//              u32 raw_size; u8 raw[raw_size] }
+//     sample_id trailer { u32 pid, tid; u64 time; u64 identifier }  24 bytes
+//
+// Records of the other types carry the writing event's trailer:
+//   LOST          { header; u64 id; u64 lost; trailer }          24 + trailer
+//   COMM          { header; u32 pid, tid; char comm[16]; trailer }   24 + trailer
+//   FORK, EXIT    { header; u32 pid, ppid, tid, ptid; u64 time; trailer }  32 + trailer
+//   SWITCH        { header; trailer }                             8 + trailer
+//   THROTTLE, UNTHROTTLE { header; u64 time, id, stream_id; trailer }  32 + trailer
+//   MMAP2         { header; u32 pid, tid; u64 addr, len, pgoff; u32 maj, min;
+//                   u64 ino, ino_generation; u32 prot, flags; char name[16]; trailer }
+//                                                                 88 + trailer
+// A sample's raw payload starts with its sequence number on its event and
+// is filled from it: every record is distinct, so a duplicate, a swap or a
 // torn copy shows as a byte difference.
 #pragma once
 
@@ -21,12 +35,25 @@
 
 namespace ringsim::sim {
 
-inline constexpr std::uint64_t kSampleType =
-    PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
+enum class RecordLayout : std::uint8_t { a, b };
+
+inline constexpr std::uint64_t sample_type_of(RecordLayout layout) {
+  const std::uint64_t common = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
+  return layout == RecordLayout::a ? common | PERF_SAMPLE_CPU : common;
+}
+// The sample_id trailer's size (the kernel's id_header_size).
+inline constexpr std::uint32_t trailer_bytes(RecordLayout layout) { return layout == RecordLayout::a ? 32 : 24; }
+// The fixed part of a sample before its raw payload (raw_size included).
+inline constexpr std::uint32_t sample_head_bytes(RecordLayout layout) { return layout == RecordLayout::a ? 44 : 36; }
+inline constexpr std::uint32_t lost_bytes(RecordLayout layout) { return 24 + trailer_bytes(layout); }
+
+// The first layout's sample_type, and the sizes the campaign's first event
+// has always used.
+inline constexpr std::uint64_t kSampleType = sample_type_of(RecordLayout::a);
 inline constexpr std::uint32_t kSampleBytesMin = 48;
 inline constexpr std::uint32_t kSampleBytesMax = 65528;  // u16 size, 8-aligned
-inline constexpr std::uint32_t kLostBytes = 56;
-// Offset of the cpu field in a sample and in a LOST record's sample_id.
+inline constexpr std::uint32_t kLostBytes = lost_bytes(RecordLayout::a);
+// Offset of the cpu field in a layout-a sample and in its LOST record.
 inline constexpr std::uint32_t kSampleCpuOffset = 32;
 inline constexpr std::uint32_t kLostCpuOffset = 40;
 
@@ -35,15 +62,24 @@ struct EventIdentity {
   std::uint32_t pid = 0;
   std::uint32_t tid = 0;
   std::uint32_t cpu = 0;
+  RecordLayout layout = RecordLayout::a;
 };
 
-// Writes a sample of out.size() bytes (kSampleBytesMin..kSampleBytesMax, a
-// multiple of 8).
+// The smallest sample of a layout (a raw payload of 4 bytes).
+inline constexpr std::uint32_t sample_bytes_min(RecordLayout layout) { return layout == RecordLayout::a ? 48 : 40; }
+
+// Writes a sample of out.size() bytes (sample_bytes_min..kSampleBytesMax,
+// a multiple of 8) in the event's layout.
 void build_sample(std::span<std::byte> out, const EventIdentity& event, std::uint64_t time_ns,
                   std::uint64_t sequence, std::uint64_t payload_seed);
 
-// Writes a PERF_RECORD_LOST of kLostBytes bytes.
-void build_lost(std::span<std::byte> out, const EventIdentity& event, std::uint64_t time_ns,
-                std::uint64_t lost);
+// Writes a PERF_RECORD_LOST of lost_bytes(event.layout) bytes.
+void build_lost(std::span<std::byte> out, const EventIdentity& event, std::uint64_t time_ns, std::uint64_t lost);
+
+// Side-band records (PERF_RECORD_COMM, FORK, EXIT, SWITCH, THROTTLE,
+// UNTHROTTLE, MMAP2) of the event, with misc as the kernel sets it.
+std::uint32_t sideband_bytes(std::uint32_t type, RecordLayout layout);
+void build_sideband(std::span<std::byte> out, std::uint32_t type, const EventIdentity& event, std::uint64_t time_ns,
+                    std::uint64_t sequence);
 
 }  // namespace ringsim::sim

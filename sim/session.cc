@@ -15,7 +15,7 @@ std::uint64_t SimMapping::load_head() {
   session_.scheduler_.maybe_yield();
   SimRing& r = ring();
   const std::uint64_t head = r.head();  // (C): a plain load; one thread
-  if (r.mode() == core::RingMode::backward) r.note_reader_head(head);
+  if (!core::writable(r.mode())) r.note_reader_head(head);
   session_.scheduler_.trace(TraceKind::head_loaded, index_, head);
   return head;
 }
@@ -24,7 +24,6 @@ void SimMapping::store_tail(std::uint64_t tail) {
   session_.scheduler_.maybe_yield();
   ring().store_tail(tail);  // (D)
   session_.scheduler_.trace(TraceKind::tail_stored, index_, tail);
-  session_.kernel_.space_freed();
 }
 
 void SimMapping::copy_out(std::uint64_t position, std::span<std::byte> destination) {
@@ -51,6 +50,7 @@ void SimMapping::copy_out(std::uint64_t position, std::span<std::byte> destinati
     std::memcpy(destination.data(), data.data() + index, length);
     if (cost_ns > 0) scheduler.sleep_for(cost_ns);
   }
+  ring().note_read(position, length);
   scheduler.trace(TraceKind::copied, index_, position, length);
 }
 
@@ -118,7 +118,6 @@ int SimMapping::pause_output(bool paused) {
   SimRing& r = ring();
   r.set_paused(paused);
   session_.scheduler_.trace(TraceKind::pause, index_, paused ? 1 : 0);
-  if (!paused) session_.kernel_.space_freed();
   return 0;
 }
 
@@ -163,8 +162,8 @@ int SimSession::poll(std::span<core::PollEvents> events, std::uint64_t timeout_n
       e.hangup = false;
       if (!e.wanted) continue;
       SimRing& r = live_ring(i);
-      e.readable = r.take_wakeup();
-      e.hangup = r.hung_up();
+      kernel_.poll(i, e.readable, e.hangup);
+      if (e.hangup) probes_.hit(Probe::hangup_per_task);
       if (e.hangup && r.holds_unread_data()) probes_.hit(Probe::pollhup_with_data);
       if (e.hangup && in_flight_query_ && in_flight_query_(i) > 0) probes_.hit(Probe::hangup_with_write_in_flight);
       if (e.readable || e.hangup) ready++;
@@ -206,9 +205,11 @@ void SimSession::request_snapshot() {
 }
 
 void SimSession::request_stop() {
-  if (!kernel_.all_exited()) probes_.hit(Probe::stop_request);
-  stop_requested_ = true;
+  if (!kernel_.all_done()) probes_.hit(Probe::stop_request);
+  // PERF_EVENT_IOC_DISABLE returns once writes in progress are done; the
+  // reader learns of the stop after it.
   kernel_.disable_all();
+  stop_requested_ = true;
   interrupt();
 }
 

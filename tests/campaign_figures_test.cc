@@ -68,7 +68,7 @@ void check_run(const RunResult& r) {
   EXPECT_EQ(r.writer.eagain_retries, r.disk.eagain_single + r.disk.eagain_burst + r.disk.eagain_queue_full);
   EXPECT_EQ(r.writer.eintr_retries + r.writer.suspend_interrupted, r.disk.eintr_writes + r.disk.eintr_suspends);
   EXPECT_EQ(r.writer.short_writes_restarted, r.disk.async_short);
-  EXPECT_LE(r.writer.eagain_sync_fallbacks * core::WriterOptions{}.eagain_attempts_max, r.writer.eagain_retries);
+  EXPECT_LE(r.writer.eagain_sync_fallbacks * r.config.eagain_attempts_max, r.writer.eagain_retries);
   if (!cut) {
     EXPECT_EQ(r.writer.files, r.files);
     // Completed = committed + the FINISHED_ROUND markers the files hold.
@@ -110,7 +110,8 @@ void add_expected(Expected& e, const RunResult& r) {
   e.add("delivered_in_lost_records", d.lost_sum);
   e.add("unreported", unreported);
   e.add("overwritten_records", r.oracle.records_overwritten);
-  e.add(r.config.mode == core::RingMode::normal ? "normal" : "backward", 1);
+  e.add(core::to_string(r.config.mode), 1);
+  e.add(to_string(r.config.scope), 1);
   e.add(to_string(r.config.output), 1);
   e.add("files", r.files);
   e.add("file_bytes", r.file_bytes);
@@ -167,8 +168,10 @@ TEST(CampaignFigures, TheSummaryAddsUpTheIndependentCounts) {
                         "unreported"}) {
     EXPECT_EQ(j["dropped"][k], x[k]) << k;
   }
-  EXPECT_EQ(j["modes"]["normal"], x.value("normal", 0));
-  EXPECT_EQ(j["modes"]["backward"], x.value("backward", 0));
+  for (const char* m : {"normal", "backward", "forward_overwrite", "backward_writable"}) {
+    EXPECT_EQ(j["modes"][m], x.value(m, 0)) << m;
+  }
+  for (const char* scope : {"task", "system_wide"}) EXPECT_EQ(j["scopes"][scope], x.value(scope, 0)) << scope;
   for (const char* k : {"memory", "serial", "aio"}) EXPECT_EQ(j["outputs"][k], x.value(k, 0)) << k;
   EXPECT_EQ(j["files"]["count"], x["files"]);
   EXPECT_EQ(j["files"]["bytes"], x["file_bytes"]);

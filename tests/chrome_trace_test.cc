@@ -48,7 +48,8 @@ TEST(ChromeTrace, MatchesTheRun) {
     DecisionSource decisions(seed, false);
     std::vector<TraceEvent> events;
     const RunResult r = run_simulation(config, decisions, &events);
-    ASSERT_TRUE(r.ok()) << r.first_property() << ": " << r.violations.front().detail;
+    ASSERT_TRUE(r.ok()) << r.first_property() << ": " << r.violations.front().detail
+                        << "\nreproduce: " << reproduce_command(config);
     // Through text and back: what a viewer would load.
     const nlohmann::json trace = nlohmann::json::parse(chrome_trace(events, config).dump());
     ASSERT_TRUE(trace.contains("traceEvents"));

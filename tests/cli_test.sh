@@ -29,7 +29,7 @@ expect_error 64 "runs" -- "$campaign" --runs=0
 expect_error 64 "mode" -- "$campaign" --mode=sideways
 expect_error 64 "ring-pages" -- "$campaign" --ring-pages=128
 expect_error 64 "power of two" -- "$campaign" --ring-pages=3 --runs=1
-expect_error 64 "snapshots need mode=backward" -- "$campaign" --mode=normal --snapshot-interval-ns=5000 --runs=1
+expect_error 64 "snapshots need a read-only mode" -- "$campaign" --mode=normal --snapshot-interval-ns=5000 --runs=1
 expect_error 64 "nosuch" -- "$campaign" --nosuch
 expect_error 65 "cannot open" -- "$replay" "$work/missing.json"
 printf 'not json' >"$work/bad.json"

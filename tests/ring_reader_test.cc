@@ -47,10 +47,13 @@ TEST(RingReader, ReleasesSpaceOnlyWhenConsumed) {
   RingFixture f(4096);
   DirectMapping m(*f.ring);
   RingReader<DirectMapping> reader(m, RingMode::normal);
-  for (int i = 0; i < 8; i++) f.put(512);
+  // CIRC_SPACE leaves one byte free, so 8-aligned records fill 4088 of 4096.
+  for (int i = 0; i < 7; i++) ASSERT_EQ(f.put(512), sim::SimRing::Output::written);
+  ASSERT_EQ(f.put(504), sim::SimRing::Output::written);
   PositionRange chunk;
   std::vector<std::byte> buffer(4096);
   ASSERT_EQ(reader.available(chunk), ReadStatus::ready);
+  EXPECT_EQ(chunk.bytes(), 4088u);
   reader.copy(chunk, buffer);
   EXPECT_EQ(m.tail_stores, 0);
   EXPECT_EQ(f.put(64), sim::SimRing::Output::dropped_full);  // copied is not released
@@ -125,20 +128,29 @@ TEST(RingReader, SnapshotAfterFallingBehindReportsTheOverwrittenRange) {
   EXPECT_EQ(0, std::memcmp(buffer.data() + 41 * 96, f.log.bytes.data() + f.log.written.back().offset, 96));
 }
 
-TEST(RingReader, SnapshotStopsAtACorruptHeader) {
+// A header no writer could have left (overwriting reached it, or it was
+// damaged): what lies above it cannot be walked, so it is reported as an
+// overwritten gap, not as a corrupt ring (perf's own backward walk stops
+// there too).
+TEST(RingReader, SnapshotStopsAtADamagedHeaderAndReportsTheRestAsAGap) {
   RingFixture f(4096, RingMode::backward);
   DirectMapping m(*f.ring);
   RingReader<DirectMapping> reader(m, RingMode::backward);
   std::vector<std::byte> buffer(4096);
-  fill_backward(f, 4, 64);
-  // Corrupt the size of the second-newest record: 12 is not 8-aligned.
+  const auto records = fill_backward(f, 4, 64);
+  // Damage the size of the second-newest record: 12 is not 8-aligned.
   const std::uint64_t index = (f.ring->head() + 64) & 4095;
   const std::uint16_t bad = 12;
   std::memcpy(f.ring->data_for_test().data() + index + 6, &bad, 2);
   const Snapshot s = reader.snapshot(buffer);
-  EXPECT_EQ(s.status, ReadStatus::record_corrupt);
-  EXPECT_EQ(s.corrupt_at, f.ring->head() + 64);
-  EXPECT_FALSE(f.ring->paused());  // resumed even on error
+  ASSERT_EQ(s.status, ReadStatus::ready);
+  EXPECT_EQ(s.records, 1u);
+  EXPECT_EQ(0, std::memcmp(buffer.data(), records.back().data(), 64));  // the newest, intact
+  EXPECT_EQ(s.gap.begin, f.ring->head() + 64);
+  EXPECT_EQ(s.gap.end, 0u);
+  EXPECT_EQ(reader.stats().damaged_headers, 1u);
+  EXPECT_EQ(reader.drops()[DropCause::overwritten].records.bytes, 192u);
+  EXPECT_FALSE(f.ring->paused());
 }
 
 TEST(RingReader, SnapshotRefusesWhenPauseFails) {
@@ -152,10 +164,12 @@ TEST(RingReader, SnapshotRefusesWhenPauseFails) {
   EXPECT_EQ(m.copies, 0);
 }
 
-// Without the pause, a kernel write in the middle of the reader's copy
-// tears a record; the record loop's second walk is what catches it (see
-// record_loop_test), the reader alone cannot.
-TEST(RingReader, CopyWithoutPauseCanTear) {
+// A write that lands during the copy (a writer past its pause check, or a
+// ring that was never paused) may overwrite the oldest records being
+// copied. The reader loads head again after the copy and drops the oldest
+// records the move could have reached, reporting them as a gap: what it
+// returns is intact.
+TEST(RingReader, AWriteDuringTheCopyDropsTheOldestRecordsItMayHaveReached) {
   RingFixture f(4096, RingMode::backward);
   DirectMapping m(*f.ring);
   RingReader<DirectMapping> reader(m, RingMode::backward);
@@ -171,26 +185,28 @@ TEST(RingReader, CopyWithoutPauseCanTear) {
   };
   const Snapshot s = reader.snapshot(buffer);
   ASSERT_EQ(s.status, ReadStatus::ready);
-  // The oldest record copied first was overwritten mid-copy.
-  bool all_intact = true;
+  ASSERT_TRUE(wrote);
+  EXPECT_EQ(reader.stats().late_writes, 1u);
+  EXPECT_EQ(s.records, 64u - 8);  // one area of 64-byte records, less the 8 the writes could reach
+  EXPECT_EQ(s.gap_head, f.ring->head());
   for (std::uint64_t i = 0; i < s.records; i++) {
     bool found = false;
     for (const model::WrittenRecord& r : f.log.written) {
       found |= std::memcmp(buffer.data() + 64 * i, f.log.bytes.data() + r.offset, 64) == 0;
     }
-    all_intact &= found;
+    EXPECT_TRUE(found) << "record " << i << " of the snapshot is torn";
   }
-  EXPECT_FALSE(all_intact);
 }
 
 // Found by //tests/fuzz:ring_reader_fuzz (corpus entry
 // crash-backward-lost-too-small): the overwrite walk accepted a
 // PERF_RECORD_LOST of 8 bytes, which the record walker refuses, so the
-// record loop's walk of the copy failed and blamed a ring that moved
-// (snapshot_changed) instead of a corrupt header; likewise an AUXTRACE
-// header (perf.data's own type) whose data size would swallow the records
-// after it. The walk now refuses what the walker refuses.
-TEST(RingReader, SnapshotRefusesHeadersTheRecordWalkerRefuses) {
+// record loop's walk of the copy failed and the whole snapshot was dropped
+// as a ring that moved (snapshot_changed). The walk now stops at any header
+// the walker refuses (core::header_error), as at any other header
+// overwriting reached: the records before it are delivered and walk, the
+// rest is a gap.
+TEST(RingReader, SnapshotWalkStopsAtHeadersTheRecordWalkerRefuses) {
   for (const std::uint32_t type : {std::uint32_t{PERF_RECORD_LOST}, kRecordAuxtrace}) {
     SCOPED_TRACE(type);
     testing::ScriptedMapping m(128, 0, false);
@@ -198,18 +214,22 @@ TEST(RingReader, SnapshotRefusesHeadersTheRecordWalkerRefuses) {
       const perf_event_header h{record_type, 0, size};
       std::memcpy(m.data.data() + (position & 127), &h, sizeof h);
     };
-    // Oldest first: a 40-byte record, then the bad one, newest, at head.
+    // Newest at head: a 40-byte sample; older, above it, the bad header.
     const std::uint16_t bad_size = type == PERF_RECORD_LOST ? 8 : 48;
     m.head = 0 - 40 - bad_size;
-    put(m.head, type, bad_size);
-    put(m.head + bad_size, PERF_RECORD_SAMPLE, 40);
-    const std::uint64_t auxtrace_data = 40;  // AUXTRACE: the SAMPLE after it as its "data"
-    if (type == kRecordAuxtrace) std::memcpy(m.data.data() + ((m.head + 8) & 127), &auxtrace_data, 8);
+    put(m.head, PERF_RECORD_SAMPLE, 40);
+    put(m.head + 40, type, bad_size);
     RingReader<testing::ScriptedMapping> reader(m, RingMode::backward);
     std::vector<std::byte> buffer(128);
     const Snapshot s = reader.snapshot(buffer);
-    EXPECT_EQ(s.status, ReadStatus::record_corrupt);
-    EXPECT_EQ(s.corrupt_at, m.head);
+    ASSERT_EQ(s.status, ReadStatus::ready);
+    EXPECT_EQ(s.records, 1u);
+    EXPECT_EQ(s.bytes, 40u);
+    EXPECT_EQ(s.gap, (PositionRange{m.head + 40, 0}));
+    EXPECT_EQ(reader.stats().damaged_headers, 1u);
+    RecordCounts counts;
+    EXPECT_EQ(walk_records(std::span<const std::byte>(buffer.data(), s.bytes), counts).error, RecordError::none);
+    EXPECT_EQ(counts.records, s.records);
     EXPECT_FALSE(m.paused());
   }
 }

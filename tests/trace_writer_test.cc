@@ -263,3 +263,30 @@ TEST(TraceWriter, HeaderThatCannotBeWrittenLeavesNoFile) {
 
 }  // namespace
 }  // namespace ringsim::core
+
+namespace ringsim::core {
+namespace {
+
+// The header fix-up fails at the end: the header keeps its data size of 0,
+// so every record written is out of perf's reach and counted lost to the
+// error, not left uncounted in a file no reader will walk.
+TEST(TraceWriter, AHeaderFixUpThatFailsLosesTheWholeFileAndSaysSo) {
+  ScriptedDisk disk(2);
+  TraceWriter<ScriptedDisk> w(disk, options(WriteMode::serial, 1), head(2));
+  ASSERT_EQ(w.start(), 0);
+  const auto a = chunk({48, 64}, 0), b = chunk({128}, 1);
+  ASSERT_EQ(push(w, 0, a), 0);
+  ASSERT_EQ(push(w, 1, b), 0);
+  ASSERT_EQ(w.end_round(), 0);
+  disk.sync_results.push_back(-EIO);  // the fix-up
+  EXPECT_EQ(w.finish(), -EIO);
+  const DropCount& lost = w.stats().drops[DropCause::output_error];
+  EXPECT_EQ(lost.records.samples, 3u);
+  EXPECT_EQ(lost.records.bytes, a.size() + b.size());
+  model::PerfDataFile f;
+  ASSERT_EQ(model::parse_perf_data(disk.files[0], f), "");
+  EXPECT_EQ(f.data_size, 0u);  // what perf will read: nothing
+}
+
+}  // namespace
+}  // namespace ringsim::core

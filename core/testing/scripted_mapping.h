@@ -7,10 +7,10 @@
 //
 // It checks the reader's side of the contract (core/backend.h) with
 // VERIFY: every copy lies inside its area (which is exactly as large as
-// the area, so AddressSanitizer sees a read past it too); a tail never moves
-// back nor past the last head the reader loaded; aux_tail is never stored
-// in snapshot mode; and the reader makes at most calls_max calls (an
-// endless loop fails instead of hanging). Each copy is logged with the
+// the area, so AddressSanitizer sees a read past it too); a tail moves only
+// towards the last head the reader loaded, never past it; aux_tail is
+// never stored in snapshot mode; and the reader makes at most calls_max
+// calls (an endless loop fails instead of hanging). Each copy is logged with the
 // bytes it handed out, so a test can compare what the reader delivered
 // with what was in the area at the time.
 #pragma once
@@ -84,7 +84,9 @@ class ScriptedMapping {
   }
   void store_tail(std::uint64_t tail) {
     enter(Call::store_tail);
-    VERIFY_MSG(tail - tail_ <= loaded_head_ - tail_, "data_tail moved back or past the head the reader loaded");
+    // Forward rings: up towards the head; write_backward rings: down to it.
+    const bool towards_head = tail - tail_ <= loaded_head_ - tail_ || tail_ - tail <= tail_ - loaded_head_;
+    VERIFY_MSG(towards_head, "data_tail moved away from, or past, the head the reader loaded");
     tail_ = tail;
   }
   void copy_out(std::uint64_t position, std::span<std::byte> destination) {

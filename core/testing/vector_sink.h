@@ -24,7 +24,7 @@ struct VectorSink {
   void note_gap(std::size_t, PositionRange, std::uint64_t) {}
   void note_corrupt(std::size_t m, PositionRange, ReadStatus) { corrupt[m] = true; }
   std::uint32_t references(std::size_t) const { return 0; }
-  int end_round() { return 0; }
+  int end_round(bool) { return 0; }
   int flush() { return 0; }
 
   std::vector<std::vector<std::byte>> out;

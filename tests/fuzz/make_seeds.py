@@ -92,17 +92,23 @@ def perf_data_files():
 
 def ring_programs():
     t = "ring_reader_fuzz"
-    # setup: ring byte (bits 0-3: area 8 << n; bit 7: overwrite), aux byte
+    # setup: ring byte (n % 10: area 8 << n; bits 6-7: the mode: 0 normal,
+    # 1 backward, 2 forward_overwrite, 3 backward_writable), aux byte
     # (n % 11: 0 none, else 4 << n; bit 7: snapshot); then operations:
     # 0 write(size/8-1, type) 1 head=u64 2 head+=8*i8 3 poke(u16,u64)
     # 4 read 5 aux write(n) 6 aux_head=u64 7 aux op 8 failures
     # 9 change inside the next read 10 aux_head+=n 11 write n samples
-    write(t, "forward", bytes([3, 0, 11, 5, 4, 0, 4, 9, 4, 11, 3, 4, 4]))
-    write(t, "forward_wrap", bytes([2, 0, 11, 6, 4, 11, 7, 4, 11, 15, 4]))
-    write(t, "forward_corrupt", bytes([3, 0, 11, 4, 3, 8, 0] + [0] * 8 + [4, 2, 0xFF, 4, 2, 3, 4]))
-    write(t, "backward", bytes([0x83, 0, 11, 5, 4, 0, 2, 9, 4, 11, 12, 4, 4]))
-    write(t, "backward_pause_fails", bytes([0x83, 0, 11, 3, 8, 1, 4, 8, 0, 4]))
-    write(t, "backward_changed", bytes([0x84, 0, 11, 8, 9, 3, 2, 0, 0, 0, 0, 0, 0, 0, 0, 16, 0, 4]))
+    normal, backward, forward_overwrite, backward_writable = 0x00, 0x40, 0x80, 0xC0
+    write(t, "forward", bytes([normal | 3, 0, 11, 5, 4, 0, 4, 9, 4, 11, 3, 4, 4]))
+    write(t, "forward_wrap", bytes([normal | 2, 0, 11, 6, 4, 11, 7, 4, 11, 15, 4]))
+    write(t, "forward_corrupt", bytes([normal | 3, 0, 11, 4, 3, 8, 0] + [0] * 8 + [4, 2, 0xFF, 4, 2, 3, 4]))
+    write(t, "backward", bytes([backward | 3, 0, 11, 5, 4, 0, 2, 9, 4, 11, 12, 4, 4]))
+    write(t, "backward_pause_fails", bytes([backward | 3, 0, 11, 3, 8, 1, 4, 8, 0, 4]))
+    write(t, "backward_changed", bytes([backward | 4, 0, 11, 8, 9, 3, 2, 0, 0, 0, 0, 0, 0, 0, 0, 16, 0, 4]))
+    write(t, "forward_overwrite", bytes([forward_overwrite | 3, 0, 11, 5, 4, 11, 12, 4, 0, 2, 9, 4, 4]))
+    write(t, "forward_overwrite_late", bytes([forward_overwrite | 4, 0, 11, 6, 9, 2, 1, 24, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4]))
+    write(t, "backward_writable", bytes([backward_writable | 3, 0, 11, 5, 4, 0, 2, 9, 4, 11, 3, 4, 4]))
+    write(t, "backward_writable_corrupt", bytes([backward_writable | 3, 0, 11, 4, 3, 8, 0] + [0] * 8 + [4]))
     write(t, "aux", bytes([3, 5, 5, 40, 7, 1, 1, 5, 3, 7, 1, 0, 7, 1, 1, 7, 0]))
     write(t, "aux_snapshot", bytes([3, 0x85, 5, 200, 7, 5, 200, 5, 200, 7, 8, 2, 7, 10, 9, 7]))
     write(t, "head_past", bytes([3, 5, 1] + [0xFF] * 8 + [4, 6] + [0x10] + [0] * 7 + [7, 1, 0]))

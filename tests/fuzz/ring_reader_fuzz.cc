@@ -1,21 +1,23 @@
-// Fuzzes the core's ring reader (forward and backward) and AUX reader
+// Fuzzes the core's ring reader (its four modes) and AUX reader
 // (core/ring_reader.h, core/aux_reader.h) over a mapping whose control page
 // and areas the input scripts (core/testing/scripted_mapping.h): heads set
 // to anything, records written as a kernel would (or not), bytes poked,
 // PAUSE_OUTPUT and AUX enabling failing, and any of these changed in the
 // middle of a read, between two of the reader's calls.
 //
-// The input: two setup bytes (data area 8..4096 bytes, normal or overwrite;
-// AUX area none or 8..4096 bytes, normal or snapshot), then up to kOpsMax
+// The input: two setup bytes (data area 8..4096 bytes and the ring mode:
+// normal, backward, forward_overwrite, backward_writable; AUX area none or
+// 8..4096 bytes, normal or snapshot), then up to kOpsMax
 // operations (interpreted below). Every read is checked against an
 // independent statement of the protocol:
 //   - never a copy outside an area (the double, and ASan on the exactly
 //     sized areas and destinations), never an endless loop (the double's
 //     call bound, libFuzzer's -timeout);
 //   - every bad state is reported, not read: an unaligned head, a head more
-//     than an area ahead (or moved back), a bad header in an overwrite
-//     walk; a good state is read: the exact chunk, gap, record count and
-//     AUXTRACE record the protocol gives;
+//     than an area ahead (or moved the wrong way), a bad header where
+//     records must be (writable and forward rings); a good state is read:
+//     the exact chunk, walk, gap, record count and AUXTRACE record the
+//     protocol gives;
 //   - what is delivered is what the area held when it was copied, in
 //     order, and a snapshot that nothing changed during walks as whole
 //     records;
@@ -79,7 +81,7 @@ class Harness {
       case 1: mapping_.head = in_.u64(); break;
       case 2: mapping_.head += static_cast<std::uint64_t>(static_cast<std::int8_t>(in_.byte())) * 8; break;
       case 3: poke(in_.u16(), in_.u64()); break;
-      case 4: mode_ == core::RingMode::normal ? read_forward() : snapshot(); break;
+      case 4: read(); break;
       case 5: aux_write(in_.byte()); break;
       case 6: mapping_.aux_head = in_.u64(); break;
       case 7: aux_op(); break;
@@ -87,6 +89,14 @@ class Harness {
       case 9: schedule_change(); break;
       case 10: mapping_.aux_head += in_.byte(); break;
       default: kernel_write_many(in_.byte() % 16); break;
+    }
+  }
+
+  void read() {
+    switch (mode_) {
+      case core::RingMode::normal: read_forward(); break;
+      case core::RingMode::backward_writable: read_backward(); break;
+      default: snapshot(); break;
     }
   }
 
@@ -108,7 +118,7 @@ class Harness {
     for (int i = 0; i < count; i++) write_record(static_cast<std::uint16_t>(8 * (1 + i % 5)), PERF_RECORD_SAMPLE);
   }
   void write_record(std::uint16_t size, std::uint32_t type) {
-    if (mode_ == core::RingMode::backward) mapping_.head -= size;
+    if (core::backward(mode_)) mapping_.head -= size;
     const std::uint64_t at = mapping_.head;
     perf_event_header header{type, 0, size};
     std::byte bytes[8];
@@ -117,7 +127,7 @@ class Harness {
     for (std::uint64_t i = 0; i < size; i++) {
       mapping_.data[(at + i) & mask] = i < 8 ? bytes[i] : std::byte{static_cast<std::uint8_t>(at + i)};
     }
-    if (mode_ == core::RingMode::normal) mapping_.head += size;
+    if (!core::backward(mode_)) mapping_.head += size;
   }
 
   void aux_write(std::uint8_t length) {
@@ -219,86 +229,139 @@ class Harness {
     end_read();
   }
 
-  // --- Backward (overwrite mode) -----------------------------------------------------
+  // --- The other modes: walks, snapshots, backward reads -----------------------------
 
+  // A walk up through record sizes as core/ring_reader.h states it: from
+  // `from`, over at most `limit` bytes, never past one area; it stops at a
+  // header that cannot be a record the kernel wrote (too small, unaligned,
+  // past the limit, refused by the record walker, type 0 or a user type)
+  // and, with stop_at_area, before a record that passes one area.
   struct Walk {
-    ReadStatus status = ReadStatus::empty;
     std::uint64_t bytes = 0;
     std::uint64_t records = 0;
-    std::uint64_t corrupt_at = 0;
+    bool bad_header = false;
   };
 
-  // The overwrite walk as the protocol states it, over the area as it is.
-  Walk expected_walk(std::uint64_t head, std::uint64_t new_bytes) const {
+  Walk expected_walk(std::uint64_t from, std::uint64_t limit, bool stop_at_area) const {
     Walk w;
     const std::uint64_t area = mapping_.data.size();
-    std::uint64_t walked = 0;
-    while (walked != new_bytes && walked + 8 <= area) {
+    while (w.bytes != limit && w.bytes + 8 <= area) {
       perf_event_header header;
-      std::memcpy(&header, mapping_.data.data() + ((head + walked) & (area - 1)), 8);
+      std::memcpy(&header, mapping_.data.data() + ((from + w.bytes) & (area - 1)), 8);
       const bool lost_too_small = header.type == PERF_RECORD_LOST && header.size < 24;
-      if (header.size < 8 || header.size % 8 != 0 || walked + header.size > new_bytes || lost_too_small ||
-          header.type == core::kRecordAuxtrace) {
-        w.status = ReadStatus::record_corrupt;
-        w.corrupt_at = head + walked;
-        return w;
+      if (header.size < 8 || header.size % 8 != 0 || header.size > limit - w.bytes || lost_too_small ||
+          header.type == 0 || header.type >= 64) {
+        w.bad_header = true;
+        break;
       }
-      if (walked + header.size > area) break;
-      walked += header.size;
+      if (stop_at_area && w.bytes + header.size > area) break;
+      w.bytes += header.size;
       w.records++;
     }
-    w.bytes = walked;
-    w.status = w.records > 0 ? ReadStatus::ready : ReadStatus::empty;
     return w;
   }
 
-  void check_snapshot(const core::Snapshot& s, std::uint64_t previous) {
-    const std::uint64_t head = mapping_.loaded_head();
-    VERIFY(s.head == head);
-    if (head % 8 != 0) {
-      VERIFY(s.status == ReadStatus::head_unaligned);
-      return;
-    }
+  // What was delivered walks as whole records, as many as the reader said.
+  void check_delivered(std::uint64_t bytes, std::uint64_t records) {
+    core::RecordCounts counts;
+    const std::span<const std::byte> copied(destination_.data(), bytes);
+    VERIFY(core::walk_records(copied, counts).error == core::RecordError::none);
+    VERIFY(counts.records == records);
+  }
+
+  void check_backward_snapshot(const core::Snapshot& s, std::uint64_t head, std::uint64_t previous) {
     const std::uint64_t new_bytes = previous - head;
     if (new_bytes > kNewBytesMax) {
       VERIFY(s.status == ReadStatus::head_past_ring);
       return;
     }
-    if (s.status == ReadStatus::ready || s.status == ReadStatus::empty) {
-      VERIFY(s.bytes <= mapping_.data.size());
-      VERIFY(s.bytes + s.gap.bytes() == new_bytes);
-      VERIFY(s.gap.bytes() == 0 || s.gap.end == previous);
-      previous_head_ = head;
-    }
-    if (changed_) return;  // the ring moved during the walk: the record loop checks the copy
-    const Walk w = expected_walk(head, new_bytes);
-    VERIFY(s.status == w.status);
-    if (w.status == ReadStatus::record_corrupt) {
-      VERIFY(s.corrupt_at == w.corrupt_at);
-      return;
-    }
-    VERIFY(s.bytes == w.bytes);
-    VERIFY(s.records == w.records);
-    if (s.status != ReadStatus::ready) return;
-    core::RecordCounts counts;
-    const std::span<const std::byte> copied(destination_.data(), s.bytes);
-    VERIFY(core::walk_records(copied, counts).error == core::RecordError::none);
-    VERIFY(counts.records == s.records);
+    VERIFY(s.status == ReadStatus::ready || s.status == ReadStatus::empty || s.status == ReadStatus::head_past_ring);
+    if (s.status == ReadStatus::head_past_ring) return;  // head moved up while paused
+    previous_head_ = head;
+    VERIFY(s.bytes <= mapping_.data.size());
+    VERIFY((s.status == ReadStatus::ready) == (s.records > 0));
+    VERIFY(s.bytes + s.gap.bytes() == new_bytes);
+    VERIFY(s.gap.bytes() == 0 || s.gap.end == previous);
+    if (changed_) return;  // the ring moved during the read: the record loop checks the copy
+    const Walk w = expected_walk(head, new_bytes, true);
+    VERIFY(s.bytes == w.bytes && s.records == w.records);
+    check_delivered(s.bytes, s.records);
   }
 
+  void check_forward_snapshot(const core::Snapshot& s, std::uint64_t head, std::uint64_t previous) {
+    const std::uint64_t new_bytes = head - previous;
+    if (new_bytes > kNewBytesMax) {
+      VERIFY(s.status == ReadStatus::head_past_ring);
+      return;
+    }
+    previous_head_ = head;
+    VERIFY(s.bytes <= mapping_.data.size());
+    VERIFY(s.gap.bytes() == 0 || s.gap.begin == previous);
+    if (s.status == ReadStatus::ready) check_delivered(s.bytes, s.records);
+    if (changed_) return;
+    if (new_bytes > mapping_.data.size()) {
+      VERIFY(s.status == ReadStatus::empty && s.gap == (core::PositionRange{previous, head}));
+      return;
+    }
+    const Walk w = expected_walk(previous, new_bytes, false);
+    if (w.bad_header) {
+      VERIFY(s.status == ReadStatus::record_corrupt && s.corrupt_at == previous + w.bytes);
+    } else {
+      VERIFY(s.status == (new_bytes == 0 ? ReadStatus::empty : ReadStatus::ready));
+      VERIFY(s.bytes == new_bytes && s.records == w.records);
+    }
+  }
+
+  // Read-only modes.
   void snapshot() {
     start_read();
     const std::uint64_t previous = previous_head_;
     const int pause = mapping_.pause_result;
     const core::Snapshot s = reader_->snapshot(destination_);
+    const std::uint64_t head = s.head;
     if (pause != 0) {
       VERIFY(s.status == ReadStatus::pause_failed);
       VERIFY(mapping_.copies.empty());
+    } else if (head % 8 != 0) {
+      VERIFY(s.status == ReadStatus::head_unaligned);
     } else {
       VERIFY(!mapping_.paused());  // resumed
-      check_snapshot(s, previous);
+      if (mode_ == core::RingMode::backward) {
+        check_backward_snapshot(s, head, previous);
+      } else {
+        check_forward_snapshot(s, head, previous);
+      }
     }
     end_read();
+  }
+
+  // backward_writable: [head, tail) read oldest first, the tail stored at head.
+  void read_backward() {
+    start_read();
+    const std::uint64_t tail = reader_->tail();
+    const core::Snapshot s = reader_->read_backward(destination_);
+    const std::uint64_t head = mapping_.loaded_head();
+    const ReadStatus available = expected_backward_available(head, tail);
+    if (available != ReadStatus::ready) {
+      VERIFY(s.status == available);
+    } else if (s.status == ReadStatus::ready) {
+      VERIFY(s.bytes == tail - head && mapping_.tail() == head && reader_->tail() == head);
+      check_delivered(s.bytes, s.records);
+    } else {
+      VERIFY(s.status == ReadStatus::record_corrupt && reader_->tail() == tail);
+    }
+    if (!changed_ && available == ReadStatus::ready) {
+      const Walk w = expected_walk(head, tail - head, false);
+      VERIFY((s.status == ReadStatus::ready) == (!w.bad_header && w.bytes == tail - head));
+    }
+    end_read();
+  }
+
+  ReadStatus expected_backward_available(std::uint64_t head, std::uint64_t tail) const {
+    if (head % 8 != 0) return ReadStatus::head_unaligned;
+    if (tail == head) return ReadStatus::empty;
+    if (tail - head > mapping_.data.size()) return ReadStatus::head_past_ring;
+    return ReadStatus::ready;
   }
 
   // --- AUX ---------------------------------------------------------------------------
@@ -399,7 +462,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::uint8_t ring = in.byte();
   const std::uint8_t aux = in.byte();
   const std::uint64_t data_bytes = std::uint64_t{8} << (ring % 10);
-  const core::RingMode mode = (ring & 0x80) ? core::RingMode::backward : core::RingMode::normal;
+  const auto mode = static_cast<core::RingMode>(ring >> 6);  // normal, backward, forward_overwrite, backward_writable
   const std::uint64_t aux_bytes = aux % 11 == 0 ? 0 : std::uint64_t{4} << (aux % 11);
   Harness(in, data_bytes, mode, aux_bytes, (aux & 0x80) != 0).run();
   return 0;

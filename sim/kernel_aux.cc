@@ -1,0 +1,182 @@
+// The simulated kernel's AUX side: the PMU's transactions (sim/aux.h), their
+// PERF_RECORD_AUX records and wakeups, and the area's teardown.
+#include <algorithm>
+
+#include "core/verify.h"
+#include "model/aux_content.h"
+#include "sim/kernel.h"
+
+namespace ringsim::sim {
+
+void Kernel::aux_drop_reference(std::size_t cpu, bool by_writer) {
+  SimAux& a = aux(cpu);
+  VERIFY(a.refcount > 0);
+  a.refcount--;
+  if (a.refcount > 0) return;
+  if (by_writer) {
+    a.violations.push_back("cpu " + std::to_string(cpu) +
+                           ": the last AUX reference was dropped by the writer (atomic context), not by the unmap");
+  }
+  a.freed = true;
+}
+
+void Kernel::aux_end(std::size_t cpu, std::uint64_t bytes, std::uint64_t flags, bool by_writer, bool flush) {
+  SimAux& a = aux(cpu);
+  SimRing& ring = *rings_[cpu];
+  std::uint64_t report = bytes;
+  if (a.config.late_reports) {
+    a.pending += bytes;
+    const bool crosses = (a.head + a.pending) / kAuxPageBytes > a.head / kAuxPageBytes;
+    if (!crosses && !flush && (flags & PERF_AUX_FLAG_TRUNCATED) == 0) {
+      // The hardware cannot interrupt here: aux_head stays where it was.
+      if (bytes > 0) probes_.hit(Probe::aux_late_report);
+      if (by_writer) aux_drop_reference(cpu, true);
+      return;
+    }
+    report = a.pending;
+    a.pending = 0;
+  }
+  if (report == 0 && flags == 0) {
+    if (by_writer) aux_drop_reference(cpu, true);
+    return;
+  }
+  model::AuxEnd end;
+  end.offset = a.head;
+  end.size = report;
+  end.flags = flags | (a.config.overwrite ? PERF_AUX_FLAG_OVERWRITE : 0);
+  end.time_ns = scheduler_.now_ns();
+  a.head += report;  // the driver publishes aux_head after the data (release; (C') pairs with it)
+  bool wake = false;
+  if (!a.config.overwrite) {
+    // rb_need_aux_wakeup: only in non-overwrite mode, so the watermark is
+    // never 0 here.
+    VERIFY(a.watermark_bytes > 0);
+    if (a.head - a.wakeup >= a.watermark_bytes) {
+      a.wakeup = a.head - a.head % a.watermark_bytes;
+      wake = true;
+      probes_.hit(Probe::aux_wakeup);
+    }
+  } else {
+    probes_.hit(Probe::aux_watermark_zero);
+  }
+  if (flags & PERF_AUX_FLAG_TRUNCATED) {
+    wake = true;
+    a.enabled = false;
+    probes_.hit(Probe::aux_truncated);
+  }
+  if (flags & PERF_AUX_FLAG_PARTIAL) probes_.hit(Probe::aux_partial);
+  end.head_after = a.head;
+  end.wakeup_after = a.wakeup;
+  end.woke = wake;
+  a.log.ends.push_back(end);
+  a.log.head = a.head;
+  const SimEvent& owner = events_[cpu].front();
+  if (owner.state == SimEvent::State::enabled) {
+    std::byte record[kAuxRecordBytes];
+    const EventIdentity& id = owner.attrs.identity;
+    build_aux_record(record, id.id, id.pid, id.cpu, scheduler_.now_ns(), end.offset, end.size, end.flags);
+    output(cpu, 0, record);
+  }
+  scheduler_.trace(TraceKind::aux_end, cpu, a.head, end.flags);
+  if (wake) {
+    ring.raise_wakeup();
+    scheduler_.trace(TraceKind::aux_wakeup, cpu, a.head);
+    poll_queue_.notify_all();
+  }
+  if (by_writer) aux_drop_reference(cpu, true);
+}
+
+void Kernel::aux_stop_output(std::size_t cpu) {
+  if (!has_aux()) return;
+  SimAux& a = aux(cpu);
+  if (a.handle_open) {
+    a.handle_open = false;
+    probes_.hit(Probe::aux_output_stop);
+    aux_end(cpu, a.handle_bytes, a.handle_flags, false, true);
+    aux_drop_reference(cpu, false);  // the transaction's reference, dropped by the stopper
+  } else if (a.pending > 0) {
+    aux_end(cpu, 0, 0, false, true);
+  }
+}
+
+void Kernel::aux_set_enabled(std::size_t cpu, bool enabled) {
+  SimAux& a = aux(cpu);
+  if (!enabled) aux_stop_output(cpu);
+  a.paused = !enabled;
+}
+
+void Kernel::aux_unmap(std::size_t cpu) {
+  SimAux& a = aux(cpu);
+  VERIFY(a.mmap_count == 1);
+  a.mmap_count = 0;
+  if (a.config.output_stop_on_unmap) aux_stop_output(cpu);
+  aux_drop_reference(cpu, false);  // the mapping's own
+}
+
+void Kernel::aux_produce(std::size_t cpu) {
+  SimAux& a = aux(cpu);
+  const AuxConfig& c = config_.aux;
+  DecisionSource d(config_.payload_seed * 0x9e3779b97f4a7c15ull + 1000 + cpu, false);
+  for (std::uint32_t burst = 0; burst < c.bursts; burst++) {
+    if (scheduler_.cancelled() || disabled_ || !a.enabled) break;
+    const std::uint64_t gap_ns = d.between(0, c.gap_ns_max);
+    if (gap_ns > 0 && scheduler_.sleep_for(gap_ns) == Wake::cancelled) break;
+    const std::uint64_t attempted = 8 * d.between(1, c.burst_bytes_max / 8);
+    const bool partial = d.chance(c.partial_per_million);
+    if (disabled_ || !a.enabled) break;
+    if (a.paused) continue;  // a snapshot is being taken: the hardware is stopped
+    // begin: the area must be mapped, and a reference taken only if one is
+    // still held (aux_mmap_count first, then aux_refcount).
+    if (a.mmap_count == 0 || a.refcount == 0) break;
+    a.refcount++;
+    std::uint64_t n = attempted;
+    std::uint64_t flags = partial ? PERF_AUX_FLAG_PARTIAL : 0;
+    if (!c.overwrite) {
+      const std::uint64_t space = a.space();
+      if (space == 0) {
+        a.log.full_disables++;
+        a.log.truncated_bytes += attempted;
+        a.log.attempted_bytes += attempted;
+        a.enabled = false;
+        probes_.hit(Probe::aux_full_disable);
+        rings_[cpu]->raise_wakeup();
+        poll_queue_.notify_all();
+        aux_drop_reference(cpu, true);
+        break;
+      }
+      if (space < attempted) {
+        n = space;
+        flags |= PERF_AUX_FLAG_TRUNCATED;
+      }
+    }
+    a.log.attempted_bytes += attempted;
+    a.log.truncated_bytes += attempted - n;
+    // The hardware writes.
+    if (a.freed || a.mmap_count == 0) {
+      a.violations.push_back("cpu " + std::to_string(cpu) + ": the PMU wrote into an unmapped AUX area");
+    } else {
+      const std::uint64_t at = a.head + a.pending;
+      const auto cpu32 = static_cast<std::uint32_t>(cpu);
+      std::uint64_t word_index = UINT64_MAX, word = 0;
+      for (std::uint64_t i = 0; i < n; i++) {
+        const std::uint64_t p = at + i;
+        if ((p >> 3) != word_index) {
+          word_index = p >> 3;
+          word = model::aux_word(config_.payload_seed, cpu32, word_index);
+        }
+        a.data[p & (c.size_bytes - 1)] = static_cast<std::byte>(word >> (8 * (p & 7)));
+      }
+    }
+    a.handle_open = true;
+    a.handle_bytes = n;
+    a.handle_flags = flags;
+    if (c.transaction_ns > 0) scheduler_.sleep_for(d.between(0, c.transaction_ns));
+    if (!a.handle_open) continue;  // stopped meanwhile: the stopper ended it
+    a.handle_open = false;
+    aux_end(cpu, n, flags, true, false);
+  }
+  aux_done_[cpu] = true;
+  aux_done_queue_.notify_all();
+}
+
+}  // namespace ringsim::sim
