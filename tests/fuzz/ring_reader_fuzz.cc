@@ -297,8 +297,8 @@ class Harness {
     previous_head_ = head;
     VERIFY(s.bytes <= mapping_.data.size());
     VERIFY(s.gap.bytes() == 0 || s.gap.begin == previous);
+    if (changed_) return;  // the ring moved during the read: the record loop checks the copy
     if (s.status == ReadStatus::ready) check_delivered(s.bytes, s.records);
-    if (changed_) return;
     if (new_bytes > mapping_.data.size()) {
       VERIFY(s.status == ReadStatus::empty && s.gap == (core::PositionRange{previous, head}));
       return;
@@ -346,7 +346,7 @@ class Harness {
       VERIFY(s.status == available);
     } else if (s.status == ReadStatus::ready) {
       VERIFY(s.bytes == tail - head && mapping_.tail() == head && reader_->tail() == head);
-      check_delivered(s.bytes, s.records);
+      if (!changed_) check_delivered(s.bytes, s.records);
     } else {
       VERIFY(s.status == ReadStatus::record_corrupt && reader_->tail() == tail);
     }
