@@ -136,8 +136,10 @@ double LossStats::loss_metric() const {
 }
 
 double LossStats::lost_fraction() const {
-  const std::uint64_t total = records.samples + records.lost_sum;
-  return total == 0 ? 0.0 : static_cast<double>(records.lost_sum) / static_cast<double>(total);
+  // In doubles: a LOST count near 2^64 (a damaged file) must not wrap the sum.
+  const double lost = static_cast<double>(records.lost_sum);
+  const double total = static_cast<double>(records.samples) + lost;
+  return total == 0 ? 0.0 : lost / total;
 }
 
 void LossMeter::note(std::uint32_t type, std::uint64_t time_ns, std::uint32_t cpu) {

@@ -46,6 +46,19 @@ struct RecordCounts {
   bool operator==(const RecordCounts&) const = default;
 };
 
+// Why a record cannot start with `header` when `left` bytes remain from its
+// start (RecordError::none if it can): the checks walk_records makes of
+// every header. An AUXTRACE record's data, which follows its header, is
+// checked by walk_records itself.
+inline RecordError header_error(const perf_event_header& header, std::uint64_t left) {
+  if (header.size == 0) return RecordError::size_zero;
+  if (header.size < kRecordHeaderBytes) return RecordError::size_too_small;
+  if (header.size % kRecordAlignBytes != 0) return RecordError::size_unaligned;
+  if (header.size > left) return RecordError::size_past_end;
+  if (header.type == PERF_RECORD_LOST && header.size < kLostRecordBytesMin) return RecordError::lost_too_small;
+  return RecordError::none;
+}
+
 struct WalkResult {
   std::uint64_t valid_bytes = 0;  // whole records before the first error
   RecordError error = RecordError::none;
@@ -68,7 +81,6 @@ WalkResult walk_records(std::span<const std::byte> chunk, RecordCounts& counts,
       break;
     }
     const perf_event_header header = load_header(chunk.data() + offset);
-    RecordError error = RecordError::none;
     // AUXTRACE: the header's size is the fixed part; the data follows.
     std::uint64_t length = header.size;
     if (header.type == kRecordAuxtrace && header.size == kAuxtraceHeaderBytes && left >= kAuxtraceHeaderBytes) {
@@ -80,17 +92,7 @@ WalkResult walk_records(std::span<const std::byte> chunk, RecordCounts& counts,
       }
       length += data_bytes;
     }
-    if (header.size == 0) {
-      error = RecordError::size_zero;
-    } else if (header.size < kRecordHeaderBytes) {
-      error = RecordError::size_too_small;
-    } else if (header.size % kRecordAlignBytes != 0) {
-      error = RecordError::size_unaligned;
-    } else if (header.size > left) {
-      error = RecordError::size_past_end;
-    } else if (header.type == PERF_RECORD_LOST && header.size < kLostRecordBytesMin) {
-      error = RecordError::lost_too_small;
-    }
+    const RecordError error = header_error(header, left);
     if (error != RecordError::none) {
       result.error = error;
       result.bad_header = header;

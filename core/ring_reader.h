@@ -24,8 +24,9 @@
 //      previous snapshot started (it has those already), stopping before it
 //      would pass one data-area size from h (older bytes are overwritten).
 //      A header that cannot start a record there (size 0 as in
-//      never-written space, below 8, unaligned, an unknown type, or
-//      reaching past the previous snapshot's start) is where overwriting
+//      never-written space, below 8, unaligned, an unknown type, a LOST
+//      record too short for its fields, or reaching past the previous
+//      snapshot's start) is where overwriting
 //      reached (a record larger than the area wraps onto its own header):
 //      the walk stops there;
 //   3. copies the records it walked oldest first, so the output is in time
@@ -235,10 +236,13 @@ class RingReader {
   }
 
   // Whether `header` can be a record the kernel wrote, `room` bytes before
-  // the end of what may hold records.
+  // the end of what may hold records: one the record walker accepts
+  // (core::header_error: a LOST record long enough for its fields too, so
+  // that the record loop's walk of the copy agrees with this walk), of a
+  // type the kernel writes.
   static bool plausible(const perf_event_header& header, std::uint64_t room) {
-    return header.size >= kRecordHeaderBytes && header.size % kRecordAlignBytes == 0 && header.size <= room &&
-           header.type != 0 && header.type < kRecordUserTypeFirst;
+    return header_error(header, room) == RecordError::none && header.type != 0 &&
+           header.type < kRecordUserTypeFirst;
   }
 
   // Walks up from `from` through record sizes over at most `limit` bytes

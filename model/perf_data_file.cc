@@ -174,8 +174,10 @@ double LossStats::loss_metric() const {
 }
 
 double LossStats::lost_fraction() const {
-  const std::uint64_t total = samples + lost_sum;
-  return total == 0 ? 0.0 : static_cast<double>(lost_sum) / static_cast<double>(total);
+  // In doubles: a LOST count near 2^64 (a damaged file) must not wrap the sum.
+  const double lost = static_cast<double>(lost_sum);
+  const double total = static_cast<double>(samples) + lost;
+  return total == 0 ? 0.0 : lost / total;
 }
 
 std::string loss_stats(const PerfDataFile& file, LossStats& out) {

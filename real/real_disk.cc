@@ -45,6 +45,10 @@ std::string output_error_message(int error, const std::string& path, const std::
   const std::string dir = directory_of(path);
   switch (error) {
     case ENOENT:
+      if (what.starts_with("closing")) {
+        return head + ": the file (or the directory " + dir +
+               ") was removed while recording: what was written to it is lost; record again";
+      }
       return head + ": the directory " + dir + " does not exist: create it or choose another path with -o";
     case ENOTDIR:
       return head + ": a component of the path is not a directory: choose another path with -o";
@@ -136,12 +140,16 @@ int RealDisk::close_output() {
   VERIFY_MSG(in_flight_ == 0, "close_output with writes in flight");
   VERIFY_MSG(fd_ >= 0, "close_output without an open file");
   const int fd = std::exchange(fd_, -1);
+  // A file removed while it was written (it, or its directory: rm -rf)
+  // took everything written with it: that is an error, not a recording.
+  struct stat st {};
+  const bool removed = ::fstat(fd, &st) == 0 && st.st_nlink == 0;
   // Linux closes the descriptor even when close reports an error.
   if (::close(fd) != 0) {
     const int error = errno;
-    return error == EINTR ? 0 : -error;
+    if (error != EINTR) return -error;
   }
-  return 0;
+  return removed ? -ENOENT : 0;
 }
 
 int RealDisk::remove_output() {

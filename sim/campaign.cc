@@ -3,13 +3,17 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <ostream>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -97,21 +101,23 @@ struct Totals {
   std::vector<nlohmann::json> failures;
 };
 
-// What the VERIFY hook needs to report a crash in the middle of a run.
+// What the VERIFY hook needs to report a crash in the middle of a run: set
+// (core::set_verify_context) on the thread that runs it, which passes it on
+// to the run's own thread (sim/scheduler.cc).
 struct CrashContext {
   const CampaignOptions* options = nullptr;
   const RunConfig* config = nullptr;
   const DecisionSource* decisions = nullptr;
 };
-CrashContext g_crash;
 
 std::string replay_path(const CampaignOptions& options, std::uint64_t seed, const char* suffix) {
   return (std::filesystem::path(options.replay_dir) / ("seed-" + std::to_string(seed) + suffix)).string();
 }
 
 void crash_hook(const char* description) {
-  const CrashContext& c = g_crash;
-  if (c.options == nullptr || c.config == nullptr) return;
+  const auto* context = static_cast<const CrashContext*>(core::verify_context());
+  if (context == nullptr || context->options == nullptr || context->config == nullptr) return;
+  const CrashContext& c = *context;
   std::fprintf(stderr, "CRASH seed=%llu: %s\n  config: %s\n  reproduce: %s\n",
                static_cast<unsigned long long>(c.config->seed), description, describe(*c.config).c_str(),
                reproduce_command(*c.config).c_str());
@@ -269,8 +275,10 @@ class Progress {
   std::uint64_t last_done_ = UINT64_MAX;
 };
 
-void report_failure(const CampaignOptions& options, const RunResult& r, const std::vector<Decision>& tape,
-                    Totals& totals, std::ostream& log) {
+// Prints the failure (with its replay files, shrunk) to `log`; returns it
+// for the JSON summary.
+nlohmann::json report_failure(const CampaignOptions& options, const RunResult& r, const std::vector<Decision>& tape,
+                              std::ostream& log) {
   const model::Violation& first = r.violations.front();
   const std::uint64_t seed = r.config.seed;
   log << "FAIL seed=" << seed << " property=" << first.property << ": " << first.detail << "\n";
@@ -323,8 +331,7 @@ void report_failure(const CampaignOptions& options, const RunResult& r, const st
       }
     }
   }
-  log << std::flush;
-  totals.failures.push_back(std::move(failure));
+  return failure;
 }
 
 nlohmann::json drops_json(const core::Drops& drops) {
@@ -473,42 +480,152 @@ RunConfig campaign_config(const CampaignOptions& options, std::uint64_t seed) {
 namespace {
 
 // The same seed again, without recording: the same trace and output.
-bool deterministic(const RunConfig& config, const RunResult& result, Totals& totals, std::ostream& log) {
+// Prints a failure to `log`.
+bool deterministic(const RunConfig& config, const RunResult& result, std::ostream& log) {
   const RunResult again = run_simulation(config);
-  totals.determinism_checked++;
   if (again.trace_hash == result.trace_hash && again.output_hash == result.output_hash &&
       again.decisions == result.decisions) {
-    totals.determinism_passed++;
     return true;
   }
   log << "FAIL seed=" << config.seed << " property=" << model::kDeterminism << ": the same seed gave trace hash "
       << std::hex << result.trace_hash << " then " << again.trace_hash << ", output hash " << result.output_hash
       << " then " << again.output_hash << std::dec << "\n  reproduce: " << reproduce_command(config) << "\n";
-  totals.failed++;
   return false;
 }
 
-// One seed: run, count, report a failure or check determinism. Returns the
-// exit code the seed asks for (kExitOk when it passed).
-int run_seed(const CampaignOptions& options, std::uint64_t seed, bool check_determinism, Totals& totals,
-             Progress& progress, std::ostream& log) {
+// What one seed gave: everything the merge adds to the totals and prints.
+struct SeedOutcome {
+  RunResult result;  // without the bytes of the kernel's log and of the output
+  int code = kExitOk;  // the exit code the seed asks for
+  std::string report;  // FAIL lines, as printed
+  std::optional<nlohmann::json> failure;
+  bool determinism_checked = false;
+  bool determinism_passed = false;
+};
+
+// One seed: run, report a failure (replay files, shrinking) or check
+// determinism. A failed check on this thread, or on the run's own, reports
+// this seed (crash_hook).
+SeedOutcome run_seed(const CampaignOptions& options, std::uint64_t seed, bool check_determinism) {
+  SeedOutcome o;
   const RunConfig config = campaign_config(options, seed);
   DecisionSource decisions(seed, true);
-  g_crash.config = &config;
-  g_crash.decisions = &decisions;
-  const RunResult result = run_simulation(config, decisions);
-  g_crash.decisions = nullptr;
-  g_crash.config = nullptr;
-  add_run(totals, result);
-  if (!result.ok()) {
-    progress.finish();
-    report_failure(options, result, decisions.recorded(), totals, log);
+  CrashContext crash{&options, &config, &decisions};
+  core::set_verify_context(&crash);
+  o.result = run_simulation(config, decisions);
+  crash.decisions = nullptr;  // what follows runs other simulations of the seed
+  std::ostringstream report;
+  if (!o.result.ok()) {
+    o.failure = report_failure(options, o.result, decisions.recorded(), report);
     bool safety = false;
-    for (const model::Violation& v : result.violations) safety |= model::is_safety(v.property);
-    return safety ? kExitCorrectness : kExitLiveness;
+    for (const model::Violation& v : o.result.violations) safety |= model::is_safety(v.property);
+    o.code = safety ? kExitCorrectness : kExitLiveness;
+  } else if (check_determinism) {
+    o.determinism_checked = true;
+    o.determinism_passed = deterministic(config, o.result, report);
+    if (!o.determinism_passed) o.code = kExitCorrectness;
   }
-  if (check_determinism && !deterministic(config, result, totals, log)) return kExitCorrectness;
-  return kExitOk;
+  core::set_verify_context(nullptr);
+  o.report = report.str();
+  for (model::CpuLog& cpu : o.result.log.cpus) {
+    cpu.bytes = {};
+    cpu.written = {};
+  }
+  o.result.output = {};
+  return o;
+}
+
+// Runs the seeds of one shard on `jobs` threads, one simulation per thread
+// (each run has a thread of its own besides: sim/scheduler.h), and hands
+// their outcomes back in seed order, so the merged summary is the same
+// whatever the number of threads. At most kAheadPerJob x jobs outcomes
+// wait for the merge.
+class SeedPool {
+ public:
+  static constexpr std::uint64_t kAheadPerJob = 4;
+
+  SeedPool(const CampaignOptions& options, std::uint64_t planned)
+      : options_(options), planned_(planned), window_(kAheadPerJob * options.jobs) {
+    for (std::uint32_t j = 0; j < options.jobs; j++) threads_.emplace_back([this] { work(); });
+  }
+  SeedPool(const SeedPool&) = delete;
+  SeedPool& operator=(const SeedPool&) = delete;
+  // Stops handing out seeds; waits for the runs in progress.
+  ~SeedPool() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
+
+  std::uint64_t seed_of(std::uint64_t k) const {
+    return options_.first_seed + options_.shard_index + k * options_.shard_count;
+  }
+
+  // The outcome of the k-th seed of the shard; k = 0, 1, ... in order.
+  SeedOutcome take(std::uint64_t k) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    VERIFY(k == taken_ && k < planned_);
+    changed_.wait(lock, [&] { return done_.count(k) > 0; });
+    SeedOutcome o = std::move(done_.at(k));
+    done_.erase(k);
+    taken_ = k + 1;
+    lock.unlock();
+    changed_.notify_all();
+    return o;
+  }
+
+ private:
+  void work() {
+    for (std::uint64_t round = 0; round < planned_; round++) {
+      std::uint64_t k = 0;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        changed_.wait(lock, [&] { return stopping_ || next_ >= planned_ || next_ < taken_ + window_; });
+        if (stopping_ || next_ >= planned_) return;
+        k = next_++;
+      }
+      const bool check = options_.determinism_every > 0 && k % options_.determinism_every == 0;
+      SeedOutcome o = run_seed(options_, seed_of(k), check);
+      {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        done_.emplace(k, std::move(o));
+      }
+      changed_.notify_all();
+    }
+  }
+
+  const CampaignOptions& options_;
+  const std::uint64_t planned_;
+  const std::uint64_t window_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::uint64_t next_ = 0;   // the next seed to start
+  std::uint64_t taken_ = 0;  // seeds merged
+  bool stopping_ = false;
+  std::map<std::uint64_t, SeedOutcome> done_;
+  std::vector<std::thread> threads_;
+};
+
+// Adds one seed's outcome to the totals, prints its report.
+void merge(SeedOutcome& o, Totals& totals, int& exit_code, Progress& progress, std::ostream& log) {
+  add_run(totals, o.result);
+  if (o.determinism_checked) {
+    totals.determinism_checked++;
+    if (o.determinism_passed) {
+      totals.determinism_passed++;
+    } else {
+      totals.failed++;
+    }
+  }
+  if (!o.report.empty()) {
+    progress.finish();
+    log << o.report << std::flush;
+  }
+  if (o.failure) totals.failures.push_back(std::move(*o.failure));
+  if (o.code == kExitCorrectness || (o.code == kExitLiveness && exit_code == kExitOk)) exit_code = o.code;
 }
 
 // The summary, printed and (with --json) written. Returns kExitIo if the
@@ -535,6 +652,7 @@ int write_summary(const CampaignOptions& options, Totals& totals, double wall_s,
 int run_campaign(const CampaignOptions& options, std::ostream& out, std::ostream& log) {
   VERIFY(options.shard_count >= 1);
   VERIFY(options.shard_index < options.shard_count);
+  VERIFY(options.jobs >= 1);
   Totals totals;
   const Clock::time_point start = Clock::now();
   std::uint64_t planned = 0;
@@ -542,22 +660,21 @@ int run_campaign(const CampaignOptions& options, std::ostream& out, std::ostream
   Progress progress(log, options.progress, planned);
   bool budget_hit = false;
   int exit_code = kExitOk;
-  g_crash.options = &options;
   const core::VerifyHook previous_hook = core::set_verify_hook(crash_hook);
   std::uint64_t done = 0;
-  for (std::uint64_t i = options.shard_index; i < options.runs; i += options.shard_count) {
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    if (options.budget_s > 0 && elapsed >= options.budget_s) {
-      budget_hit = true;
-      break;
+  {
+    SeedPool pool(options, planned);
+    for (; done < planned; done++) {
+      const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+      if (options.budget_s > 0 && elapsed >= options.budget_s) {
+        budget_hit = true;
+        break;
+      }
+      if (totals.failed >= options.failures_max) break;
+      SeedOutcome o = pool.take(done);
+      merge(o, totals, exit_code, progress, log);
+      progress.update(done + 1, totals.failed, pool.seed_of(done));
     }
-    if (totals.failed >= options.failures_max) break;
-    const std::uint64_t seed = options.first_seed + i;
-    const bool check_determinism = options.determinism_every > 0 && done % options.determinism_every == 0;
-    const int code = run_seed(options, seed, check_determinism, totals, progress, log);
-    if (code == kExitCorrectness || (code == kExitLiveness && exit_code == kExitOk)) exit_code = code;
-    done++;
-    progress.update(done, totals.failed, seed);
   }
   core::set_verify_hook(previous_hook);
   progress.update(done, totals.failed, options.first_seed + options.runs, true);

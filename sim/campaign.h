@@ -15,6 +15,9 @@ namespace ringsim::sim {
 struct CampaignOptions {
   std::uint64_t first_seed = 1;
   std::uint64_t runs = 2000;
+  // Simulations at once, one per thread; the outcomes are merged in seed
+  // order, so the summary is the same whatever the number.
+  std::uint32_t jobs = 1;
   double budget_s = 600;                 // wall clock; 0: no limit
   std::string json_path;                 // summary as JSON, if set
   std::string replay_dir = "ringsim-failures";

@@ -4,81 +4,20 @@
 // property; see docs/campaign.md. Exit status: 0 all passed, 1 a safety
 // property failed, 2 a run failed liveness only, 3 a check crashed, 64 bad
 // options, 74 an output file could not be written.
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <string>
 
+#include "core/cli/command_line.h"
 #include "sim/campaign.h"
-#include "sim/cli.h"
-#include "sim/run.h"
-
-namespace {
-
-// Bazel test sharding: TEST_TOTAL_SHARDS / TEST_SHARD_INDEX. Returns an
-// error line or "".
-std::string read_sharding(ringsim::sim::CampaignOptions& options) {
-  const char* total = std::getenv("TEST_TOTAL_SHARDS");
-  const char* index = std::getenv("TEST_SHARD_INDEX");
-  if (total == nullptr || index == nullptr) return "";
-  char* end = nullptr;
-  const unsigned long long t = std::strtoull(total, &end, 10);
-  if (*end != '\0' || t == 0) return std::string("TEST_TOTAL_SHARDS is not a positive number: ") + total;
-  const unsigned long long i = std::strtoull(index, &end, 10);
-  if (*end != '\0' || i >= t) return std::string("TEST_SHARD_INDEX is out of range: ") + index;
-  options.shard_count = t;
-  options.shard_index = i;
-  if (const char* status = std::getenv("TEST_SHARD_STATUS_FILE")) std::ofstream{status};
-  return "";
-}
-
-}  // namespace
+#include "sim/commands.h"
 
 int main(int argc, char** argv) {
   using namespace ringsim::sim;
   CampaignOptions options;
-  CLI::App app("Runs seeded simulations of the perf ring consumer and checks every property.", "campaign");
-  app.add_option("--seed", options.first_seed, "first seed")->check(CLI::Range(std::uint64_t{0}, UINT64_MAX / 2));
-  app.add_option("--runs", options.runs, "number of seeds to run")->check(CLI::Range(1, 1'000'000'000));
-  app.add_option("--budget-s", options.budget_s, "wall-clock budget in seconds (0: none)")
-      ->check(CLI::Range(0.0, 1e7));
-  app.add_option("--json", options.json_path, "write the summary as JSON to this file");
-  app.add_option("--replay-dir", options.replay_dir, "where failing runs' replay files go");
-  app.add_option("--shrink-s", options.shrink_s, "seconds to spend shrinking each failure (0: none)")
-      ->check(CLI::Range(0.0, 3600.0));
-  app.add_option("--determinism-every", options.determinism_every,
-                 "run every Nth passing seed twice and compare (0: never)")
-      ->check(CLI::Range(0, 1'000'000));
-  app.add_option("--max-failures", options.failures_max, "stop after this many failures")
-      ->check(CLI::Range(1, 1'000'000));
-  bool no_progress = false;
-  app.add_flag("--no-progress", no_progress, "no progress display");
-  ConfigOptions config_options;
-  config_options.add_to(app);
-  if (const int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
-
-  options.progress = !no_progress;
-  options.overrides = config_options.overrides();
-  if (const std::string error = read_sharding(options); !error.empty()) {
+  if (const int rc = parse_campaign_command_line(argc, argv, options); rc >= 0) return rc;
+  if (const std::string error = check_campaign_seeds(options); !error.empty()) {
     return ringsim::core::usage_error("campaign", error);
   }
-  // Every seed's configuration, with the fixed fields, must be valid before
-  // anything runs.
-  for (std::uint64_t i = options.shard_index; i < options.runs; i += options.shard_count) {
-    const std::uint64_t seed = options.first_seed + i;
-    if (const std::string error = validate(campaign_config(options, seed)); !error.empty()) {
-      return ringsim::core::usage_error(
-          "campaign", "the options give seed " + std::to_string(seed) + " an invalid configuration: " + error);
-    }
-  }
-  if (const char* outputs = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
-      outputs != nullptr && app.count("--replay-dir") == 0) {
-    options.replay_dir = outputs;
-  } else {
-    options.replay_dir = user_path(options.replay_dir);
-  }
-  options.json_path = user_path(options.json_path);
   std::cout << "ringsim campaign: seeds " << options.first_seed << ".." << options.first_seed + options.runs - 1
             << (options.overrides.empty() ? "" : ", fixed: " + options.overrides.as_args()) << "\n"
             << std::flush;

@@ -88,6 +88,11 @@ std::string replay_from_text(const std::string& text, ReplayFile& out) {
   } catch (const nlohmann::json::parse_error& e) {
     if (e.byte >= text.size()) return "truncated: the JSON ends early (at byte " + std::to_string(e.byte) + ")";
     return "not JSON (parse error at byte " + std::to_string(e.byte) + ")";
+  } catch (const nlohmann::json::exception& e) {
+    // out_of_range 406: a number no double holds ("1e9999").
+    const std::string what = e.what();
+    const std::size_t end_of_id = what.find("] ");
+    return "not JSON (" + (end_of_id == std::string::npos ? what : what.substr(end_of_id + 2)) + ")";
   }
   if (!j.is_object()) return "not a ringsim replay (not a JSON object)";
   using T = nlohmann::json::value_t;

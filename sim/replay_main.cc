@@ -15,7 +15,7 @@
 
 #include "core/verify.h"
 #include "sim/chrome_trace.h"
-#include "sim/cli.h"
+#include "sim/commands.h"
 #include "sim/replay.h"
 #include "sim/run.h"
 
@@ -39,15 +39,11 @@ std::string hex(std::uint64_t v) {
 
 int main(int argc, char** argv) {
   using namespace ringsim::sim;
-  CLI::App app("Replays a recorded simulation run and checks every property.", "replay");
-  std::string file;
-  app.add_option("file", file, "replay file")->required();
-  bool verbose = false;
-  app.add_flag("-v,--verbose", verbose, "print every violation and the run's figures");
-  std::string trace_path;
-  app.add_option("--trace", trace_path, "write the run as a Chrome trace-event JSON file (Perfetto, chrome://tracing)");
-  if (const int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
-  file = user_path(file);
+  ReplayOptions options;
+  if (const int rc = parse_replay_command_line(argc, argv, options); rc >= 0) return rc;
+  const std::string& file = options.file;
+  const std::string& trace_path = options.trace_path;
+  const bool verbose = options.verbose;
 
   ReplayFile replay;
   if (const std::string error = read_replay(file, replay); !error.empty()) {
@@ -66,7 +62,7 @@ int main(int argc, char** argv) {
   std::vector<TraceEvent> events;
   const RunResult result = run_simulation(replay.config, decisions, trace_path.empty() ? nullptr : &events);
   if (!trace_path.empty()) {
-    const std::string path = user_path(trace_path);
+    const std::string& path = trace_path;
     std::ofstream out(path);
     out << chrome_trace(events, replay.config).dump() << "\n";
     out.close();

@@ -128,7 +128,11 @@ void Scheduler::run(const std::function<void()>& setup) {
   VERIFY(!running_);
   VERIFY(!finished_);
   std::exception_ptr failure;
+  // A check that fails in the run's thread reports the run this thread
+  // works on (core/verify.h).
+  const void* verify_context = core::verify_context();
   std::thread thread([&] {
+    core::set_verify_context(verify_context);
     boost::fibers::use_scheduling_algorithm<SimAlgorithm>(*this);
     running_ = true;
     setup();

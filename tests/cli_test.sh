@@ -34,6 +34,8 @@ expect_error 64 "nosuch" -- "$campaign" --nosuch
 expect_error 65 "cannot open" -- "$replay" "$work/missing.json"
 printf 'not json' >"$work/bad.json"
 expect_error 65 "not JSON" -- "$replay" "$work/bad.json"
+printf '1e9999' >"$work/overflow.json"  # found by //tests/fuzz:replay_fuzz
+expect_error 65 "not JSON (number overflow" -- "$replay" "$work/overflow.json"
 
 # A clean campaign: exit 0, a summary, a JSON summary.
 "$campaign" --runs=20 --no-progress --json="$work/summary.json" >"$work/out" 2>"$work/err" || fail "clean campaign failed: $(cat "$work/out" "$work/err")"

@@ -59,6 +59,18 @@ TEST(ReplayFile, Truncated) {
 
 TEST(ReplayFile, NotJson) { EXPECT_NE(problem("hello").find("not JSON"), std::string::npos); }
 
+// Found by //tests/fuzz:replay_fuzz (corpus entry crash-number-overflow): a
+// number no double holds made the JSON parser throw out_of_range, which
+// escaped and aborted the command instead of naming the problem.
+TEST(ReplayFile, NumberTooLargeForADoubleIsNotJson) {
+  for (const std::string& text : {std::string("1e9999"), std::string("{\"format\": -9e2722}"),
+                                 replace(replay_to_text(example()), "\"note\": \"test\"", "\"note\": 1e400")}) {
+    const std::string p = problem(text);
+    EXPECT_NE(p.find("not JSON (number overflow parsing"), std::string::npos) << p;
+    EXPECT_EQ(p.find('\n'), std::string::npos) << p;
+  }
+}
+
 TEST(ReplayFile, OtherFormat) {
   EXPECT_NE(problem(R"({"format": "perf-data"})").find("not a ringsim replay"), std::string::npos);
 }

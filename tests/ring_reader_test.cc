@@ -7,6 +7,7 @@
 #include "core/records.h"
 #include "core/ring_reader.h"
 #include "core/testing/direct_mapping.h"
+#include "core/testing/scripted_mapping.h"
 #include "tests/test_util.h"
 
 namespace ringsim::core {
@@ -194,6 +195,42 @@ TEST(RingReader, AWriteDuringTheCopyDropsTheOldestRecordsItMayHaveReached) {
       found |= std::memcmp(buffer.data() + 64 * i, f.log.bytes.data() + r.offset, 64) == 0;
     }
     EXPECT_TRUE(found) << "record " << i << " of the snapshot is torn";
+  }
+}
+
+// Found by //tests/fuzz:ring_reader_fuzz (corpus entry
+// crash-backward-lost-too-small): the overwrite walk accepted a
+// PERF_RECORD_LOST of 8 bytes, which the record walker refuses, so the
+// record loop's walk of the copy failed and the whole snapshot was dropped
+// as a ring that moved (snapshot_changed). The walk now stops at any header
+// the walker refuses (core::header_error), as at any other header
+// overwriting reached: the records before it are delivered and walk, the
+// rest is a gap.
+TEST(RingReader, SnapshotWalkStopsAtHeadersTheRecordWalkerRefuses) {
+  for (const std::uint32_t type : {std::uint32_t{PERF_RECORD_LOST}, kRecordAuxtrace}) {
+    SCOPED_TRACE(type);
+    testing::ScriptedMapping m(128, 0, false);
+    const auto put = [&](std::uint64_t position, std::uint32_t record_type, std::uint16_t size) {
+      const perf_event_header h{record_type, 0, size};
+      std::memcpy(m.data.data() + (position & 127), &h, sizeof h);
+    };
+    // Newest at head: a 40-byte sample; older, above it, the bad header.
+    const std::uint16_t bad_size = type == PERF_RECORD_LOST ? 8 : 48;
+    m.head = 0 - 40 - bad_size;
+    put(m.head, PERF_RECORD_SAMPLE, 40);
+    put(m.head + 40, type, bad_size);
+    RingReader<testing::ScriptedMapping> reader(m, RingMode::backward);
+    std::vector<std::byte> buffer(128);
+    const Snapshot s = reader.snapshot(buffer);
+    ASSERT_EQ(s.status, ReadStatus::ready);
+    EXPECT_EQ(s.records, 1u);
+    EXPECT_EQ(s.bytes, 40u);
+    EXPECT_EQ(s.gap, (PositionRange{m.head + 40, 0}));
+    EXPECT_EQ(reader.stats().damaged_headers, 1u);
+    RecordCounts counts;
+    EXPECT_EQ(walk_records(std::span<const std::byte>(buffer.data(), s.bytes), counts).error, RecordError::none);
+    EXPECT_EQ(counts.records, s.records);
+    EXPECT_FALSE(m.paused());
   }
 }
 

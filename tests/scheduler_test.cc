@@ -2,8 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include "core/verify.h"
 
 namespace ringsim::sim {
 namespace {
@@ -106,6 +111,42 @@ TEST(Scheduler, SameSeedSameInterleaving) {
   bool differs = false;
   for (std::uint64_t seed = 8; seed < 16 && !differs; seed++) differs = interleaving(seed) != interleaving(7);
   EXPECT_TRUE(differs) << "the seed does not influence the schedule";
+}
+
+// A check that fails inside a run reports the context (core/verify.h) of
+// the thread that started the run, though it fails on the run's own
+// thread: the campaign's crash hook finds the seed there, whichever of its
+// --jobs threads ran it.
+void print_context_and_exit(const char*) {
+  const auto* seed = static_cast<const std::uint64_t*>(core::verify_context());
+  std::fprintf(stderr, "context: seed %llu\n", seed == nullptr ? 0ull : static_cast<unsigned long long>(*seed));
+  std::fflush(stderr);
+  std::_Exit(3);
+}
+
+void run_in_context(std::uint64_t seed, bool fail) {
+  core::set_verify_context(&seed);
+  DecisionSource decisions(seed, false);
+  Scheduler scheduler(decisions, SchedulerLimits{});
+  scheduler.run([&] {
+    scheduler.spawn("sleeper", [&] {
+      scheduler.sleep_for(100);
+      VERIFY(!fail);
+    });
+  });
+  core::set_verify_context(nullptr);
+}
+
+TEST(SchedulerDeathTest, AFailedCheckReportsTheContextOfTheThreadThatRanIt) {
+  EXPECT_EXIT(
+      {
+        core::set_verify_hook(print_context_and_exit);
+        std::thread passing([] { run_in_context(8, false); });
+        std::thread failing([] { run_in_context(7, true); });
+        passing.join();
+        failing.join();
+      },
+      ::testing::ExitedWithCode(3), "context: seed 7");
 }
 
 }  // namespace

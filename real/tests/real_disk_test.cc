@@ -105,6 +105,27 @@ TEST(RealDisk, OpenErrorsAreErrnosTheRecorderExplains) {
   }
 }
 
+// Found by //real/tests:record_faults_test (the output's directory removed
+// while recording): the recorder wrote on into the removed file and exited
+// 0 with "wrote 0 file(s)". Closing a file that was removed is now ENOENT,
+// explained as such.
+TEST(RealDisk, ClosingAFileRemovedWhileWrittenIsAnError) {
+  const std::string dir = testing::temp_dir("disk-removed");
+  RealDisk disk(dir + "/x.data", 1);
+  ASSERT_EQ(disk.open_output(0), 0);
+  const std::vector<std::byte> data = bytes_of("0123456789abcdef");
+  EXPECT_EQ(disk.write_at(data, 0), 16);
+  ASSERT_EQ(::unlink((dir + "/x.data").c_str()), 0);
+  EXPECT_EQ(disk.write_at(data, 16), 16);  // the descriptor still writes
+  EXPECT_EQ(disk.close_output(), -ENOENT);
+  const std::string message = output_error_message(ENOENT, dir + "/x.data", "closing the output file in output file 0");
+  EXPECT_NE(message.find("removed while recording"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  // A file still there closes cleanly.
+  ASSERT_EQ(disk.open_output(1), 0);
+  EXPECT_EQ(disk.close_output(), 0);
+}
+
 TEST(RealDisk, AsynchronousWritesLandWhereAsked) {
   const std::string path = testing::temp_dir("disk-aio") + "/out.data";
   RealDisk disk(path, 4);

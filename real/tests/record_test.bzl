@@ -9,10 +9,10 @@ the sandbox.
 
 load("//bazel:ringsim.bzl", "ringsim_cc_test")
 
-def record_test(name, srcs, deps = [], data = []):
+def record_test(name, srcs, deps = [], data = [], size = "medium"):
     ringsim_cc_test(
         name = name,
-        size = "medium",
+        size = size,
         srcs = srcs,
         args = ["$(location //real:record)"],
         copts = ["-fno-omit-frame-pointer"],

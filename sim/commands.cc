@@ -1,0 +1,95 @@
+#include "sim/commands.h"
+
+#include <cstdlib>
+#include <fstream>
+
+#include "sim/cli.h"
+
+namespace ringsim::sim {
+namespace {
+
+// Bazel test sharding: TEST_TOTAL_SHARDS / TEST_SHARD_INDEX. Returns an
+// error line or "".
+std::string read_sharding(CampaignOptions& options) {
+  const char* total = std::getenv("TEST_TOTAL_SHARDS");
+  const char* index = std::getenv("TEST_SHARD_INDEX");
+  if (total == nullptr || index == nullptr) return "";
+  char* end = nullptr;
+  const unsigned long long t = std::strtoull(total, &end, 10);
+  if (*end != '\0' || t == 0) return std::string("TEST_TOTAL_SHARDS is not a positive number: ") + total;
+  const unsigned long long i = std::strtoull(index, &end, 10);
+  if (*end != '\0' || i >= t) return std::string("TEST_SHARD_INDEX is out of range: ") + index;
+  options.shard_count = t;
+  options.shard_index = i;
+  if (const char* status = std::getenv("TEST_SHARD_STATUS_FILE")) std::ofstream{status};
+  return "";
+}
+
+void add_campaign_options(CLI::App& app, CampaignOptions& options, bool& no_progress) {
+  app.add_option("--seed", options.first_seed, "first seed")->check(CLI::Range(std::uint64_t{0}, UINT64_MAX / 2));
+  app.add_option("--runs", options.runs, "number of seeds to run")->check(CLI::Range(1, 1'000'000'000));
+  app.add_option("--jobs", options.jobs,
+                 "simulations run at once, one per thread (results merged in seed order: the same whatever N)")
+      ->check(CLI::Range(1, 256));
+  app.add_option("--budget-s", options.budget_s, "wall-clock budget in seconds (0: none)")
+      ->check(CLI::Range(0.0, 1e7));
+  app.add_option("--json", options.json_path, "write the summary as JSON to this file");
+  app.add_option("--replay-dir", options.replay_dir, "where failing runs' replay files go");
+  app.add_option("--shrink-s", options.shrink_s, "seconds to spend shrinking each failure (0: none)")
+      ->check(CLI::Range(0.0, 3600.0));
+  app.add_option("--determinism-every", options.determinism_every,
+                 "run every Nth passing seed twice and compare (0: never)")
+      ->check(CLI::Range(0, 1'000'000));
+  app.add_option("--max-failures", options.failures_max, "stop after this many failures")
+      ->check(CLI::Range(1, 1'000'000));
+  app.add_flag("--no-progress", no_progress, "no progress display");
+}
+
+}  // namespace
+
+int parse_campaign_command_line(int argc, char** argv, CampaignOptions& options) {
+  CLI::App app("Runs seeded simulations of the perf ring consumer and checks every property.", "campaign");
+  bool no_progress = false;
+  add_campaign_options(app, options, no_progress);
+  ConfigOptions config_options;
+  config_options.add_to(app);
+  if (const int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
+
+  options.progress = !no_progress;
+  options.overrides = config_options.overrides();
+  if (const std::string error = read_sharding(options); !error.empty()) return core::usage_error("campaign", error);
+  if (const char* outputs = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
+      outputs != nullptr && app.count("--replay-dir") == 0) {
+    options.replay_dir = outputs;
+  } else {
+    options.replay_dir = user_path(options.replay_dir);
+  }
+  options.json_path = user_path(options.json_path);
+  return -1;
+}
+
+std::string check_campaign_seeds(const CampaignOptions& options, std::uint64_t seeds_max) {
+  std::uint64_t checked = 0;
+  for (std::uint64_t i = options.shard_index; i < options.runs && checked < seeds_max; i += options.shard_count) {
+    const std::uint64_t seed = options.first_seed + i;
+    checked++;
+    if (const std::string error = validate(campaign_config(options, seed)); !error.empty()) {
+      return "the options give seed " + std::to_string(seed) + " an invalid configuration: " + error;
+    }
+  }
+  return "";
+}
+
+int parse_replay_command_line(int argc, char** argv, ReplayOptions& options) {
+  CLI::App app("Replays a recorded simulation run and checks every property.", "replay");
+  app.add_option("file", options.file, "replay file")->required();
+  app.add_flag("-v,--verbose", options.verbose, "print every violation and the run's figures");
+  app.add_option("--trace", options.trace_path,
+                 "write the run as a Chrome trace-event JSON file (Perfetto, chrome://tracing)");
+  if (const int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
+  options.file = user_path(options.file);
+  if (!options.trace_path.empty()) options.trace_path = user_path(options.trace_path);
+  return -1;
+}
+
+}  // namespace ringsim::sim

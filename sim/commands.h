@@ -1,0 +1,36 @@
+// The command lines of the campaign and replay commands: parsed into their
+// options by the same functions main() uses, so the tests and the
+// command-line fuzz target (tests/fuzz/cli_fuzz.cc) exercise exactly what a
+// user runs. Each returns -1 to go on, 0 after --help (printed on stdout),
+// or 64 after one line on stderr, "<command>: error: ... (see --help)"
+// (core/cli/command_line.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "sim/campaign.h"
+
+namespace ringsim::sim {
+
+// bazel run //sim:campaign -- [options]: every option of docs/campaign.md,
+// plus Bazel's test sharding (TEST_TOTAL_SHARDS / TEST_SHARD_INDEX) and,
+// under `bazel test`, the replay directory in the test's undeclared
+// outputs. Paths are made relative to where the user ran `bazel run`.
+int parse_campaign_command_line(int argc, char** argv, CampaignOptions& options);
+
+// Every seed's configuration, with the fixed fields, must be valid before
+// anything runs: "" or the first problem, naming the seed. At most
+// `seeds_max` seeds are checked (the campaign checks them all).
+std::string check_campaign_seeds(const CampaignOptions& options, std::uint64_t seeds_max = UINT64_MAX);
+
+struct ReplayOptions {
+  std::string file;
+  bool verbose = false;
+  std::string trace_path;  // "" : no Chrome trace
+};
+
+// bazel run //sim:replay -- FILE [-v] [--trace OUT.json].
+int parse_replay_command_line(int argc, char** argv, ReplayOptions& options);
+
+}  // namespace ringsim::sim
