@@ -144,9 +144,10 @@ void fuzz_record(std::vector<std::string> args) {
   }
   if (rc != -1) return;
   VERIFY(real::check_options(options).empty());
-  perf_event_attr attr{};
-  const std::string problem = real::make_attr(options, attr);
+  std::vector<real::EventAttr> attrs;
+  const std::string problem = real::make_attrs(options, attrs);
   VERIFY(problem.find('\n') == std::string::npos);
+  VERIFY(!problem.empty() || !attrs.empty());
 }
 
 }  // namespace
