@@ -1,5 +1,7 @@
 // Reading an AUX area (core/backend.h, AuxMapping).
 //
+// aux_head moves by bytes (a PMU stops where its packets stop), not words.
+//
 // Non-overwrite mode, per read:
 //   1. h = load_aux_head() (C'); the new data is [tail, h). h - tail larger
 //      than the area is corruption: reported, nothing copied.
@@ -8,16 +10,30 @@
 //      Only whole multiples of 8 bytes are taken, except at the final read
 //      (hangup, stop), which takes everything and pads with zeros: the
 //      record's size stays a multiple of 8 without invented bytes in the
-//      middle of the stream.
+//      middle of the stream (the rest waits for the next read).
 //   3. store_aux_tail(tail + taken) (D'): the space is the driver's again.
+//   4. set_aux_enabled(true): the PMU disables the event when the area is
+//      full or a transaction was TRUNCATED (a full area leaves no record
+//      to tell), and nobody but the consumer turns it back on. ENABLE on
+//      an enabled event does nothing.
 // Overwrite (snapshot) mode, on request, at hangup and at stop:
 //   1. stop the AUX output (set_aux_enabled(false));
-//   2. h = load_aux_head(); the newest data is [max(previous h, h - size),
-//      h): what was written since the previous snapshot, within one area
-//      size. If more than an area was written since, the older bytes were
-//      overwritten before anyone read them: that range is a gap (the record
-//      that follows it then covers a whole area, which is how a reader of
-//      the file tells a gap from a bug);
+//   2. h = load_aux_head();
+//      free-running heads: the newest data is [max(previous h, h - size),
+//      h), taken in multiples of 8 up to the final snapshot as above. If
+//      more than an area was written since, the older bytes were
+//      overwritten before anyone read them: that range is a gap (the
+//      record that follows it then covers the whole area, give or take the
+//      last word, which is how a reader of the file tells a gap from a
+//      bug);
+//      offset heads (h inside the area): the reader cannot tell how much
+//      was written since the previous snapshot once the driver has gone
+//      round the area. Until then (h never behind the previous h and the
+//      area past h still all zero, as the kernel handed it out) the new
+//      data is [previous h, h); from then on, every snapshot takes the
+//      whole area, oldest byte (at h) first, as perf does for Intel PT.
+//      What was overwritten between wrapped snapshots is unknown: not
+//      counted (the stream's own packets tell);
 //   3. copy it behind an AUXTRACE header, restart the output.
 // The watermark and aux_wakeup are the driver's business (wakeups come
 // through poll); the reader never divides by the watermark.
@@ -43,6 +59,7 @@ struct AuxStats {
   std::uint64_t wrapped = 0;        // copies split at the end of the area
   std::uint64_t snapshots = 0;
   std::uint64_t enable_failures = 0;
+  std::uint64_t wrapped_snapshots = 0;  // offset heads: the whole area taken
 
   void add(const AuxStats& o) {
     reads += o.reads;
@@ -50,6 +67,7 @@ struct AuxStats {
     wrapped += o.wrapped;
     snapshots += o.snapshots;
     enable_failures += o.enable_failures;
+    wrapped_snapshots += o.wrapped_snapshots;
   }
 };
 
@@ -67,7 +85,8 @@ class AuxReader {
         cpu_(cpu),
         size_bytes_(mapping.aux_size_bytes()),
         mask_(size_bytes_ - 1),
-        overwrite_(mapping.aux_overwrite()) {
+        overwrite_(mapping.aux_overwrite()),
+        offset_heads_(overwrite_ && mapping.aux_offset_heads()) {
     VERIFY(size_bytes_ >= 8);
     VERIFY((size_bytes_ & mask_) == 0);
   }
@@ -102,37 +121,81 @@ class AuxReader {
     result.record_bytes = emit(destination, tail_, taken);
     tail_ += taken;
     mapping_.store_aux_tail(tail_);  // (D')
+    if (!final_read && mapping_.set_aux_enabled(true) != 0) stats_.enable_failures++;
     result.status = ReadStatus::ready;
     return result;
   }
 
-  // Snapshot mode.
-  AuxRead snapshot(std::span<std::byte> destination) {
+  // Snapshot mode. `final_read`: take every byte, padding to 8.
+  AuxRead snapshot(std::span<std::byte> destination, bool final_read) {
     VERIFY(overwrite_);
     VERIFY(destination.size() >= record_bytes_max());
-    AuxRead result;
     stats_.snapshots++;
     if (mapping_.set_aux_enabled(false) != 0) stats_.enable_failures++;
     const std::uint64_t head = mapping_.load_aux_head();  // (C')
-    const std::uint64_t written = head - previous_head_;
-    if (written > kNewBytesMax) {
-      result.status = ReadStatus::head_past_ring;
-    } else if (written > 0) {
-      const std::uint64_t begin = written > size_bytes_ ? head - size_bytes_ : previous_head_;
-      if (begin != previous_head_) {
-        result.gap = PositionRange{previous_head_, begin};
-        drops_.add_bytes(DropCause::overwritten, result.gap.bytes());
-      }
-      result.record_bytes = emit(destination, begin, head - begin);
-      result.status = ReadStatus::ready;
-      previous_head_ = head;
-    }
+    const AuxRead result = offset_heads_ ? snapshot_in_area(destination, head, final_read)
+                                         : snapshot_stream(destination, head, final_read);
     if (mapping_.set_aux_enabled(true) != 0) stats_.enable_failures++;
     return result;
   }
 
  private:
   static constexpr std::uint64_t kNewBytesMax = std::uint64_t{1} << 62;
+
+  // Free-running heads: [max(previous, head - size), head), by words.
+  AuxRead snapshot_stream(std::span<std::byte> destination, std::uint64_t head, bool final_read) {
+    AuxRead result;
+    const std::uint64_t written = head - previous_head_;
+    if (written > kNewBytesMax) {
+      result.status = ReadStatus::head_past_ring;
+      return result;
+    }
+    const std::uint64_t end = final_read ? head : previous_head_ + (written & ~std::uint64_t{7});
+    if (end == previous_head_) return result;
+    const std::uint64_t oldest = head - std::min(written, size_bytes_);  // still in the area
+    std::uint64_t begin = previous_head_;
+    if (begin < oldest) {
+      begin = final_read ? oldest : end - ((end - oldest) & ~std::uint64_t{7});
+      result.gap = PositionRange{previous_head_, begin};
+      drops_.add_bytes(DropCause::overwritten, result.gap.bytes());
+    }
+    result.record_bytes = emit(destination, begin, end - begin);
+    result.status = ReadStatus::ready;
+    previous_head_ = end;
+    return result;
+  }
+
+  // Offset heads: [previous, head) until the driver has gone round the
+  // area, then the whole area from head. AUXTRACE offsets are indexes.
+  AuxRead snapshot_in_area(std::span<std::byte> destination, std::uint64_t head, bool final_read) {
+    AuxRead result;
+    if (head >= size_bytes_) {
+      result.status = ReadStatus::head_past_ring;
+      return result;
+    }
+    if (!wrapped_) wrapped_ = head < previous_head_ || written_past(destination, head);
+    if (wrapped_) {
+      stats_.wrapped_snapshots++;
+      result.record_bytes = emit(destination, head, size_bytes_);
+      previous_head_ = head;
+    } else {
+      const std::uint64_t written = head - previous_head_;
+      const std::uint64_t taken = final_read ? written : written & ~std::uint64_t{7};
+      if (taken == 0) return result;
+      result.record_bytes = emit(destination, previous_head_, taken);
+      previous_head_ += taken;
+    }
+    result.status = ReadStatus::ready;
+    return result;
+  }
+
+  // Whether any byte of [head, size) is not zero: the driver has been there
+  // (a fresh area is all zeros). Uses destination as scratch.
+  bool written_past(std::span<std::byte> destination, std::uint64_t head) {
+    const std::span<std::byte> rest(destination.data(), size_bytes_ - head);
+    mapping_.copy_aux(head, rest);
+    return std::any_of(rest.begin(), rest.end(), [](std::byte b) { return b != std::byte{0}; });
+  }
 
   // Writes an AUXTRACE record for [position, position + length) into
   // destination; returns its size.
@@ -169,8 +232,10 @@ class AuxReader {
   const std::uint64_t size_bytes_;
   const std::uint64_t mask_;
   const bool overwrite_;
+  const bool offset_heads_;
   std::uint64_t tail_ = 0;
-  std::uint64_t previous_head_ = 0;
+  std::uint64_t previous_head_ = 0;  // snapshots: free-running, or an index with offset heads
+  bool wrapped_ = false;             // offset heads: the driver has gone round the area
   AuxStats stats_;
   Drops drops_;
 };

@@ -87,6 +87,9 @@ concept AuxMapping = requires(M& mapping, const M& const_mapping, std::uint64_t 
   // Overwrite (snapshot) mode: the AUX area is mapped read-only and the
   // driver ignores aux_tail.
   { const_mapping.aux_overwrite() } -> std::same_as<bool>;
+  // Overwrite mode only: aux_head is an offset inside the area (Intel PT's
+  // snapshot mode), not a free-running position. Constant while mapped.
+  { const_mapping.aux_offset_heads() } -> std::same_as<bool>;
   // (C'): aux_head, acquire. Never blocks.
   { mapping.load_aux_head() } -> std::same_as<std::uint64_t>;
   // (D'): aux_tail, release. Non-overwrite mode only.
@@ -94,8 +97,10 @@ concept AuxMapping = requires(M& mapping, const M& const_mapping, std::uint64_t 
   // Copies destination.size() bytes of the AUX area from the index of
   // `position`; the range does not cross the end of the area.
   { mapping.copy_aux(position, destination) } -> std::same_as<void>;
-  // Snapshot mode: stop (false) or restart (true) the AUX output around a
-  // snapshot (the recorder disables and enables the event). 0 or -errno.
+  // PERF_EVENT_IOC_DISABLE (false) / ENABLE (true): in snapshot mode
+  // around a snapshot; in non-overwrite mode ENABLE after a read made room
+  // (the PMU disables the event when the area fills up or a transaction is
+  // TRUNCATED, and only the consumer turns it back on). 0 or -errno.
   { mapping.set_aux_enabled(enabled) } -> std::same_as<int>;
 };
 

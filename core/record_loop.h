@@ -350,7 +350,7 @@ class RecordLoop {
       const std::span<std::byte> buffer = sink_.acquire(i);
       if (buffer.empty()) return -ECANCELED;
       VERIFY_MSG(buffer.size() >= aux.record_bytes_max(), "the sink's buffers are smaller than an AUX area");
-      const AuxRead read = aux.overwrite() ? aux.snapshot(buffer) : aux.read(buffer, final_read);
+      const AuxRead read = aux.overwrite() ? aux.snapshot(buffer, final_read) : aux.read(buffer, final_read);
       if (read.status == ReadStatus::empty) {
         sink_.abandon(i);
         drained = aux.overwrite() ? final_read : true;

@@ -76,12 +76,19 @@ struct RingOp {
 };
 
 // One perf_aux_output_end of the simulated PMU: the PERF_RECORD_AUX it
-// emitted, and the wakeup bookkeeping after it.
+// emitted (if any), how far the stream moved, and the wakeup bookkeeping
+// after it.
 struct AuxEnd {
-  std::uint64_t offset = 0;        // aux_head before
-  std::uint64_t size = 0;          // bytes it reported
-  std::uint64_t flags = 0;         // PERF_AUX_FLAG_*
-  std::uint64_t head_after = 0;
+  // The record's fields: aux_offset is aux_head before the end in
+  // non-overwrite mode, the new aux_head as the driver gives it in
+  // overwrite mode (an offset inside the area with offset heads); aux_size
+  // is what the driver reports (the whole area for Intel PT snapshots).
+  std::uint64_t offset = 0;
+  std::uint64_t size = 0;
+  std::uint64_t flags = 0;         // PERF_AUX_FLAG_*, PMU format bits included
+  bool record = false;             // a RECORD_AUX was written (not for OVERWRITE alone with size 0)
+  std::uint64_t written = 0;       // stream bytes this end made visible
+  std::uint64_t head_after = 0;    // stream position (free-running) after it
   std::uint64_t wakeup_after = 0;  // aux_wakeup after it
   bool woke = false;               // it woke the consumer
   std::uint64_t time_ns = 0;
@@ -97,9 +104,19 @@ struct AuxLog {
   std::uint64_t attempted_bytes = 0;  // what the PMU tried to write
   std::uint64_t truncated_bytes = 0;  // what did not fit (non-overwrite)
   std::uint64_t full_disables = 0;    // begin found the area full: disabled, woke
-  std::uint64_t head = 0;             // final aux_head
+  // What the PMU would have written while a TRUNCATED record or a full
+  // area kept the event disabled (until the consumer re-enabled it).
+  std::uint64_t disabled_bytes = 0;
+  std::uint64_t head = 0;             // final stream position (free-running)
+  // Overwrite mode: aux_head is an offset inside the area (the Intel PT
+  // way), not a free-running position.
+  bool offset_heads = false;
   std::vector<AuxEnd> ends;
-  std::uint64_t disabled_after_end = UINT64_MAX;  // index of the end after which the event was disabled
+  // ends.size() when the consumer re-enabled an event the PMU had disabled.
+  std::vector<std::size_t> reenables;
+  // Overwrite mode: the stream position when the consumer stopped the
+  // output for each snapshot (in order).
+  std::vector<std::uint64_t> snapshot_heads;
 };
 
 struct CpuLog {

@@ -114,13 +114,33 @@ struct CpuChecker {
     return covered;
   }
 
-  // The PMU's own accounting: reported sizes add up to aux_head, and
-  // written + truncated = attempted.
+  // The PMU's own accounting: what the ends reported adds up to aux_head,
+  // written + truncated = attempted, and each PERF_RECORD_AUX says what
+  // perf_aux_output_end says: {old head, bytes} in non-overwrite mode,
+  // {new head, bytes} in overwrite mode, {new head's index, the whole
+  // area} with offset heads; a record only for bytes or a flag other than
+  // OVERWRITE.
   void check_aux_accounting(const AuxLog& a) {
+    constexpr std::uint64_t kOverwrite = 0x2;
     std::uint64_t reported = 0;
-    for (const AuxEnd& e : a.ends) reported += e.size;
+    for (const AuxEnd& e : a.ends) {
+      reported += e.written;
+      const std::uint64_t offset = !a.overwrite ? e.head_after - e.written
+                                   : a.offset_heads ? e.head_after % a.size_bytes
+                                                    : e.head_after;
+      const std::uint64_t size = a.offset_heads ? a.size_bytes : e.written;
+      const bool record = e.written > 0 || (e.flags & ~kOverwrite) != 0;
+      if (e.record != record || e.offset != offset || e.size != size) {
+        violate(kAuxDelivery, "the AUX end at head " + std::to_string(e.head_after) + " wrote RECORD_AUX {" +
+                                  std::to_string(e.offset) + ", " + std::to_string(e.size) + "}" +
+                                  (e.record ? "" : " (none)") + ", the driver's rules give {" +
+                                  std::to_string(offset) + ", " + std::to_string(size) + "}" +
+                                  (record ? "" : " (none)"));
+        return;
+      }
+    }
     if (reported != a.head) {
-      violate(kAuxDelivery, "PERF_RECORD_AUX sizes add up to " + std::to_string(reported) + ", aux_head is " +
+      violate(kAuxDelivery, "the AUX ends reported " + std::to_string(reported) + " bytes, aux_head is " +
                                 std::to_string(a.head));
     }
     if (a.head + a.truncated_bytes != a.attempted_bytes) {
@@ -166,6 +186,7 @@ struct CpuChecker {
   void check_aux_wakeups(const AuxLog& a) {
     constexpr std::uint64_t kTruncated = 0x1;
     std::uint64_t wakeup = 0;
+    bool any_truncated_record = false;
     for (std::size_t k = 0; k < a.ends.size(); k++) {
       const AuxEnd& e = a.ends[k];
       bool stop = false;
@@ -176,24 +197,36 @@ struct CpuChecker {
                                 (e.woke ? " woke the consumer, the rules say it should not"
                                         : " did not wake the consumer, the rules say it should"));
       }
-      if ((e.flags & kTruncated) != 0 && k + 1 != a.ends.size()) {
-        violate(kAuxTruncation, "an AUX record after a TRUNCATED one: the event was not disabled");
+      if ((e.flags & kTruncated) != 0) {
+        any_truncated_record = true;
+        if (k + 1 < a.ends.size() && !reenabled_between(a, k + 1, k + 1)) {
+          violate(kAuxTruncation, "an AUX record after a TRUNCATED one before the consumer re-enabled the event");
+        }
       }
     }
-    const bool any_truncated_record = !a.ends.empty() && (a.ends.back().flags & kTruncated) != 0;
     if (a.truncated_bytes > 0 && !any_truncated_record && a.full_disables == 0) {
       violate(kAuxTruncation, std::to_string(a.truncated_bytes) +
                                   " AUX bytes truncated without a TRUNCATED record or a full-area disable");
     }
   }
 
+  // Whether the consumer re-enabled the event when `from` <= ends.size() <= `to`.
+  static bool reenabled_between(const AuxLog& a, std::size_t from, std::size_t to) {
+    return std::any_of(a.reenables.begin(), a.reenables.end(), [&](std::size_t r) { return r >= from && r <= to; });
+  }
+
   // One delivered AUXTRACE chunk against the bytes the PMU wrote. Returns
   // the real (not padding) bytes it holds, or false on a violation.
+  // `position`: the stream position of its first byte (its offset, unless
+  // the heads are offsets inside the area).
   bool check_aux_chunk(const AuxLog& a, const AuxChunk& chunk, std::uint64_t& real) {
-    real = std::min<std::uint64_t>(chunk.data.size(), a.head > chunk.offset ? a.head - chunk.offset : 0);
+    return check_aux_chunk_at(a, chunk, chunk.offset, real);
+  }
+  bool check_aux_chunk_at(const AuxLog& a, const AuxChunk& chunk, std::uint64_t position, std::uint64_t& real) {
+    real = std::min<std::uint64_t>(chunk.data.size(), a.head > position ? a.head - position : 0);
     std::uint64_t word_index = UINT64_MAX, word = 0;
     for (std::uint64_t i = 0; i < chunk.data.size(); i++) {
-      const std::uint64_t p = chunk.offset + i;
+      const std::uint64_t p = position + i;
       if (i < real && (p >> 3) != word_index) {
         word_index = p >> 3;
         word = aux_word(log.seed, static_cast<std::uint32_t>(cpu), word_index);
@@ -214,6 +247,7 @@ struct CpuChecker {
   // aux_delivery: each byte once, in order; snapshot gaps only before a
   // whole-area snapshot; delivered + overwritten = written.
   void check_aux_delivery(const AuxLog& a) {
+    if (a.offset_heads) return check_aux_delivery_in_area(a);
     std::uint64_t expected_offset = 0, delivered = 0, overwritten = 0;
     for (const AuxChunk& chunk : out.aux) {
       if (chunk.data.size() % 8 != 0) {
@@ -221,7 +255,8 @@ struct CpuChecker {
         return;
       }
       if (chunk.offset != expected_offset) {
-        const bool gap = a.overwrite && chunk.offset > expected_offset && chunk.data.size() >= a.size_bytes;
+        // A gap is followed by the whole area (give or take its last word).
+        const bool gap = a.overwrite && chunk.offset > expected_offset && chunk.data.size() + 8 >= a.size_bytes;
         if (!gap) {
           violate(kAuxDelivery, "AUX data delivered at offset " + std::to_string(chunk.offset) + ", expected " +
                                     std::to_string(expected_offset) +
@@ -241,6 +276,51 @@ struct CpuChecker {
     if (!complete && !(options.allow_truncation && delivered + overwritten < a.head)) {
       violate(kAuxDelivery, std::to_string(delivered) + " AUX bytes delivered and " + std::to_string(overwritten) +
                                 " overwritten, the PMU wrote " + std::to_string(a.head));
+    }
+  }
+
+  // Offset heads (Intel PT snapshots): AUXTRACE offsets are indexes. Until
+  // the driver went round the area, index = stream position and each byte
+  // comes once, in order; from then on each chunk is the whole area as it
+  // stood at one of the snapshots (in order; repeats allowed: nobody can
+  // tell what was overwritten between them), and the last one ends at the
+  // final head.
+  void check_aux_delivery_in_area(const AuxLog& a) {
+    std::uint64_t expected = 0, end = 0, delivered = 0;
+    std::size_t snapshot = 0;
+    bool wrapped = false;
+    for (const AuxChunk& chunk : out.aux) {
+      // The snapshot that took it: before the first lap (head < size) the
+      // next new bytes; after it, the whole area ending at that head.
+      std::uint64_t position = UINT64_MAX;
+      for (; snapshot < a.snapshot_heads.size() && position == UINT64_MAX; snapshot++) {
+        const std::uint64_t head = a.snapshot_heads[snapshot];
+        if (head < a.size_bytes) {
+          if (!wrapped && chunk.offset == expected && head > expected) position = chunk.offset;
+        } else if (head % a.size_bytes == chunk.offset && chunk.data.size() == a.size_bytes) {
+          position = head - a.size_bytes;
+          wrapped = true;
+        }
+      }
+      if (position == UINT64_MAX) {
+        violate(kAuxDelivery, "an AUXTRACE record at index " + std::to_string(chunk.offset) + " of " +
+                                  std::to_string(chunk.data.size()) +
+                                  " bytes is neither the next new bytes nor the whole area at a later snapshot");
+        return;
+      }
+      std::uint64_t real = 0;
+      if (!check_aux_chunk_at(a, chunk, position, real)) return;
+      end = position + real;
+      if (!wrapped) {
+        expected = end;
+        delivered += real;
+      }
+    }
+    report.aux_delivered += wrapped ? a.head : delivered;
+    const bool complete = wrapped ? end == a.head : delivered == a.head;
+    if (!complete && !options.allow_truncation) {
+      violate(kAuxDelivery, "the AUX data delivered ends at " + std::to_string(end) + ", the PMU wrote " +
+                                std::to_string(a.head) + (wrapped ? " (offset heads, wrapped)" : " (offset heads)"));
     }
   }
 

@@ -56,7 +56,8 @@ RC_GTEST_PROP(WholeRun, BackwardSnapshotsNeverTorn, ()) {
 // the last watermark boundary below aux_head), no bookkeeping (and so no
 // division) with the zero watermark of snapshot mode, delivered = written
 // - truncated - overwritten byte for byte, truncation disables and wakes,
-// no writer drops the last reference or writes an unmapped area.
+// no writer drops the last reference or writes an unmapped area; byte
+// heads, offset heads (Intel PT), COLLISION and format bits, re-enables.
 RC_GTEST_PROP(WholeRun, AuxAreas, ()) {
   sim::RunConfig config = *props::gen_run_config(400);
   config.aux_pages = 1u << *rc::gen::inRange(0, 5);
@@ -64,10 +65,13 @@ RC_GTEST_PROP(WholeRun, AuxAreas, ()) {
   config.aux_watermark_bytes = *rc::gen::element<std::uint64_t>(0, 8, 1000, config.aux_bytes() / 3 & ~7ull);
   config.aux_late = *rc::gen::arbitrary<bool>();
   config.aux_bursts = *rc::gen::inRange<std::uint32_t>(1, 400);
-  config.aux_burst_bytes_max = 8 * *rc::gen::inRange<std::uint64_t>(1, config.aux_bytes() / 2 + 1);
+  config.aux_burst_bytes_max = *rc::gen::inRange<std::uint64_t>(1, config.aux_bytes() / 2 + 1);
   config.aux_gap_ns_max = *rc::gen::inRange<std::uint64_t>(0, 50'000);
   config.aux_transaction_ns = *rc::gen::inRange<std::uint64_t>(0, 50'000);
   config.aux_partial_per_million = *rc::gen::inRange<std::uint32_t>(0, 300'000);
+  config.aux_collision_per_million = *rc::gen::inRange<std::uint32_t>(0, 300'000);
+  config.aux_offset_heads = config.aux_overwrite && *rc::gen::arbitrary<bool>();
+  config.aux_format = 0x100 * *rc::gen::inRange<std::uint64_t>(0, 0x100);
   if (config.aux_overwrite && config.snapshot_interval_ns == 0) {
     config.snapshot_interval_ns = *rc::gen::inRange<std::uint64_t>(1'000, 500'000);
   }
@@ -75,6 +79,8 @@ RC_GTEST_PROP(WholeRun, AuxAreas, ()) {
   RC_PRE(sim::validate(config).empty());
   const sim::RunResult r = sim::run_simulation(config);
   RC_CLASSIFY(config.aux_overwrite, "snapshot mode");
+  RC_CLASSIFY(config.aux_offset_heads, "offset heads");
+  RC_CLASSIFY(r.probes.count(sim::Probe::aux_reenabled) > 0, "re-enabled after truncation");
   RC_CLASSIFY(r.probes.count(sim::Probe::aux_late_report) > 0, "late head reports");
   RC_CLASSIFY(r.probes.count(sim::Probe::aux_truncated) > 0, "truncated");
   RC_CLASSIFY(r.oracle.aux_overwritten > 0, "overwritten before a snapshot");

@@ -12,17 +12,19 @@ SimAux::SimAux(const AuxConfig& c, model::AuxLog& aux_log) : config(c), log(aux_
   if (!present()) return;
   VERIFY((config.size_bytes & (config.size_bytes - 1)) == 0);
   VERIFY(config.size_bytes >= kAuxPageBytes);
-  VERIFY(config.burst_bytes_max % 8 == 0);
+  VERIFY(config.burst_bytes_max > 0);
+  VERIFY(!config.offset_heads || config.overwrite);
   data.resize(config.size_bytes);
   // The kernel's defaults: half the area in non-overwrite mode, 0 (and no
   // bookkeeping) in overwrite mode.
   watermark_bytes = config.overwrite ? 0
                     : config.watermark_bytes == 0 ? config.size_bytes / 2
-                                                   : std::min(config.watermark_bytes, config.size_bytes);
+                                                   : config.watermark_bytes;
   log.present = true;
   log.overwrite = config.overwrite;
   log.size_bytes = config.size_bytes;
   log.watermark_bytes = watermark_bytes;
+  log.offset_heads = config.offset_heads;
 }
 
 void build_aux_record(std::span<std::byte> out, std::uint64_t id, std::uint32_t pid, std::uint32_t cpu,

@@ -17,6 +17,7 @@ const char* to_string(Mutant mutant) {
     case Mutant::eagain_busy_loop: return "eagain_busy_loop";
     case Mutant::error_resubmit: return "error_resubmit";
     case Mutant::aux_early_tail: return "aux_early_tail";
+    case Mutant::aux_no_reenable: return "aux_no_reenable";
   }
   return "unknown";
 }
@@ -48,6 +49,9 @@ void clear_aux(RunConfig& c) {
   c.aux_gap_ns_max = defaults.aux_gap_ns_max;
   c.aux_transaction_ns = defaults.aux_transaction_ns;
   c.aux_partial_per_million = defaults.aux_partial_per_million;
+  c.aux_collision_per_million = defaults.aux_collision_per_million;
+  c.aux_offset_heads = defaults.aux_offset_heads;
+  c.aux_format = defaults.aux_format;
   if (core::writable(c.mode)) c.snapshot_interval_ns = 0;
 }
 
@@ -83,10 +87,22 @@ void set_mutant(RunConfig& c, Mutant mutant, bool keep_mode_and_output) {
       if (c.aux_pages == 0) c.aux_pages = 1;
       c.aux_bursts = std::max<std::uint32_t>(c.aux_bursts, 200);
       c.aux_overwrite = 0;
+      c.aux_offset_heads = 0;
       c.aux_burst_bytes_max = c.aux_bytes() / 2;
       c.aux_gap_ns_max = 2'000;
       c.copy_interrupt_per_million = 500'000;
       c.copy_ns_per_kib = std::max<std::uint64_t>(c.copy_ns_per_kib, 2'000);
+      if (c.snapshot_interval_ns != 0 && core::writable(c.mode)) c.snapshot_interval_ns = 0;
+      break;
+    case Mutant::aux_no_reenable:
+      // A PMU that overruns a small area: truncations, then a consumer
+      // that frees the space and never turns the event back on.
+      if (c.aux_pages == 0) c.aux_pages = 1;
+      c.aux_bursts = std::max<std::uint32_t>(c.aux_bursts, 200);
+      c.aux_overwrite = 0;
+      c.aux_offset_heads = 0;
+      c.aux_burst_bytes_max = c.aux_bytes() / 2;
+      c.aux_gap_ns_max = 2'000;
       if (c.snapshot_interval_ns != 0 && core::writable(c.mode)) c.snapshot_interval_ns = 0;
       break;
     case Mutant::shared_offset:
@@ -127,13 +143,16 @@ std::string validate_rules(const RunConfig& c) {
   if (c.aux_pages != 0 && (c.aux_pages & (c.aux_pages - 1)) != 0) {
     return "aux_pages: " + std::to_string(c.aux_pages) + " is not a power of two";
   }
+  if (c.aux_offset_heads != 0 && c.aux_overwrite == 0) {
+    return "aux_offset_heads: offset heads are a snapshot (aux_overwrite=1) driver's";
+  }
+  if (c.aux_format % 0x100 != 0) return "aux_format: PMU format bits are a mask of 0xff00";
   if (c.aux_pages == 0 && (c.aux_overwrite != 0 || c.aux_bursts != 0 || c.aux_late != 0)) {
     return "aux_pages: AUX settings need aux_pages > 0";
   }
   if (c.aux_watermark_bytes > c.aux_bytes()) {
     return "aux_watermark_bytes: " + std::to_string(c.aux_watermark_bytes) + " is larger than the AUX area";
   }
-  if (c.aux_burst_bytes_max % 8 != 0) return "aux_burst_bytes_max: not a multiple of 8";
   if (c.disk_latency_ns_max < c.disk_latency_ns_min) {
     return "disk_latency_ns_max: " + std::to_string(c.disk_latency_ns_max) + " is below disk_latency_ns_min (" +
            std::to_string(c.disk_latency_ns_min) + ")";

@@ -29,6 +29,7 @@ enum class Mutant : std::uint8_t {
   eagain_busy_loop,   // AIO: retries EAGAIN at once, without back-off or bound
   error_resubmit,     // AIO: resubmits the whole chunk after a hard error, forever
   aux_early_tail,     // AUX: stores aux_tail = aux_head before copying the data
+  aux_no_reenable,    // AUX: never re-enables an event the PMU disabled (truncation)
 };
 
 // Whom the events follow: a task (they exit with it: POLLHUP) or every
@@ -105,10 +106,13 @@ struct RunConfig {
   std::uint64_t aux_watermark_bytes = 0;            // 0: the kernel's default
   std::uint32_t aux_late = 0;                       // 1: head reported only at page boundaries
   std::uint32_t aux_bursts = 0;                     // PMU transactions per CPU
-  std::uint64_t aux_burst_bytes_max = 4096;         // 8..1 MiB, a multiple of 8
+  std::uint64_t aux_burst_bytes_max = 4096;         // 1..1 MiB, bytes
   std::uint64_t aux_gap_ns_max = 20'000;
   std::uint64_t aux_transaction_ns = 0;             // how long a transaction stays open
   std::uint32_t aux_partial_per_million = 0;
+  std::uint32_t aux_collision_per_million = 0;
+  std::uint32_t aux_offset_heads = 0;               // 1: overwrite mode's aux_head an offset in the area
+  std::uint64_t aux_format = 0;                     // PMU format bits on every RECORD_AUX
   Mutant mutant = Mutant::none;
 
   std::uint64_t aux_bytes() const { return std::uint64_t{aux_pages} * 4096; }

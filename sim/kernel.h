@@ -128,6 +128,8 @@ class Kernel {
   void aux_stop_output(std::size_t cpu);
   // Snapshot: the reader stops and restarts the AUX output.
   void aux_set_enabled(std::size_t cpu, bool enabled);
+  // The consumer is about to wait: aux_truncation's re-enable rule.
+  void aux_check_reenabled(std::size_t cpu);
   // munmap of the AUX area.
   void aux_unmap(std::size_t cpu);
   // Every CPU's workload is over.
@@ -158,6 +160,8 @@ class Kernel {
   void finish(std::size_t cpu, const SimRing::Handle& h, std::span<const std::byte> record);
   void aux_produce(std::size_t cpu);
   void aux_drop_reference(std::size_t cpu, bool by_writer);
+  bool aux_wakeup_after(std::size_t cpu, std::uint64_t flags);
+  void aux_disable_by_pmu(std::size_t cpu);
   bool writes_in_progress() const;
   std::uint32_t draw_size(DecisionSource& workload, std::size_t event);
   // Bounds of the interruptions' virtual durations.

@@ -36,16 +36,55 @@ void Kernel::aux_end(std::size_t cpu, std::uint64_t bytes, std::uint64_t flags, 
     report = a.pending;
     a.pending = 0;
   }
-  if (report == 0 && flags == 0) {
+  const bool overwrite = a.config.overwrite;
+  model::AuxEnd end;
+  end.flags = flags | a.config.format_flags | (overwrite ? PERF_AUX_FLAG_OVERWRITE : 0);
+  end.record = report > 0 || (end.flags & ~std::uint64_t{PERF_AUX_FLAG_OVERWRITE}) != 0;
+  if (!end.record) {
     if (by_writer) aux_drop_reference(cpu, true);
     return;
   }
-  model::AuxEnd end;
-  end.offset = a.head;
-  end.size = report;
-  end.flags = flags | (a.config.overwrite ? PERF_AUX_FLAG_OVERWRITE : 0);
+  const std::uint64_t new_head = a.head + report;
+  end.offset = a.user_head(overwrite ? new_head : a.head);
+  end.size = a.config.offset_heads ? a.config.size_bytes : report;
+  end.written = report;
   end.time_ns = scheduler_.now_ns();
-  a.head += report;  // the driver publishes aux_head after the data (release; (C') pairs with it)
+  a.head = new_head;  // rb->aux_head; the user page's comes after the record
+  const bool wake = aux_wakeup_after(cpu, flags);
+  if (flags & PERF_AUX_FLAG_PARTIAL) probes_.hit(Probe::aux_partial);
+  if (flags & PERF_AUX_FLAG_COLLISION) probes_.hit(Probe::aux_collision);
+  end.head_after = a.head;
+  end.wakeup_after = a.wakeup;
+  end.woke = wake;
+  a.log.ends.push_back(end);
+  a.log.head = a.head;
+  const SimEvent& owner = events_[cpu].front();
+  if (owner.state == SimEvent::State::enabled) {
+    std::byte record[kAuxRecordBytes];
+    const EventIdentity& id = owner.attrs.identity;
+    build_aux_record(record, id.id, id.pid, id.cpu, scheduler_.now_ns(), end.offset, end.size, end.flags);
+    output(cpu, 0, record);
+  }
+  if (by_writer) {
+    // The record is in the ring, aux_head not yet in the user page: the
+    // reader may run here (a write in progress: a disable waits for it).
+    writers_held_++;
+    scheduler_.yield();
+    writers_held_--;
+    writes_queue_.notify_all();
+  }
+  a.published = a.head;  // WRITE_ONCE(user_page->aux_head) (release; (C') pairs with it)
+  scheduler_.trace(TraceKind::aux_end, cpu, a.head, end.flags);
+  if (wake) {
+    ring.raise_wakeup();
+    scheduler_.trace(TraceKind::aux_wakeup, cpu, a.head);
+    poll_queue_.notify_all();
+  }
+  if (by_writer) aux_drop_reference(cpu, true);
+}
+
+bool Kernel::aux_wakeup_after(std::size_t cpu, std::uint64_t flags) {
+  SimAux& a = aux(cpu);
   bool wake = false;
   if (!a.config.overwrite) {
     // rb_need_aux_wakeup: only in non-overwrite mode, so the watermark is
@@ -61,29 +100,16 @@ void Kernel::aux_end(std::size_t cpu, std::uint64_t bytes, std::uint64_t flags, 
   }
   if (flags & PERF_AUX_FLAG_TRUNCATED) {
     wake = true;
-    a.enabled = false;
+    aux_disable_by_pmu(cpu);
     probes_.hit(Probe::aux_truncated);
   }
-  if (flags & PERF_AUX_FLAG_PARTIAL) probes_.hit(Probe::aux_partial);
-  end.head_after = a.head;
-  end.wakeup_after = a.wakeup;
-  end.woke = wake;
-  a.log.ends.push_back(end);
-  a.log.head = a.head;
-  const SimEvent& owner = events_[cpu].front();
-  if (owner.state == SimEvent::State::enabled) {
-    std::byte record[kAuxRecordBytes];
-    const EventIdentity& id = owner.attrs.identity;
-    build_aux_record(record, id.id, id.pid, id.cpu, scheduler_.now_ns(), end.offset, end.size, end.flags);
-    output(cpu, 0, record);
-  }
-  scheduler_.trace(TraceKind::aux_end, cpu, a.head, end.flags);
-  if (wake) {
-    ring.raise_wakeup();
-    scheduler_.trace(TraceKind::aux_wakeup, cpu, a.head);
-    poll_queue_.notify_all();
-  }
-  if (by_writer) aux_drop_reference(cpu, true);
+  return wake;
+}
+
+void Kernel::aux_disable_by_pmu(std::size_t cpu) {
+  SimAux& a = aux(cpu);
+  a.enabled = false;
+  a.tail_at_disable = a.tail;
 }
 
 void Kernel::aux_stop_output(std::size_t cpu) {
@@ -99,10 +125,38 @@ void Kernel::aux_stop_output(std::size_t cpu) {
   }
 }
 
+// PERF_EVENT_IOC_DISABLE / ENABLE from the consumer: a snapshot's stop and
+// restart in overwrite mode; in non-overwrite mode, ENABLE after the PMU
+// disabled the event (truncation, a full area) turns it back on (not after
+// the recording's own stop).
 void Kernel::aux_set_enabled(std::size_t cpu, bool enabled) {
   SimAux& a = aux(cpu);
-  if (!enabled) aux_stop_output(cpu);
+  if (!a.config.overwrite) {
+    if (enabled && !a.enabled && !disabled_) {
+      a.enabled = true;
+      a.log.reenables.push_back(a.log.ends.size());
+      probes_.hit(Probe::aux_reenabled);
+    }
+    return;
+  }
+  if (!enabled) {
+    aux_stop_output(cpu);
+    a.log.snapshot_heads.push_back(a.head);
+  }
   a.paused = !enabled;
+}
+
+// The consumer goes back to poll: if it made room after the PMU disabled
+// the event and did not re-enable it, the PMU stays off for good.
+void Kernel::aux_check_reenabled(std::size_t cpu) {
+  SimAux& a = aux(cpu);
+  // (Once the PMU has no more data, an ENABLE would change nothing.)
+  if (a.config.overwrite || a.enabled || disabled_ || aux_done_[cpu] || a.tail == a.tail_at_disable) return;
+  if (a.consumer_violations.empty()) {
+    a.consumer_violations.push_back("cpu " + std::to_string(cpu) +
+                                    ": the PMU disabled the AUX event (truncated or full); the consumer moved "
+                                    "aux_tail and went back to poll without re-enabling it");
+  }
 }
 
 void Kernel::aux_unmap(std::size_t cpu) {
@@ -118,31 +172,37 @@ void Kernel::aux_produce(std::size_t cpu) {
   const AuxConfig& c = config_.aux;
   DecisionSource d(config_.payload_seed * 0x9e3779b97f4a7c15ull + 1000 + cpu, false);
   for (std::uint32_t burst = 0; burst < c.bursts; burst++) {
-    if (scheduler_.cancelled() || disabled_ || !a.enabled) break;
+    if (scheduler_.cancelled() || disabled_) break;
     const std::uint64_t gap_ns = d.between(0, c.gap_ns_max);
     if (gap_ns > 0 && scheduler_.sleep_for(gap_ns) == Wake::cancelled) break;
-    const std::uint64_t attempted = 8 * d.between(1, c.burst_bytes_max / 8);
+    const std::uint64_t attempted = d.between(1, c.burst_bytes_max);
     const bool partial = d.chance(c.partial_per_million);
-    if (disabled_ || !a.enabled) break;
+    const bool collision = d.chance(c.collision_per_million);
+    if (disabled_) break;
     if (a.paused) continue;  // a snapshot is being taken: the hardware is stopped
+    if (!a.enabled) {        // disabled by the PMU: until the consumer re-enables it
+      a.log.disabled_bytes += attempted;
+      probes_.hit(Probe::aux_produced_while_disabled);
+      continue;
+    }
     // begin: the area must be mapped, and a reference taken only if one is
     // still held (aux_mmap_count first, then aux_refcount).
     if (a.mmap_count == 0 || a.refcount == 0) break;
     a.refcount++;
     std::uint64_t n = attempted;
-    std::uint64_t flags = partial ? PERF_AUX_FLAG_PARTIAL : 0;
+    std::uint64_t flags = (partial ? PERF_AUX_FLAG_PARTIAL : 0) | (collision ? PERF_AUX_FLAG_COLLISION : 0);
     if (!c.overwrite) {
       const std::uint64_t space = a.space();
       if (space == 0) {
         a.log.full_disables++;
         a.log.truncated_bytes += attempted;
         a.log.attempted_bytes += attempted;
-        a.enabled = false;
+        aux_disable_by_pmu(cpu);
         probes_.hit(Probe::aux_full_disable);
         rings_[cpu]->raise_wakeup();
         poll_queue_.notify_all();
         aux_drop_reference(cpu, true);
-        break;
+        continue;
       }
       if (space < attempted) {
         n = space;

@@ -9,7 +9,9 @@
 //   drop_lost      (sim/oracle_sink.h) the output loses LOST records ->
 //                  lost_accounting;
 //   aux_early_tail stores aux_tail = aux_head as soon as it reads it, before
-//                  copying the AUX data -> aux_delivery.
+//                  copying the AUX data -> aux_delivery;
+//   aux_no_reenable never re-enables an AUX event the PMU disabled
+//                  (TRUNCATED, a full area) -> aux_truncation.
 // And the asynchronous writer's, as wrappers of the disk interface (the
 // weaknesses of the posted perf AIO code):
 //   shared_offset     each write goes where the file currently ends, as
@@ -51,6 +53,7 @@ class MutantMapping {
   int pause_output(bool paused) { return mutant_ == Mutant::no_pause ? 0 : base_.pause_output(paused); }
   std::uint64_t aux_size_bytes() const { return base_.aux_size_bytes(); }
   bool aux_overwrite() const { return base_.aux_overwrite(); }
+  bool aux_offset_heads() const { return base_.aux_offset_heads(); }
   std::uint64_t load_aux_head() {
     const std::uint64_t head = base_.load_aux_head();
     if (mutant_ == Mutant::aux_early_tail && !base_.aux_overwrite()) {
@@ -65,7 +68,10 @@ class MutantMapping {
     base_.store_aux_tail(tail);
   }
   void copy_aux(std::uint64_t position, std::span<std::byte> destination) { base_.copy_aux(position, destination); }
-  int set_aux_enabled(bool enabled) { return base_.set_aux_enabled(enabled); }
+  int set_aux_enabled(bool enabled) {
+    if (mutant_ == Mutant::aux_no_reenable && enabled && !base_.aux_overwrite()) return 0;
+    return base_.set_aux_enabled(enabled);
+  }
 
  private:
   SimMapping& base_;

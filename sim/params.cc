@@ -484,7 +484,12 @@ std::vector<Param> aux_rows() {
        .goes_to = "AuxConfig::size_bytes, the writer's buffer size"},
       {.name = "aux_overwrite", .help = "1: AUX snapshot (overwrite) mode", .min = 0, .max = 1, RS_FIELD(aux_overwrite),
        .draw = [](DrawState& s, RunConfig& c) { c.aux_overwrite = s.aux() && s.d().draw(3) == 0 ? 1 : 0; },
-       .shrink = {RS_TO_ZERO(aux_overwrite)},
+       .shrink = {[](RunConfig& c) {
+         if (c.aux_overwrite == 0) return false;
+         c.aux_overwrite = 0;
+         c.aux_offset_heads = 0;
+         return true;
+       }},
        .route = [](const RunConfig& c, RunPlan& p) { p.kernel.aux.overwrite = c.aux_overwrite != 0; },
        .goes_to = "AuxConfig::overwrite"},
       {.name = "aux_watermark_bytes", .help = "AUX watermark (0: the kernel's default)", .min = 0,
@@ -495,6 +500,14 @@ std::vector<Param> aux_rows() {
        .shrink = {RS_TO_ZERO(aux_watermark_bytes)},
        .route = RS_ROUTE(aux_watermark_bytes, p.kernel.aux.watermark_bytes),
        .goes_to = "AuxConfig::watermark_bytes"},
+      {.name = "aux_offset_heads", .help = "1: in overwrite mode, aux_head is an offset inside the area (Intel PT)",
+       .min = 0, .max = 1, RS_FIELD(aux_offset_heads),
+       .draw = [](DrawState& s, RunConfig& c) {
+         c.aux_offset_heads = s.aux() && c.aux_overwrite != 0 && s.d().draw(2) == 0 ? 1 : 0;
+       },
+       .shrink = {RS_TO_ZERO(aux_offset_heads)},
+       .route = [](const RunConfig& c, RunPlan& p) { p.kernel.aux.offset_heads = c.aux_offset_heads != 0; },
+       .goes_to = "AuxConfig::offset_heads"},
       {.name = "aux_late", .help = "1: the PMU reports aux_head only at page boundaries", .min = 0, .max = 1,
        RS_FIELD(aux_late),
        .draw = [](DrawState& s, RunConfig& c) { c.aux_late = s.aux() && s.d().draw(3) == 0 ? 1 : 0; },
@@ -514,15 +527,12 @@ std::vector<Param> aux_transaction_rows() {
        .shrink = {RS_HALVE(aux_bursts, 1)},
        .route = RS_ROUTE(aux_bursts, p.kernel.aux.bursts),
        .goes_to = "AuxConfig::bursts"},
-      {.name = "aux_burst_bytes_max", .help = "largest AUX transaction, bytes (a multiple of 8)", .min = 8,
+      {.name = "aux_burst_bytes_max", .help = "largest AUX transaction, bytes (each draws 1..this)", .min = 1,
        .max = std::uint64_t{1} << 20, RS_FIELD(aux_burst_bytes_max),
        .draw = [](DrawState& s, RunConfig& c) {
-         if (s.aux()) c.aux_burst_bytes_max = 8 * s.d().between(1, c.aux_bytes() / 4);
+         if (s.aux()) c.aux_burst_bytes_max = s.d().between(1, c.aux_bytes() / 4);
        },
-       .shrink = {[](RunConfig& c) {
-         const std::uint64_t words = c.aux_burst_bytes_max / 8;
-         return words > 1 ? (c.aux_burst_bytes_max = 8 * (words / 2), true) : false;
-       }},
+       .shrink = {RS_HALVE(aux_burst_bytes_max, 1)},
        .route = RS_ROUTE(aux_burst_bytes_max, p.kernel.aux.burst_bytes_max),
        .goes_to = "AuxConfig::burst_bytes_max"},
       {.name = "aux_gap_ns_max", .help = "largest gap between AUX transactions, ns", .min = 0, .max = kS,
@@ -549,9 +559,25 @@ std::vector<Param> aux_transaction_rows() {
        .shrink = {RS_TO_ZERO(aux_partial_per_million)},
        .route = RS_ROUTE(aux_partial_per_million, p.kernel.aux.partial_per_million),
        .goes_to = "AuxConfig::partial_per_million"},
+      {.name = "aux_collision_per_million", .help = "chance an AUX record is COLLISION", .min = 0,
+       .max = 1'000'000, RS_FIELD(aux_collision_per_million),
+       .draw = [](DrawState& s, RunConfig& c) {
+         if (s.aux()) c.aux_collision_per_million = s.d().draw(2) == 0 ? 0 : static_cast<std::uint32_t>(s.d().between(1, 100'000));
+       },
+       .shrink = {RS_TO_ZERO(aux_collision_per_million)},
+       .route = RS_ROUTE(aux_collision_per_million, p.kernel.aux.collision_per_million),
+       .goes_to = "AuxConfig::collision_per_million"},
+      {.name = "aux_format", .help = "PMU format bits on every RECORD_AUX (a mask of 0xff00)", .min = 0, .max = 0xff00,
+       RS_FIELD(aux_format),
+       .draw = [](DrawState& s, RunConfig& c) {
+         if (s.aux()) c.aux_format = s.d().draw(2) == 0 ? 0 : 0x100 * s.d().between(1, 0xff);
+       },
+       .shrink = {RS_TO_ZERO(aux_format)},
+       .route = RS_ROUTE(aux_format, p.kernel.aux.format_flags),
+       .goes_to = "AuxConfig::format_flags"},
       {.name = "mutant", .help = "a deliberately broken consumer (sim/mutants.h)",
        .choices = {"none", "early_release", "no_pause", "drop_lost", "shared_offset", "reuse_buffer",
-                   "eagain_busy_loop", "error_resubmit", "aux_early_tail"},
+                   "eagain_busy_loop", "error_resubmit", "aux_early_tail", "aux_no_reenable"},
        RS_FIELD(mutant),
        .fixed = "never drawn: the campaign runs the correct consumer unless --mutant asks",
        .no_shrink = "the bug under test",

@@ -50,6 +50,12 @@ namespace ringsim::sim {
   X(aux_snapshot, "AUX: the reader took a snapshot")                                       \
   X(aux_overwritten, "AUX: a snapshot found data overwritten before it was read")          \
   X(aux_wrapped, "AUX: the reader copied across the end of the area")                        \
+  X(aux_collision, "AUX: a COLLISION record (the hardware lost data of its own)")              \
+  X(aux_produced_while_disabled, "AUX: the PMU had data while disabled by truncation or a full area") \
+  X(aux_reenabled, "AUX: the consumer re-enabled an event the PMU had disabled")                \
+  X(aux_record_before_head, "AUX: the reader saw aux_head before the end that wrote RECORD_AUX published it") \
+  X(aux_unaligned_head, "AUX: the reader found aux_head not a multiple of 8")                   \
+  X(aux_offset_wrapped, "AUX: an offset-head snapshot found the area wrapped: took it whole")  \
   X(nested_writer, "a writer interrupted another on its ring: only the outermost published")  \
   X(time_inversion, "a record landed after a newer one (its writer was interrupted first)")  \
   X(late_write_after_pause, "a write past its check landed after PAUSE_OUTPUT returned")       \

@@ -55,7 +55,8 @@ bool is_disk_mutant(Mutant m) {
 }
 
 bool is_session_mutant(Mutant m) {
-  return m == Mutant::early_release || m == Mutant::no_pause || m == Mutant::aux_early_tail;
+  return m == Mutant::early_release || m == Mutant::no_pause || m == Mutant::aux_early_tail ||
+         m == Mutant::aux_no_reenable;
 }
 
 RunPlan plan_with_disk(const RunConfig& config, const core::PerfDataHead& head) {
@@ -270,6 +271,7 @@ class Run {
     r.probes.hit(Probe::chunk_wrapped, r.loop.ring.wrapped_chunks);
     r.probes.hit(Probe::aux_overwritten, r.loop.aux_drops[core::DropCause::overwritten].records.bytes > 0 ? 1 : 0);
     r.probes.hit(Probe::aux_wrapped, r.loop.aux.wrapped);
+    r.probes.hit(Probe::aux_offset_wrapped, r.loop.aux.wrapped_snapshots);
     r.probes.hit(Probe::writer_short_restart, r.writer.short_writes_restarted);
     r.probes.hit(Probe::writer_eagain_retry, r.writer.eagain_retries);
     r.probes.hit(Probe::writer_sync_fallback, r.writer.eagain_sync_fallbacks);
@@ -310,6 +312,9 @@ class Run {
     list_properties();
     for (std::size_t cpu = 0; cpu < kernel_.cpus() && config_.aux_pages > 0; cpu++) {
       for (const std::string& v : kernel_.aux(cpu).violations) run_level_.push_back(model::Violation{kAuxRefcount, v});
+      for (const std::string& v : kernel_.aux(cpu).consumer_violations) {
+        run_level_.push_back(model::Violation{model::kAuxTruncation, v});
+      }
     }
     const std::vector<model::Violation> rules = model::check_kernel_rules(result_.log);
     run_level_.insert(run_level_.end(), rules.begin(), rules.end());

@@ -67,17 +67,21 @@ std::uint64_t SimMapping::aux_size_bytes() const {
 
 bool SimMapping::aux_overwrite() const { return aux().config.overwrite; }
 
+bool SimMapping::aux_offset_heads() const { return aux().config.offset_heads; }
+
 std::uint64_t SimMapping::load_aux_head() {
   session_.scheduler_.maybe_yield();
-  const std::uint64_t head = aux().head;  // (C')
-  return head;
+  const SimAux& a = aux();
+  if (a.published != a.head) session_.probes_.hit(Probe::aux_record_before_head);
+  if (a.published % 8 != 0) session_.probes_.hit(Probe::aux_unaligned_head);
+  return a.user_head(a.published);  // (C')
 }
 
 void SimMapping::store_aux_tail(std::uint64_t tail) {
   session_.scheduler_.maybe_yield();
   SimAux& a = aux();
   VERIFY_MSG(!a.config.overwrite, "aux_tail stored on a read-only (overwrite) AUX area");
-  VERIFY(a.head - tail <= a.config.size_bytes);
+  VERIFY(a.published - tail <= a.config.size_bytes);
   VERIFY(tail - a.tail <= a.config.size_bytes);
   a.tail = tail;  // (D')
 }
@@ -148,6 +152,7 @@ int SimSession::poll(std::span<core::PollEvents> events, std::uint64_t timeout_n
     return -EINTR;
   }
   const std::uint64_t deadline_ns = scheduler_.now_ns() + timeout_ns;
+  for (std::size_t i = 0; i < mappings_.size() && kernel_.has_aux(); i++) kernel_.aux_check_reenabled(i);
   // Each pass either returns or waits; a wake without an event for us (a
   // wakeup on a ring not polled) loops, bounded.
   for (int pass = 0; pass < 1'000'000; pass++) {

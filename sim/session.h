@@ -49,6 +49,7 @@ class SimMapping {
   // core::AuxMapping
   std::uint64_t aux_size_bytes() const;
   bool aux_overwrite() const;
+  bool aux_offset_heads() const;
   std::uint64_t load_aux_head();
   void store_aux_tail(std::uint64_t tail);
   void copy_aux(std::uint64_t position, std::span<std::byte> destination);

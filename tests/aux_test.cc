@@ -120,6 +120,76 @@ TEST(Aux, TruncatedRecordDisablesAndWakes) {
   EXPECT_TRUE(f.kernel->ring(0).take_wakeup());
 }
 
+// The PMU disables the event and nobody but the consumer turns it back on:
+// bursts meanwhile go nowhere; ENABLE after a read brings it back.
+TEST(Aux, TruncationLeavesTheEventOffUntilTheConsumerReenablesIt) {
+  AuxFixture f(aux_config(8192, false, 8192));
+  f.in_sim([&] {
+    f.transaction(100, PERF_AUX_FLAG_TRUNCATED);
+    SimAux& a = f.kernel->aux(0);
+    EXPECT_FALSE(a.enabled);
+    f.kernel->aux_check_reenabled(0);  // the consumer has not moved aux_tail: nothing to say yet
+    EXPECT_TRUE(a.consumer_violations.empty());
+    a.tail = a.published;              // it read...
+    f.kernel->aux_check_reenabled(0);  // ...and went back to poll without ENABLE
+    ASSERT_EQ(a.consumer_violations.size(), 1u);
+    f.kernel->aux_set_enabled(0, true);
+    EXPECT_TRUE(a.enabled);
+  });
+  EXPECT_EQ(f.log.cpus[0].aux.reenables, std::vector<std::size_t>{1});
+  EXPECT_EQ(f.probes.count(Probe::aux_reenabled), 1u);
+}
+
+// CIRC_SPACE never hands out the last byte; heads move by bytes.
+TEST(Aux, SpaceIsCircSpaceAndHeadsMoveByBytes) {
+  AuxFixture f(aux_config(4096, false, 4096));
+  f.in_sim([&] {
+    SimAux& a = f.kernel->aux(0);
+    EXPECT_EQ(a.space(), 4095u);
+    f.transaction(4001);
+    EXPECT_EQ(a.head, 4001u);
+    EXPECT_EQ(a.published, 4001u);
+    EXPECT_EQ(a.space(), 94u);
+    a.tail = 4001;
+    EXPECT_EQ(a.space(), 4095u);
+  });
+}
+
+// perf_aux_output_end: the offset is the old head in non-overwrite mode,
+// the new one in overwrite mode; with offset heads (Intel PT snapshots) an
+// index inside the area, and the size the whole area. Format bits and
+// COLLISION ride along.
+TEST(Aux, RecordOffsetsAndSizesAsTheDriversGiveThem) {
+  AuxConfig normal = aux_config(4096, false, 4096);
+  normal.format_flags = 0x300;
+  AuxFixture n(normal);
+  n.in_sim([&] {
+    n.transaction(100);
+    n.transaction(50, PERF_AUX_FLAG_COLLISION);
+  });
+  const auto& ne = n.log.cpus[0].aux.ends;
+  ASSERT_EQ(ne.size(), 2u);
+  EXPECT_EQ(ne[1].offset, 100u);
+  EXPECT_EQ(ne[1].size, 50u);
+  EXPECT_EQ(ne[1].flags, 0x300u | PERF_AUX_FLAG_COLLISION);
+  EXPECT_EQ(n.probes.count(Probe::aux_collision), 1u);
+
+  AuxConfig pt = aux_config(4096, true);
+  pt.offset_heads = true;
+  AuxFixture o(pt);
+  o.in_sim([&] {
+    o.transaction(3000);
+    o.transaction(3000);
+  });
+  const auto& oe = o.log.cpus[0].aux.ends;
+  ASSERT_EQ(oe.size(), 2u);
+  EXPECT_EQ(oe[0].offset, 3000u);
+  EXPECT_EQ(oe[1].offset, 6000u - 4096);
+  EXPECT_EQ(oe[1].size, 4096u);
+  EXPECT_EQ(oe[1].written, 3000u);
+  EXPECT_EQ(o.kernel->aux(0).user_head(o.kernel->aux(0).published), 6000u - 4096);
+}
+
 TEST(Aux, PartialDoesNotImplyAWakeup) {
   AuxFixture f(aux_config(8192, false, 8192));
   f.in_sim([&] { f.transaction(100, PERF_AUX_FLAG_PARTIAL); });
@@ -171,10 +241,12 @@ struct FakeAux {
   std::vector<std::byte> area;
   std::uint64_t head = 0, tail = 0;
   bool overwrite = false;
+  bool offset_heads = false;
   int enabled_calls = 0;
   std::uint64_t aux_size_bytes() const { return area.size(); }
   bool aux_overwrite() const { return overwrite; }
-  std::uint64_t load_aux_head() { return head; }
+  bool aux_offset_heads() const { return offset_heads; }
+  std::uint64_t load_aux_head() { return offset_heads ? head & (area.size() - 1) : head; }
   void store_aux_tail(std::uint64_t t) { tail = t; }
   void copy_aux(std::uint64_t p, std::span<std::byte> d) {
     const std::uint64_t i = p & (area.size() - 1);
@@ -244,18 +316,88 @@ TEST(AuxReader, SnapshotTakesNewDataAndReportsWhatWasOverwritten) {
   core::AuxReader<FakeAux> reader(m, 2);
   std::vector<std::byte> buffer(reader.record_bytes_max());
   m.write(1000);
-  core::AuxRead r = reader.snapshot(buffer);
+  core::AuxRead r = reader.snapshot(buffer, false);
   ASSERT_EQ(r.status, core::ReadStatus::ready);
   EXPECT_EQ(r.gap.bytes(), 0u);
   expect_content(buffer, 0, 1000);
   EXPECT_EQ(m.enabled_calls, 2);  // stopped and restarted
   m.write(10'000);               // more than the area since
-  r = reader.snapshot(buffer);
+  r = reader.snapshot(buffer, false);
   ASSERT_EQ(r.status, core::ReadStatus::ready);
   EXPECT_EQ(r.gap.begin, 1000u);
   EXPECT_EQ(r.gap.end, 11'000u - 4096);
   expect_content(buffer, 11'000 - 4096, 4096);
-  EXPECT_EQ(reader.snapshot(buffer).status, core::ReadStatus::empty);
+  EXPECT_EQ(reader.snapshot(buffer, false).status, core::ReadStatus::empty);
+}
+
+TEST(AuxReader, ReadsTurnTheEventBackOnAfterMakingRoom) {
+  FakeAux m;
+  m.area.resize(4096);
+  core::AuxReader<FakeAux> reader(m, 2);
+  std::vector<std::byte> buffer(reader.record_bytes_max());
+  m.write(100);
+  ASSERT_EQ(reader.read(buffer, false).status, core::ReadStatus::ready);
+  EXPECT_EQ(m.enabled_calls, 1);  // after the tail moved
+  EXPECT_EQ(reader.read(buffer, false).status, core::ReadStatus::empty);
+  EXPECT_EQ(m.enabled_calls, 1);  // nothing taken: nothing to re-enable for
+}
+
+// Byte heads: a snapshot takes whole words, the rest at the next one or
+// the final one.
+TEST(AuxReader, SnapshotsWithByteHeadsTakeWholeWords) {
+  FakeAux m;
+  m.area.resize(4096);
+  m.overwrite = true;
+  core::AuxReader<FakeAux> reader(m, 2);
+  std::vector<std::byte> buffer(reader.record_bytes_max());
+  m.write(1003);
+  ASSERT_EQ(reader.snapshot(buffer, false).status, core::ReadStatus::ready);
+  expect_content(buffer, 0, 1000);
+  m.write(9'000);  // head 10003: the area holds [5907, 10003)
+  core::AuxRead r = reader.snapshot(buffer, false);
+  ASSERT_EQ(r.status, core::ReadStatus::ready);
+  // Ends at 1000 + 9000 = 10000, starts a whole number of words after 5907.
+  EXPECT_EQ(r.gap.begin, 1000u);
+  EXPECT_EQ(r.gap.end, 10'000u - 4088);
+  EXPECT_EQ(r.record_bytes, core::kAuxtraceHeaderBytes + 4088);
+  expect_content(buffer, 10'000 - 4088, 4088);
+  r = reader.snapshot(buffer, true);  // final: the last 3 bytes
+  ASSERT_EQ(r.status, core::ReadStatus::ready);
+  EXPECT_EQ(r.record_bytes, core::kAuxtraceHeaderBytes + 8);
+  expect_content(buffer, 10'000, 3);
+}
+
+// Offset heads: new bytes until the driver goes round the area (seen by
+// the head moving back or by bytes past it), then the whole area each
+// time, oldest first, at offsets that are indexes.
+TEST(AuxReader, OffsetHeadsTakeTheWholeAreaOnceItWrapped) {
+  FakeAux m;
+  m.area.resize(4096);
+  m.overwrite = true;
+  m.offset_heads = true;
+  core::AuxReader<FakeAux> reader(m, 2);
+  std::vector<std::byte> buffer(reader.record_bytes_max());
+  m.write(1000);
+  ASSERT_EQ(reader.snapshot(buffer, false).status, core::ReadStatus::ready);
+  expect_content(buffer, 0, 1000);
+  m.write(2000);
+  ASSERT_EQ(reader.snapshot(buffer, false).status, core::ReadStatus::ready);
+  expect_content(buffer, 1000, 2000);
+  EXPECT_EQ(reader.stats().wrapped_snapshots, 0u);
+  m.write(4096 + 200);  // head 7296, index 3200: ahead of 3000, but the area past it is written
+  core::AuxRead r = reader.snapshot(buffer, false);
+  ASSERT_EQ(r.status, core::ReadStatus::ready);
+  EXPECT_EQ(r.record_bytes, core::kAuxtraceHeaderBytes + 4096);
+  core::AuxtraceHeader h;
+  std::memcpy(&h, buffer.data(), sizeof h);
+  EXPECT_EQ(h.offset, 3200u);  // an index
+  for (std::uint64_t i = 0; i < 4096; i++) {
+    ASSERT_EQ(buffer[core::kAuxtraceHeaderBytes + i], model::aux_byte(7, 2, 7296 - 4096 + i)) << i;
+  }
+  EXPECT_EQ(reader.stats().wrapped_snapshots, 1u);
+  m.head = 5000;  // an index past the area: corrupt
+  m.offset_heads = false;
+  EXPECT_EQ(reader.snapshot(buffer, false).status, core::ReadStatus::head_past_ring);
 }
 
 }  // namespace

@@ -77,7 +77,8 @@ INSTANTIATE_TEST_SUITE_P(Mutants, MutantCaught,
                                            Case{Mutant::reuse_buffer, {"buffer_stable", "release_safety"}, 10},
                                            Case{Mutant::eagain_busy_loop, {"liveness"}, 3},
                                            Case{Mutant::error_resubmit, {"liveness", "release_safety", "hard_error_handled"}, 3},
-                                           Case{Mutant::aux_early_tail, {"aux_delivery"}, 2}),
+                                           Case{Mutant::aux_early_tail, {"aux_delivery"}, 2},
+                                           Case{Mutant::aux_no_reenable, {"aux_truncation"}, 2}),
                          [](const auto& param_info) { return std::string(to_string(param_info.param.mutant)); });
 
 }  // namespace

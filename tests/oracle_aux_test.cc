@@ -24,6 +24,8 @@ KernelLog good_log() {
     AuxEnd e;
     e.offset = head;
     e.size = size;
+    e.written = size;
+    e.record = true;
     head += size;
     e.head_after = head;
     if (head - wakeup >= 1000) {
@@ -77,6 +79,7 @@ TEST(OracleAux, OverwriteModeWithBookkeeping) {
     e.flags = 0x2;
     e.woke = false;
     e.wakeup_after = 0;
+    e.offset = e.head_after;  // overwrite mode: the new head
   }
   EXPECT_TRUE(check(log, delivered(log, 0, 2500)).ok());
   log.cpus[0].aux.ends[1].wakeup_after = 1000;
@@ -88,6 +91,66 @@ TEST(OracleAux, RecordAfterATruncatedOne) {
   log.cpus[0].aux.ends[1].flags = kTruncated;
   log.cpus[0].aux.ends[1].woke = true;
   EXPECT_TRUE(violates(check(log, delivered(log, 0, 2500)), kAuxTruncation));
+}
+
+TEST(OracleAux, ARecordAfterTruncationNeedsTheConsumersReenable) {
+  KernelLog log = good_log();
+  log.cpus[0].aux.ends[1].flags = kTruncated;
+  log.cpus[0].aux.ends[1].woke = true;
+  log.cpus[0].aux.reenables = {2};  // after end 1, before end 2
+  EXPECT_TRUE(check(log, delivered(log, 0, 2500)).ok());
+  log.cpus[0].aux.reenables = {1};  // before the truncation: does not count
+  EXPECT_TRUE(violates(check(log, delivered(log, 0, 2500)), kAuxTruncation));
+}
+
+TEST(OracleAux, RecordFieldsFollowTheDriversRules) {
+  KernelLog log = good_log();
+  log.cpus[0].aux.ends[1].offset = 1200;  // the new head: overwrite mode's rule in non-overwrite mode
+  EXPECT_TRUE(violates(check(log, delivered(log, 0, 2500)), kAuxDelivery));
+  log = good_log();
+  log.cpus[0].aux.ends[2].record = false;  // bytes reported without a record
+  EXPECT_TRUE(violates(check(log, delivered(log, 0, 2500)), kAuxDelivery));
+}
+
+// Offset heads in a 4096-byte area: ends at 3000 and 6000 (index 1904),
+// snapshots at 3000 and 6000.
+KernelLog offset_heads_log() {
+  KernelLog log;
+  log.seed = 3;
+  log.cpus.resize(1);
+  AuxLog& a = log.cpus[0].aux;
+  a.present = true;
+  a.overwrite = true;
+  a.offset_heads = true;
+  a.size_bytes = 4096;
+  for (std::uint64_t head : {3000, 6000}) {
+    AuxEnd e;
+    e.flags = 0x2;
+    e.record = true;
+    e.written = 3000;
+    e.head_after = head;
+    e.offset = head % 4096;
+    e.size = 4096;
+    a.ends.push_back(e);
+    a.snapshot_heads.push_back(head);
+  }
+  a.head = a.attempted_bytes = 6000;
+  return log;
+}
+
+TEST(OracleAux, OffsetHeadsNewBytesThenTheWholeArea) {
+  const KernelLog log = offset_heads_log();
+  RunOutput out = delivered(log, 0, 3000);
+  AuxChunk whole;
+  whole.offset = 6000 % 4096;
+  for (std::uint64_t p = 6000 - 4096; p < 6000; p++) whole.data.push_back(aux_byte(log.seed, 0, p));
+  out.cpus[0].aux.push_back(whole);
+  EXPECT_TRUE(check(log, out).ok());
+  RunOutput stale = out;  // the area as it stood at the first snapshot, not the second
+  for (std::uint64_t i = 0; i < 4096; i++) stale.cpus[0].aux[1].data[i] = aux_byte(log.seed, 0, i);
+  EXPECT_TRUE(violates(check(log, stale), kAuxDelivery));
+  RunOutput missing = delivered(log, 0, 3000);  // never took the newest data
+  EXPECT_TRUE(violates(check(log, missing), kAuxDelivery));
 }
 
 TEST(OracleAux, TruncatedBytesWithoutATruncatedRecord) {

@@ -370,7 +370,7 @@ class Harness {
     if (!aux_) return;
     start_read();
     if (aux_->overwrite()) {
-      aux_snapshot();
+      aux_snapshot(in_.byte() & 1);
     } else if (in_.byte() % 3 == 0) {
       const std::uint64_t tail = mapping_.aux_tail();
       const bool has = aux_->has_data();
@@ -420,23 +420,31 @@ class Harness {
     VERIFY(mapping_.aux_tail() == (r.status == ReadStatus::ready ? tail + taken : tail));
   }
 
-  void aux_snapshot() {
+  // Free-running heads: what was written since the previous snapshot,
+  // within one area, in whole words except at the final snapshot; the
+  // bytes before the area's oldest one a gap.
+  void aux_snapshot(bool final_read) {
     aux_destination_.assign(aux_->record_bytes_max(), std::byte{0xee});
     const bool enable_fails = mapping_.enable_result != 0;
-    const core::AuxRead r = aux_->snapshot(aux_destination_);
+    const core::AuxRead r = aux_->snapshot(aux_destination_, final_read);
     if (!enable_fails) VERIFY(mapping_.aux_enabled());
     const std::uint64_t head = mapping_.loaded_aux_head();
     const std::uint64_t written = head - aux_previous_head_;
+    const std::uint64_t size = mapping_.aux.size();
+    const std::uint64_t end = final_read ? head : aux_previous_head_ + written / 8 * 8;
     if (written > kNewBytesMax) {
       VERIFY(r.status == ReadStatus::head_past_ring);
-    } else if (written == 0) {
+    } else if (end == aux_previous_head_) {
       VERIFY(r.status == ReadStatus::empty);
     } else {
-      const std::uint64_t begin = written > mapping_.aux.size() ? head - mapping_.aux.size() : aux_previous_head_;
+      // The first byte still in the area, and the first taken: a whole
+      // number of words before `end` unless it is the final snapshot.
+      const std::uint64_t oldest = written > size ? head - size : aux_previous_head_;
+      const std::uint64_t begin = oldest == aux_previous_head_ || final_read ? oldest : end - (end - oldest) / 8 * 8;
       VERIFY(r.status == ReadStatus::ready);
       VERIFY(r.gap == (begin == aux_previous_head_ ? core::PositionRange{} : core::PositionRange{aux_previous_head_, begin}));
-      check_auxtrace(r, begin, head - begin);
-      aux_previous_head_ = head;
+      check_auxtrace(r, begin, end - begin);
+      aux_previous_head_ = end;
     }
   }
 
