@@ -150,6 +150,13 @@ class TraceWriter {
   std::uint32_t file_index() const { return file_index_; }
   bool failed() const { return stats_.error != 0; }
 
+  // The open file's header now covers its data up to file offset `end`
+  // (a checkpoint its owner wrote): if the final fix-up fails, only what
+  // lies past it is lost.
+  void header_covers(std::uint64_t end) {
+    while (!unfixed_.empty() && unfixed_.front().end <= end) unfixed_.pop_front();
+  }
+
   // --- ChunkSink -----------------------------------------------------------
 
   std::span<std::byte> acquire(std::size_t mapping) {
@@ -360,7 +367,7 @@ class TraceWriter {
     c.complete = true;
     stats_.bytes_completed += c.bytes;
     while (!chunks_.empty() && chunks_.front().complete) {
-      unfixed_.add(chunks_.front().counts);
+      note_unfixed(chunks_.front().offset + chunks_.front().bytes, chunks_.front().counts);
       chunks_.pop_front();
       first_chunk_id_++;
     }
@@ -556,11 +563,13 @@ class TraceWriter {
       const auto header = head_.header(valid_end - data_start, bits);
       // If the fix-up fails the header keeps its data size of 0: every
       // record of the file is out of perf's reach, lost to the error.
-      if (write_sync(header, 0, "header fix-up") != 0) stats_.drops.add(DropCause::output_error, unfixed_);
+      if (write_sync(header, 0, "header fix-up") != 0) {
+        for (const Unfixed& u : unfixed_) stats_.drops.add(DropCause::output_error, u.counts);
+      }
       const int cut = disk_.truncate(file_end);
       if (cut != 0) fail(-cut, "cutting the file to its valid prefix");
     }
-    unfixed_ = RecordCounts{};
+    unfixed_.clear();
     const int closed = disk_.close_output();
     if (closed != 0) fail(-closed, "closing the output file");
     file_open_ = false;
@@ -599,7 +608,22 @@ class TraceWriter {
   std::vector<std::uint32_t> slots_;
   std::deque<Chunk> chunks_;
   std::uint64_t first_chunk_id_ = 0;
-  RecordCounts unfixed_;  // in the open file's valid prefix, which its header does not cover yet
+  // The open file's complete chunks that no header covers yet, in file
+  // order, a few thousand at most: past that the oldest two merge (a
+  // checkpoint then frees them a little later).
+  struct Unfixed {
+    std::uint64_t end = 0;  // file offset where the chunk (or merged run) ends
+    RecordCounts counts;
+  };
+  static constexpr std::size_t kUnfixedMax = 4096;
+  std::deque<Unfixed> unfixed_;
+  void note_unfixed(std::uint64_t end, const RecordCounts& counts) {
+    if (unfixed_.size() == kUnfixedMax) {
+      unfixed_[1].counts.add(unfixed_[0].counts);
+      unfixed_.pop_front();
+    }
+    unfixed_.push_back(Unfixed{end, counts});
+  }
   std::uint64_t next_offset_ = 0;
   std::uint64_t round_bytes_ = 0;
   std::uint64_t in_flight_ = 0;

@@ -284,6 +284,7 @@ void RecorderSink::checkpoint() {
   }
   if (done == header.size()) {
     checkpointed_bytes_ = prefix;
+    writer_.header_covers(prefix);
     counters_.header_checkpoints++;
   } else {
     // Not fatal: the file keeps its previous header; the final fix-up

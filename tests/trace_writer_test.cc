@@ -288,5 +288,27 @@ TEST(TraceWriter, AHeaderFixUpThatFailsLosesTheWholeFileAndSaysSo) {
   EXPECT_EQ(f.data_size, 0u);  // what perf will read: nothing
 }
 
+// A checkpoint (the recorder's periodic header rewrite) covered the first
+// chunk: when the final fix-up fails, only the second is lost, and the
+// file's header still says the first is there.
+TEST(TraceWriter, AFailedFixUpLosesOnlyWhatNoCheckpointCovers) {
+  ScriptedDisk disk(2);
+  const core::PerfDataHead h = head(2);
+  TraceWriter<ScriptedDisk> w(disk, options(WriteMode::serial, 1), h);
+  ASSERT_EQ(w.start(), 0);
+  const auto a = chunk({48, 64}, 0), b = chunk({128}, 1);
+  ASSERT_EQ(push(w, 0, a), 0);
+  ASSERT_EQ(w.end_round(), 0);
+  const std::uint64_t covered = h.data_offset() + a.size();
+  w.header_covers(covered);
+  ASSERT_EQ(push(w, 1, b), 0);
+  ASSERT_EQ(w.end_round(), 0);
+  disk.sync_results.push_back(-EIO);  // the fix-up
+  EXPECT_EQ(w.finish(), -EIO);
+  const DropCount& lost = w.stats().drops[DropCause::output_error];
+  EXPECT_EQ(lost.records.samples, 1u);
+  EXPECT_EQ(lost.records.bytes, b.size());
+}
+
 }  // namespace
 }  // namespace ringsim::core

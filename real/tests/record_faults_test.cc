@@ -355,11 +355,12 @@ TEST(RecordFaults, FullDiskAtAHeaderCheckpointKeepsTheFileValidUpToItsLastHeader
     // the very first header write failed, no header covers anything.
     const Verdict v = judge(out, /*unfinished_ok=*/r.exit_code == kExitIoError);
     EXPECT_EQ(v.problem, "") << r.text();
-    // What the summary says was written against what a reader gets (not
-    // checked: when the final header fix-up fails the writer counts the
-    // whole file as lost, though its last checkpoint still covers some).
+    // What the summary says was written is what a reader gets: when the
+    // final header fix-up fails, what the last checkpoint covers is still
+    // there (the writer counts only what lies past it as lost).
     if (r.exit_code == kExitIoError && v.state == FileState::valid) {
       reported_vs_readable.emplace_back(samples_reported(r), v.samples);
+      EXPECT_EQ(samples_reported(r), v.samples) << r.text();
     }
     EXPECT_LE(testing::header_data_size(out), testing::file_size(out));
     tally.add(v);
