@@ -8,7 +8,9 @@
 #include <optional>
 #include <string>
 
+#include "model/kernel_rules.h"
 #include "tests/conformance/real_kernel.h"
+#include "tests/conformance/runner.h"
 #include "tests/conformance/sim_kernel.h"
 #include "tests/conformance/suite.h"
 
@@ -62,6 +64,39 @@ std::string test_name(const ::testing::TestParamInfo<std::size_t>& info) {
 INSTANTIATE_TEST_SUITE_P(Scenarios, Conformance, ::testing::Range<std::size_t>(0, scenarios().size()), test_name);
 
 TEST(ConformanceSuite, HasAtLeast25Scenarios) { EXPECT_GE(scenarios().size(), 25u); }
+
+// Without the real kernel too: every ring the simulated side wrote keeps
+// the rules the model states for Linux (model/kernel_rules.h).
+TEST(ConformanceSuite, TheSimulatedRingsKeepTheKernelRules) {
+  SimKernel& sim = kernels().sim;
+  Log log;
+  for (const Scenario& s : scenarios()) {
+    run(s, sim, log);
+    EXPECT_FALSE(log.entries().empty()) << s.name;
+    for (const model::KernelLog& ring : sim.ring_logs()) {
+      const std::vector<model::Violation> v = model::check_kernel_rules(ring);
+      EXPECT_TRUE(v.empty()) << s.name << ": " << v.front().detail;
+    }
+  }
+}
+
+// A difference is reported with the step, the observable and both values.
+TEST(ConformanceSuite, ADifferenceNamesStepObservableAndBothValues) {
+  const Scenario& s = scenarios().front();
+  Log real_log, sim_log;
+  run(s, kernels().sim, real_log);
+  run(s, kernels().sim, sim_log);
+  EXPECT_TRUE(compare(s, real_log, sim_log).match);
+  Log changed;
+  for (Observation o : sim_log.entries()) {
+    if (o.kind == Kind::head && o.value == 320) o.value = 328;
+    changed.add(o);
+  }
+  const Comparison c = compare(s, real_log, changed);
+  EXPECT_FALSE(c.match);
+  EXPECT_NE(c.first_difference.find("data_head A: real 320, simulated 328"), std::string::npos) << c.first_difference;
+  EXPECT_NE(c.first_difference.find("step 4 (getpid x10)"), std::string::npos) << c.first_difference;
+}
 
 }  // namespace
 }  // namespace ringsim::conformance

@@ -366,6 +366,10 @@ void add_shared(std::vector<Scenario>& out) {
                  {side},
                  concat({start(A, 4), {getpid(), comm("side"), act(Action::mmap_exec), getpid(), act(Action::fork),
                                        getpid(), read_checking_time(A)}})});
+  out.push_back({"lost-record-time", "10, 11",
+                 "a LOST record's trailer carries the time of the record it comes with (the same perf_sample_data)",
+                 {with_id_all(tp(Source::getpid, kIdTidTime))},
+                 concat({start(A), {getpid(130), read(A), consume(A), getpid(2), read_checking_time(A)}})});
   out.push_back({"several-events-ring-order", "11, 10",
                  "three tracepoints with different sample_types in one ring: interleaved, ids, times in ring order",
                  {with_id_all(tp(Source::getpid, kIdTidTime)), with_id_all(tp(Source::getppid, kIdTidTimeRaw)),

@@ -3,6 +3,7 @@
 #include <linux/perf_event.h>
 #include <poll.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "core/ring_mode.h"
@@ -36,11 +37,22 @@ void SimKernel::begin(const Scenario& scenario) {
   scenario_ = &scenario;
   events_.assign(scenario.events.size(), Event{});
   rings_.clear();
+  finished_.clear();
   now_ns_ = 0;
   child_alive_ = false;
 }
 
 void SimKernel::end() {
+  for (const std::unique_ptr<Ring>& r : rings_) {
+    if (!r->ring) continue;
+    model::KernelLog k;
+    k.mode = static_cast<model::Mode>(r->layout.mode);
+    k.ring_bytes = r->layout.size_bytes;
+    k.watermark_bytes = r->layout.watermark_bytes == 0 ? r->layout.size_bytes / 2
+                                                       : std::min(r->layout.watermark_bytes, r->layout.size_bytes);
+    k.cpus.push_back(std::move(r->log));
+    finished_.push_back(std::move(k));
+  }
   events_.clear();
   rings_.clear();
   scenario_ = nullptr;
@@ -73,11 +85,10 @@ int SimKernel::map(std::size_t event, std::uint32_t data_pages, bool writable) {
   auto r = std::make_unique<Ring>();
   r->pages = data_pages;
   if (data_pages > 0) {
-    sim::RingLayout layout;
-    layout.size_bytes = data_pages * kPageBytes;
-    layout.mode = mode_of(writable, spec.backward);
-    layout.watermark_bytes = spec.watermark ? spec.wakeup_watermark : 0;
-    r->ring = std::make_unique<sim::SimRing>(layout, r->log, r->probes);
+    r->layout.size_bytes = data_pages * kPageBytes;
+    r->layout.mode = mode_of(writable, spec.backward);
+    r->layout.watermark_bytes = spec.watermark ? spec.wakeup_watermark : 0;
+    r->ring = std::make_unique<sim::SimRing>(r->layout, r->log, r->probes);
   }
   rings_.push_back(std::move(r));
   e.ring = static_cast<int>(rings_.size() - 1);

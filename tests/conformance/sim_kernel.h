@@ -48,6 +48,11 @@ class SimKernel final : public Backend {
   std::uint64_t data_offset(std::size_t owner) override;
   std::uint64_t data_size(std::size_t owner) override;
 
+  // The logs of the last scenario's rings (one KernelLog per mapping with
+  // data pages), for the model's check of the kernel's rules
+  // (model/kernel_rules.h).
+  const std::vector<model::KernelLog>& ring_logs() const { return finished_; }
+
  private:
   static constexpr int kNoRing = -1;
   struct Event {
@@ -64,6 +69,7 @@ class SimKernel final : public Backend {
     model::CpuLog log;
     sim::Probes probes;
     std::unique_ptr<sim::SimRing> ring;
+    sim::RingLayout layout;
     std::uint32_t pages = 0;
   };
 
@@ -77,6 +83,7 @@ class SimKernel final : public Backend {
   const Scenario* scenario_ = nullptr;
   std::vector<Event> events_;
   std::vector<std::unique_ptr<Ring>> rings_;
+  std::vector<model::KernelLog> finished_;
   std::vector<std::byte> scratch_;
   std::uint64_t now_ns_ = 0;
   bool child_alive_ = false;
