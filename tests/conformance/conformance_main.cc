@@ -1,9 +1,10 @@
-// bazel run //tests/conformance:conformance [-- --scenario=NAME] [--repeat=N] [-v]
+// bazel run //tests/conformance:conformance [-- --scenario=NAME] [--repeat=N] [-v] [--list]
 //
 // Runs every scenario (or one) on the real kernel and on the simulated
 // one, prints the table, and exits 1 if any differs (or, with --repeat, if
 // the real kernel did not log the same in every run). -v prints both logs
-// of every scenario that did not match (of all with --scenario).
+// of every scenario that did not match (of all with --scenario). --list
+// prints the scenarios as docs/conformance.md's table (name, rows, what).
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -21,6 +22,7 @@ struct Options {
   std::string only;
   int repeat = 1;
   bool verbose = false;
+  bool list = false;
 };
 
 bool parse(int argc, char** argv, Options& o) {
@@ -33,6 +35,8 @@ bool parse(int argc, char** argv, Options& o) {
       if (o.repeat < 1) return false;
     } else if (a == "-v") {
       o.verbose = true;
+    } else if (a == "--list") {
+      o.list = true;
     } else {
       return false;
     }
@@ -43,8 +47,15 @@ bool parse(int argc, char** argv, Options& o) {
 int main_(int argc, char** argv) {
   Options options;
   if (!parse(argc, argv, options)) {
-    std::fprintf(stderr, "usage: conformance [--scenario=NAME] [--repeat=N] [-v]\n");
+    std::fprintf(stderr, "usage: conformance [--scenario=NAME] [--repeat=N] [-v] [--list]\n");
     return 64;
+  }
+  if (options.list) {
+    std::printf("| scenario | fidelity.md rows | what it checks |\n| --- | --- | --- |\n");
+    for (const Scenario& s : scenarios()) {
+      std::printf("| `%s` | %s | %s |\n", s.name.c_str(), s.rows.c_str(), s.summary.c_str());
+    }
+    return 0;
   }
   const SuiteFiles files = suite_files();
   std::string why;

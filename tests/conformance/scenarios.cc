@@ -152,21 +152,21 @@ Steps start(std::size_t e, std::uint32_t pages = 1, bool writable = true) {
 
 // Records on demand, and their sizes.
 void add_records(std::vector<Scenario>& out) {
-  out.push_back({"one-sample-per-call", "records", "10 getpid calls under sys_enter_getpid: 10 samples of 32 bytes",
+  out.push_back({"one-sample-per-call", "on demand", "10 getpid calls under sys_enter_getpid: 10 samples of 32 bytes",
                  {tp(Source::getpid, kIdTidTime)}, concat({start(A), {getpid(10), read(A)}})});
-  out.push_back({"sizes-from-sample-type", "records",
+  out.push_back({"sizes-from-sample-type", "on demand",
                  "one getpid into four rings: sample_type 0 (8 bytes), 5 u64 fields, RAW, IP/ADDR/ID/STREAM_ID",
                  {tp(Source::getpid, kBare),
                   tp(Source::getpid, kIdTidTimeCpu | PERF_SAMPLE_PERIOD),
                   tp(Source::getpid, kIdTid | PERF_SAMPLE_RAW),
                   tp(Source::getpid, PERF_SAMPLE_IP | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID)},
                  concat({start(A), start(B), start(C), start(D), {getpid(), read(A), read(B), read(C), read(D)}})});
-  out.push_back({"sizes-from-user-stack", "records",
+  out.push_back({"sizes-from-user-stack", "on demand",
                  "PERF_SAMPLE_STACK_USER of 0, 8, 1000, 4056, 65496 bytes: samples of 16, 40, 1032, 4088, 65528 bytes",
                  {tp(Source::getpid, PERF_SAMPLE_STACK_USER), sized(40), sized(1032), sized(4088), sized(65528)},
                  concat({start(A), start(B), start(C), start(D), start(E, 16),
                          {getpid(), read(A), read(B), read(C), read(D), read(E)}})});
-  out.push_back({"page-fault-samples", "records",
+  out.push_back({"page-fault-samples", "on demand",
                  "a page-fault event: one 24-byte sample per first store to a fresh page",
                  {tp(Source::page_faults, PERF_SAMPLE_TID | PERF_SAMPLE_ADDR)},
                  {open(A), map(A), enable(A), act(Action::fault, 10), disable(A), read(A)}});
@@ -287,7 +287,7 @@ void add_lost(std::vector<Scenario>& out) {
 // Rows 8 and 9: wakeups.
 void add_wakeups(std::vector<Scenario>& out) {
   const EventSpec small = tp(Source::getpid, kIdTid);  // 24 bytes
-  out.push_back({"wakeup-half-the-area", "8", "default watermark: POLLIN when head passes 2048 bytes of unread data",
+  out.push_back({"wakeup-half-the-area", "8", "default watermark, half the area: POLLIN after records 86 and 171 (head 2064, 4104), not 85 (2040)",
                  {small}, concat({start(A), {watch(getpid(260), A, 3000)}})});
   out.push_back({"wakeup-every-event", "8", "wakeup_events 1: POLLIN after every sample", {wakeups(1, small)},
                  concat({start(A), {watch(getpid(20), A)}})});
@@ -370,6 +370,12 @@ void add_shared(std::vector<Scenario>& out) {
                  "a LOST record's trailer carries the time of the record it comes with (the same perf_sample_data)",
                  {with_id_all(tp(Source::getpid, kIdTidTime))},
                  concat({start(A), {getpid(130), read(A), consume(A), getpid(2), read_checking_time(A)}})});
+  EventSpec dummy = tp(Source::dummy, kBare);
+  dummy.comm = true;
+  out.push_back({"comm-records", "11",
+                 "a dummy event with comm: one COMM per prctl(PR_SET_NAME), 24 or 32 bytes by the name; none while "
+                 "disabled",
+                 {dummy}, concat({start(A), {comm("n1"), comm("name-of-15-char"), disable(A), comm("off"), read(A)}})});
   out.push_back({"several-events-ring-order", "11, 10",
                  "three tracepoints with different sample_types in one ring: interleaved, ids, times in ring order",
                  {with_id_all(tp(Source::getpid, kIdTidTime)), with_id_all(tp(Source::getppid, kIdTidTimeRaw)),
