@@ -117,6 +117,7 @@ struct Unproducible {
   const char* row;
   const char* behaviour;
   const char* why;
+  const char* simulated;  // what the simulated kernel does about it
 };
 const std::vector<Unproducible>& unproducible();
 

@@ -289,6 +289,9 @@ void add_wakeups(std::vector<Scenario>& out) {
   const EventSpec small = tp(Source::getpid, kIdTid);  // 24 bytes
   out.push_back({"wakeup-half-the-area", "8", "default watermark, half the area: POLLIN after records 86 and 171 (head 2064, 4104), not 85 (2040)",
                  {small}, concat({start(A), {watch(getpid(260), A, 3000)}})});
+  out.push_back({"wakeup-backward-overwrite", "8, 4",
+                 "the byte watermark counts bytes written going down too: POLLIN after records 86, 171, 257",
+                 {backward(small)}, concat({start(A, 1, false), {watch(getpid(260), A)}})});
   out.push_back({"wakeup-every-event", "8", "wakeup_events 1: POLLIN after every sample", {wakeups(1, small)},
                  concat({start(A), {watch(getpid(20), A)}})});
   out.push_back({"wakeup-events-share-the-byte-mark", "8",
@@ -408,23 +411,31 @@ const std::vector<Unproducible>& unproducible() {
   static const std::vector<Unproducible> rows = {
       {"3", "a write already past its pause check lands after PAUSE_OUTPUT returned",
        "needs a writer inside __perf_output_begin on the other CPU at the moment of the ioctl: no deterministic "
-       "trigger on 2 vCPUs (pause is checked as immediate, in all four modes)"},
+       "trigger on 2 vCPUs (pause is checked as immediate, in all four modes)",
+       "late_write_per_million: a writer held between its checks and its copy (sim/kernel.h)"},
       {"10", "nested writers: ring order != time order, head published by the outermost",
        "no NMI writers without a hardware PMU; hrtimer, hardirq and syscall tracepoints sharing a ring gave 0 "
-       "inversions in ~6 million samples (software-event output runs with interrupts off)"},
-      {"12", "PERF_RECORD_LOST_SAMPLES", "only PMU drivers emit it (x86 PEBS); this VM has no hardware PMU"},
+       "inversions in ~6 million samples (software-event output runs with interrupts off)",
+       "nest_per_million: a writer interrupted before or after its reservation (sim/kernel.h)"},
+      {"12", "PERF_RECORD_LOST_SAMPLES", "only PMU drivers emit it (x86 PEBS); this VM has no hardware PMU",
+       "nothing"},
       {"12", "THROTTLE / UNTHROTTLE",
        "producible (sched:sched_stat_runtime, period 1) but paced by HZ and perf_event_max_sample_rate, which the "
-       "kernel lowers by itself; the simulated kernel writes them as side-band, it has no max_samples_per_tick"},
+       "kernel lowers by itself",
+       "side-band records at random, no max_samples_per_tick"},
       {"13", "memory ordering (smp_wmb before data_head, the reader's barriers)",
-       "x86-64 is TSO: a missing barrier is not observable here"},
+       "x86-64 is TSO: a missing barrier is not observable here", "nothing (one thread)"},
       {"15-18", "AUX areas: snapshot heads, TRUNCATED, RECORD_AUX vs aux_head, COLLISION, byte-granular heads",
-       "no AUX-capable PMU (intel_pt, arm_spe, cs_etm): mapping an AUX area fails for every event here"},
-      {"1", "EPOLLERR", "needs an event in ERROR (a pinned event that cannot be scheduled) or REVOKED state; "
-                        "software and tracepoint events always schedule"},
+       "no AUX-capable PMU (intel_pt, arm_spe, cs_etm): mapping an AUX area fails for every event here",
+       "sim/aux.h (docs/aux.md)"},
+      {"1", "EPOLLERR",
+       "needs an event in ERROR (a pinned event that cannot be scheduled) or REVOKED state; software and "
+       "tracepoint events always schedule",
+       "nothing: simulated events always schedule"},
       {"11", "ITRACE_START, SWITCH",
        "ITRACE_START needs a PMU with PERF_PMU_CAP_ITRACE; SWITCH records are producible, but preemption by the "
-       "machine's other tasks adds some at random"},
+       "machine's other tasks adds some at random",
+       "SWITCH as side-band records; no ITRACE_START"},
   };
   return rows;
 }

@@ -76,8 +76,10 @@ std::string table(const std::vector<Outcome>& outcomes, const std::string& skipp
                 counts[0], counts[1], counts[2], counts[3], counts[4]);
   out << line;
   if (!skipped_why.empty()) out << "skipped: " << skipped_why << "\n";
-  out << "\nnot produced on this machine (fidelity.md row: behaviour: why):\n";
-  for (const Unproducible& u : unproducible()) out << "  " << u.row << ": " << u.behaviour << ": " << u.why << "\n";
+  out << "\nnot produced on this machine (fidelity.md row: behaviour: why; what the simulated kernel does):\n";
+  for (const Unproducible& u : unproducible()) {
+    out << "  " << u.row << ": " << u.behaviour << ": " << u.why << "; simulated: " << u.simulated << "\n";
+  }
   bool header = false;
   for (const Outcome& o : outcomes) {
     if (o.difference.empty()) continue;
