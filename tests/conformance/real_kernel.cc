@@ -90,10 +90,14 @@ void pin_to_cpu0() {
 }  // namespace
 
 bool RealKernel::available(std::string& why) {
-  if (access(tracepoint_id_path("getpid").c_str(), R_OK) != 0 &&
-      mount("nodev", kTracing, "tracefs", 0, nullptr) != 0) {
-    why = std::string("tracefs is not at ") + kTracing + " and cannot be mounted there: " + std::strerror(errno);
-    return false;
+  const std::string id_path = tracepoint_id_path("getpid");
+  if (access(id_path.c_str(), R_OK) != 0) {
+    const int not_readable = errno;
+    if (mount("nodev", kTracing, "tracefs", 0, nullptr) != 0 || access(id_path.c_str(), R_OK) != 0) {
+      why = "cannot read " + id_path + " (" + std::strerror(not_readable) + ") nor mount tracefs at " + kTracing +
+            " (" + std::strerror(errno) + ")";
+      return false;
+    }
   }
   for (const char* syscall_name : kTracepoints) {
     if (read_tracepoint_id(syscall_name) == 0) {

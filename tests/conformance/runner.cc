@@ -25,10 +25,10 @@ class Runner {
   }
 
   void run() {
-    for (std::size_t i = 0; i < s_.steps.size(); i++) {
+    for (std::size_t i = 0; i < s_.steps.size() && !stopped_; i++) {
       step_ = static_cast<std::uint16_t>(i);
       do_step(s_.steps[i]);
-      if (s_.poll_after_each_step) observe_all();
+      if (s_.poll_after_each_step && !stopped_) observe_all();
     }
   }
 
@@ -84,6 +84,8 @@ class Runner {
         open_[e] = rc == 0;
         if (rc == 0) ids_[e] = backend_.id(e);
         result(e, rc);
+        // Every scenario's events open: the rest would be about nothing.
+        stopped_ = rc != 0;
         break;
       }
       case Op::map: {
@@ -296,6 +298,7 @@ class Runner {
   Backend& backend_;
   Log& log_;
   std::uint16_t step_ = 0;
+  bool stopped_ = false;  // an event could not be opened
   std::array<bool, kEventsMax> open_{};
   std::array<std::uint64_t, kEventsMax> ids_{};
   std::array<int, kEventsMax> owner_{};

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <sstream>
@@ -31,6 +32,22 @@ SuiteFiles suite_files() {
   return files;
 }
 
+namespace {
+
+// An event the real kernel did not permit (a system-wide event in a user
+// namespace, say): the scenario cannot run here.
+std::string not_permitted(const Scenario& scenario, const Log& real_log) {
+  for (const Observation& o : real_log.entries()) {
+    if (o.kind != Kind::result || scenario.steps[o.step].op != Op::open) continue;
+    if (o.value == EACCES || o.value == EPERM) {
+      return "perf_event_open of " + event_name(o.event) + " is not permitted here (" + value(o) + ")";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 Outcome run_scenario(const Scenario& scenario, Backend& real, Backend& simulated, int repeat, Log& real_log,
                      Log& sim_log) {
   VERIFY(repeat >= 1);
@@ -40,6 +57,12 @@ Outcome run_scenario(const Scenario& scenario, Backend& real, Backend& simulated
   Log first;
   for (int i = 0; i < repeat; i++) {
     run(scenario, real, real_log);
+    const std::string refused = not_permitted(scenario, real_log);
+    if (!refused.empty()) {
+      out.status = Status::skipped;
+      out.difference = refused;
+      return out;
+    }
     if (i == 0 && repeat > 1) first = real_log;
     if (i == 0) continue;
     const Comparison again = compare(scenario, first, real_log);
@@ -83,7 +106,7 @@ std::string table(const std::vector<Outcome>& outcomes, const std::string& skipp
   bool header = false;
   for (const Outcome& o : outcomes) {
     if (o.difference.empty()) continue;
-    if (!header) out << "\nfirst differences:\n";
+    if (!header) out << "\nfirst differences (and why skipped):\n";
     header = true;
     out << "  " << o.scenario->name << ": " << o.difference << "\n";
   }
