@@ -109,8 +109,10 @@ bool Kernel::exited(std::size_t cpu) const {
 }
 
 void Kernel::poll(std::size_t cpu, bool& readable, bool& hangup) {
-  hangup = config_.per_task && exited(cpu);
-  readable = rings_[cpu]->poll(hangup, config_.per_task, exited(cpu));
+  // The ring's events exit together: polling one is polling them all.
+  const EventPoll p = poll_event(rings_[cpu].get(), true, config_.per_task && exited(cpu), config_.per_task);
+  readable = p.readable;
+  hangup = p.hangup;
 }
 
 void Kernel::start() {

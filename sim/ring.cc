@@ -289,4 +289,20 @@ bool SimRing::holds_unread_data() const {
   return !reader_head_known_ ? data_head_ != 0 : data_head_ != reader_head_;
 }
 
+EventPoll poll_event(SimRing* ring, bool has_ring, bool exited, bool per_task) {
+  VERIFY(!exited || per_task);  // only an event that follows a task exits
+  EventPoll result;
+  if (exited) {
+    result.hangup = true;
+    if (ring != nullptr) ring->poll(true, per_task, true);  // POLLIN stays pending: it is not returned
+    return result;
+  }
+  if (!has_ring) {
+    result.hangup = true;
+    return result;
+  }
+  if (ring != nullptr) result.readable = ring->poll(false, per_task, false);
+  return result;
+}
+
 }  // namespace ringsim::sim

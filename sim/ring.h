@@ -169,4 +169,17 @@ class SimRing {
   std::vector<std::byte> lost_scratch_;
 };
 
+// perf_poll of one event (kernel/events/core.c): POLLHUP alone once the
+// event has exited (is_event_hup: its task exited; a system-wide event
+// never exits, a disabled one has not), POLLHUP when the event has no ring
+// (`has_ring` false: never mapped, or unmapped), else the pending wakeup
+// of the ring it writes into (POLLIN, taken: edge-triggered, one flag for
+// every event sharing the ring). `ring` is null for a mapping without data
+// pages, which polls 0.
+struct EventPoll {
+  bool readable = false;
+  bool hangup = false;
+};
+EventPoll poll_event(SimRing* ring, bool has_ring, bool exited, bool per_task);
+
 }  // namespace ringsim::sim

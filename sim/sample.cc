@@ -28,6 +28,7 @@ std::uint64_t mix(std::uint64_t x) {
 
 // The sample_id trailer at the end of a record of `size` bytes.
 void put_trailer(std::byte* record, std::size_t size, const EventIdentity& e, std::uint64_t time_ns) {
+  if (e.layout == RecordLayout::none) return;  // sample_id_all = 0
   std::byte* t = record + size - trailer_bytes(e.layout);
   put(t, &e.pid, 4);
   put(t + 4, &e.tid, 4);

@@ -2,7 +2,7 @@
 // kernel lays them out for the events it simulates. Two layouts of
 // sample_type, both with sample_id_all = 1 and PERF_SAMPLE_IDENTIFIER first
 // (as perf sets it when several events share a ring, so a reader finds a
-// record's event by its identifier):
+// record's event by its identifier), and a third without the trailer:
 //
 //   layout a: IDENTIFIER | TID | TIME | CPU | RAW
 //     SAMPLE { header; u64 identifier; u32 pid, tid; u64 time;
@@ -12,6 +12,9 @@
 //     SAMPLE { header; u64 identifier; u32 pid, tid; u64 time;
 //              u32 raw_size; u8 raw[raw_size] }
 //     sample_id trailer { u32 pid, tid; u64 time; u64 identifier }  24 bytes
+//   layout none: layout b's samples with sample_id_all = 0 (or a
+//     sample_type with none of the sample_id fields): the other records
+//     carry no trailer (a LOST record is 24 bytes).
 //
 // Records of the other types carry the writing event's trailer:
 //   LOST          { header; u64 id; u64 lost; trailer }          24 + trailer
@@ -35,14 +38,16 @@
 
 namespace ringsim::sim {
 
-enum class RecordLayout : std::uint8_t { a, b };
+enum class RecordLayout : std::uint8_t { a, b, none };
 
 inline constexpr std::uint64_t sample_type_of(RecordLayout layout) {
   const std::uint64_t common = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
   return layout == RecordLayout::a ? common | PERF_SAMPLE_CPU : common;
 }
 // The sample_id trailer's size (the kernel's id_header_size).
-inline constexpr std::uint32_t trailer_bytes(RecordLayout layout) { return layout == RecordLayout::a ? 32 : 24; }
+inline constexpr std::uint32_t trailer_bytes(RecordLayout layout) {
+  return layout == RecordLayout::a ? 32 : layout == RecordLayout::b ? 24 : 0;
+}
 // The fixed part of a sample before its raw payload (raw_size included).
 inline constexpr std::uint32_t sample_head_bytes(RecordLayout layout) { return layout == RecordLayout::a ? 44 : 36; }
 inline constexpr std::uint32_t lost_bytes(RecordLayout layout) { return 24 + trailer_bytes(layout); }

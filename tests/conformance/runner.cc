@@ -1,0 +1,319 @@
+#include "tests/conformance/runner.h"
+
+#include <linux/perf_event.h>
+#include <poll.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#include "core/verify.h"
+#include "tests/conformance/layout.h"
+
+namespace ringsim::conformance {
+namespace {
+
+constexpr std::size_t kEventsMax = 8;
+constexpr int kNoOwner = -1;
+
+// The reader's side of one scenario.
+class Runner {
+ public:
+  Runner(const Scenario& scenario, Backend& backend, Log& log) : s_(scenario), backend_(backend), log_(log) {
+    VERIFY(s_.events.size() <= kEventsMax);
+    owner_.fill(kNoOwner);
+  }
+
+  void run() {
+    for (std::size_t i = 0; i < s_.steps.size() && !stopped_; i++) {
+      step_ = static_cast<std::uint16_t>(i);
+      do_step(s_.steps[i]);
+      if (s_.poll_after_each_step && !stopped_) observe_all();
+    }
+  }
+
+ private:
+  struct Reader {
+    std::uint32_t pages = 0;
+    bool writable = true;
+    bool backward = false;
+    std::uint64_t read = 0;  // position up to which the reader has read
+    std::uint64_t tail = 0;  // what it stored as data_tail
+    std::uint32_t records = 0;
+  };
+
+  Observation at(Kind kind, std::size_t event) const {
+    Observation o;
+    o.step = step_;
+    o.kind = kind;
+    o.event = static_cast<std::uint8_t>(event);
+    return o;
+  }
+  void result(std::size_t event, int rc) {
+    Observation o = at(Kind::result, event);
+    o.value = static_cast<std::uint64_t>(rc);
+    log_.add(o);
+  }
+  void log_poll(std::size_t event, short revents) {
+    Observation o = at(Kind::poll, event);
+    o.value = static_cast<std::uint64_t>(revents & (POLLIN | POLLHUP | POLLERR));
+    log_.add(o);
+  }
+  bool has_data(std::size_t event) const {
+    return owner_[event] == static_cast<int>(event) && readers_[event].pages > 0;
+  }
+
+  void observe_all() {
+    for (std::size_t e = 0; e < s_.events.size(); e++) {
+      if (!open_[e]) continue;
+      if (has_data(e)) {
+        Observation o = at(Kind::head, e);
+        o.value = backend_.head(e);
+        log_.add(o);
+      }
+      log_poll(e, backend_.poll(e));
+    }
+  }
+
+  void do_step(const Step& st) {
+    const std::size_t e = st.event;
+    VERIFY(e < s_.events.size());
+    switch (st.op) {
+      case Op::open: {
+        const int rc = backend_.open(e);
+        open_[e] = rc == 0;
+        if (rc == 0) ids_[e] = backend_.id(e);
+        result(e, rc);
+        // Every scenario's events open: the rest would be about nothing.
+        stopped_ = rc != 0;
+        break;
+      }
+      case Op::map: {
+        const int rc = backend_.map(e, st.pages, st.writable);
+        if (rc == 0) {
+          owner_[e] = static_cast<int>(e);
+          readers_[e] = Reader{st.pages, st.writable, s_.events[e].backward};
+        }
+        result(e, rc);
+        break;
+      }
+      case Op::unmap:
+        backend_.unmap(e);
+        for (int& o : owner_) o = o == static_cast<int>(e) ? kNoOwner : o;
+        break;
+      case Op::set_output: {
+        VERIFY(st.other < s_.events.size());
+        const int rc = backend_.set_output(e, st.other);
+        if (rc == 0) owner_[e] = owner_[st.other];
+        result(e, rc);
+        break;
+      }
+      case Op::enable:
+      case Op::disable:
+      case Op::pause:
+      case Op::resume:
+        result(e, backend_.control(e, st.op));
+        break;
+      case Op::act:
+        act(st);
+        break;
+      case Op::spawn_child:
+        backend_.spawn_child();
+        break;
+      case Op::child_exit:
+        backend_.child_exit();
+        break;
+      case Op::child_exit_polling:
+        log_poll(e, backend_.child_exit_polling(e));
+        break;
+      case Op::poll:
+        log_poll(e, backend_.poll(e));
+        if (st.other != kNoEvent) log_poll(st.other, backend_.poll(st.other));
+        break;
+      case Op::read:
+        read(st);
+        break;
+      case Op::consume:
+        consume(e, st.count);
+        break;
+      case Op::lost_samples: {
+        Observation o = at(Kind::lost_samples, e);
+        o.value = backend_.lost_samples(e);
+        log_.add(o);
+        break;
+      }
+      case Op::control_page: {
+        Observation o = at(Kind::data_offset, e);
+        o.value = backend_.data_offset(e);
+        log_.add(o);
+        o = at(Kind::data_size, e);
+        o.value = backend_.data_size(e);
+        log_.add(o);
+        break;
+      }
+    }
+  }
+
+  void act(const Step& st) {
+    const std::size_t e = st.event;
+    std::uint32_t woke = 0;
+    for (std::uint32_t k = 1; k <= st.count; k++) {
+      backend_.act(st.action, st.by_child, st.name);
+      if (st.poll_each && (backend_.poll(e) & POLLIN)) {
+        Observation o = at(Kind::woke, e);
+        o.index = ++woke;
+        o.value = k;
+        o.lost = backend_.head(owner(e));
+        log_.add(o);
+      }
+      if (st.consume_above > 0) {
+        const std::size_t r = owner(e);
+        const std::uint64_t head = backend_.head(r);
+        if (head - readers_[r].tail > st.consume_above) {
+          readers_[r].read = head;
+          consume(r, 0);
+        }
+      }
+    }
+  }
+
+  std::size_t owner(std::size_t event) const {
+    VERIFY(owner_[event] != kNoOwner);
+    return static_cast<std::size_t>(owner_[event]);
+  }
+
+  void consume(std::size_t event, std::uint32_t bytes) {
+    const std::size_t r = owner(event);
+    Reader& reader = readers_[r];
+    VERIFY(reader.writable);  // a read-only mapping cannot store data_tail
+    if (bytes == 0) {
+      reader.tail = reader.read;
+    } else {
+      VERIFY(!reader.backward);
+      reader.tail += bytes;
+    }
+    backend_.store_tail(r, reader.tail);
+  }
+
+  void read(const Step& st) {
+    const std::size_t r = owner(st.event);
+    Reader& reader = readers_[r];
+    const std::span<const std::byte> data = backend_.data(r);
+    VERIFY(!data.empty());
+    const std::uint64_t head = backend_.head(r);
+    first_back_ = 0;
+    last_time_ = 0;
+    if (reader.backward) {
+      // Walk up from head: up to what was read before, one area at most,
+      // whole records only.
+      const std::uint64_t limit = std::min<std::uint64_t>(reader.read - head, data.size());
+      for (std::uint64_t offset = 0; offset < limit;) {
+        const std::uint16_t size = record_at(r, data, head + offset, limit - offset);
+        if (size == 0) break;
+        offset += size;
+      }
+    } else {
+      std::uint64_t pos = st.from != 0 ? st.from : reader.read;
+      VERIFY(head - pos <= data.size());
+      while (pos != head) {
+        const std::uint16_t size = record_at(r, data, pos, head - pos);
+        if (size == 0) break;
+        pos += size;
+      }
+    }
+    reader.read = head;
+    if (st.time_order) {
+      Observation o = at(Kind::time_order, st.event);
+      o.value = first_back_;
+      log_.add(o);
+    }
+  }
+
+  static void copy(std::span<const std::byte> data, std::uint64_t pos, void* out, std::size_t n) {
+    const std::uint64_t mask = data.size() - 1;
+    auto* o = static_cast<std::byte*>(out);
+    for (std::size_t i = 0; i < n; i++) o[i] = data[(pos + i) & mask];
+  }
+  static std::uint64_t u64_at(std::span<const std::byte> data, std::uint64_t pos) {
+    std::uint64_t v;
+    copy(data, pos, &v, 8);
+    return v;
+  }
+
+  // The event that wrote a record of ring r: by the id the record carries
+  // when every writer of the ring puts it there, else the ring's only
+  // writer.
+  std::uint8_t writer(std::size_t r, std::span<const std::byte> data, std::uint64_t pos,
+                      const perf_event_header& h) const {
+    std::size_t writers = 0, only = 0;
+    bool all_identified = true;
+    for (std::size_t e = 0; e < s_.events.size(); e++) {
+      if (!open_[e] || owner_[e] != static_cast<int>(r)) continue;
+      writers++;
+      only = e;
+      const EventSpec& spec = s_.events[e];
+      all_identified = all_identified && has_identifier(spec) && (h.type == PERF_RECORD_SAMPLE || spec.sample_id_all);
+    }
+    std::uint64_t id = 0;
+    if (h.type == PERF_RECORD_LOST) {
+      id = u64_at(data, pos + 8);
+    } else if (all_identified && writers > 0) {
+      id = u64_at(data, h.type == PERF_RECORD_SAMPLE ? pos + 8 : pos + h.size - 8);
+    } else {
+      return writers == 1 ? static_cast<std::uint8_t>(only) : kUnknownEvent;
+    }
+    for (std::size_t e = 0; e < s_.events.size(); e++) {
+      if (open_[e] && ids_[e] == id) return static_cast<std::uint8_t>(e);
+    }
+    return kUnknownEvent;
+  }
+
+  // Logs the record at pos if it is whole within `room` bytes; returns its
+  // size (0: none).
+  std::uint16_t record_at(std::size_t r, std::span<const std::byte> data, std::uint64_t pos, std::uint64_t room) {
+    perf_event_header h;
+    copy(data, pos, &h, sizeof h);
+    if (h.size < sizeof h || h.size > room) return 0;
+    Observation o = at(Kind::record, r);
+    o.index = ++readers_[r].records;
+    o.value = pos;
+    o.type = h.type;
+    o.misc = h.misc;
+    o.size = h.size;
+    o.writer = writer(r, data, pos, h);
+    if (h.type == PERF_RECORD_LOST) o.lost = u64_at(data, pos + 16);
+    log_.add(o);
+    if (o.writer != kUnknownEvent) {
+      const std::optional<std::uint32_t> t = time_offset(h.type, h.size, s_.events[o.writer]);
+      if (t) {
+        const std::uint64_t time = u64_at(data, pos + *t);
+        if (time < last_time_ && first_back_ == 0) first_back_ = o.index;
+        last_time_ = std::max(last_time_, time);
+      }
+    }
+    return h.size;
+  }
+
+  const Scenario& s_;
+  Backend& backend_;
+  Log& log_;
+  std::uint16_t step_ = 0;
+  bool stopped_ = false;  // an event could not be opened
+  std::array<bool, kEventsMax> open_{};
+  std::array<std::uint64_t, kEventsMax> ids_{};
+  std::array<int, kEventsMax> owner_{};
+  std::array<Reader, kEventsMax> readers_{};
+  std::uint64_t last_time_ = 0;
+  std::uint32_t first_back_ = 0;
+};
+
+}  // namespace
+
+void run(const Scenario& scenario, Backend& backend, Log& log) {
+  log.clear();
+  backend.begin(scenario);
+  Runner(scenario, backend, log).run();
+  backend.end();
+}
+
+}  // namespace ringsim::conformance

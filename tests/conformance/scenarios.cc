@@ -1,0 +1,500 @@
+// The scenarios. Unless a scenario says otherwise: events on this thread
+// (pid 0, cpu -1), sample_period 1, opened disabled, a 1-page ring
+// (4096 bytes of data) mapped writable. docs/conformance.md lists them with
+// what the real kernel does in each.
+#include <linux/perf_event.h>
+
+#include "tests/conformance/scenario.h"
+
+namespace ringsim::conformance {
+namespace {
+
+constexpr std::size_t A = 0, B = 1, C = 2, D = 3, E = 4;
+
+// sample_types and the sizes they give a syscall tracepoint's samples.
+constexpr std::uint64_t kBare = 0;                                           // 8 bytes
+constexpr std::uint64_t kId = PERF_SAMPLE_IDENTIFIER;                        // 16
+constexpr std::uint64_t kIdTid = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID;   // 24
+constexpr std::uint64_t kIdTidTime = kIdTid | PERF_SAMPLE_TIME;              // 32; trailer 24
+constexpr std::uint64_t kIdTidTimeCpu = kIdTidTime | PERF_SAMPLE_CPU;        // 40; trailer 32
+constexpr std::uint64_t kIdTidTimeRaw = kIdTidTime | PERF_SAMPLE_RAW;        // 56; trailer 24
+constexpr std::uint64_t kStack = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_STACK_USER;  // 32 + N
+
+EventSpec tp(Source source, std::uint64_t sample_type) {
+  EventSpec e;
+  e.source = source;
+  e.sample_type = sample_type;
+  return e;
+}
+EventSpec with_id_all(EventSpec e) {
+  e.sample_id_all = true;
+  return e;
+}
+EventSpec backward(EventSpec e) {
+  e.backward = true;
+  return e;
+}
+EventSpec on(Target target, EventSpec e) {
+  e.target = target;
+  return e;
+}
+EventSpec task(EventSpec e) {
+  e.task = true;
+  return e;
+}
+EventSpec wakeups(std::uint32_t events, EventSpec e) {
+  e.wakeup_events = events;
+  return e;
+}
+EventSpec watermark(std::uint32_t bytes, EventSpec e) {
+  e.watermark = true;
+  e.wakeup_watermark = bytes;
+  return e;
+}
+// A sample of exactly `bytes` (>= 32): IDENTIFIER and a user stack.
+EventSpec sized(std::uint32_t bytes) {
+  EventSpec e = tp(Source::getpid, kStack);
+  e.stack_user = bytes - 32;
+  return e;
+}
+
+Step op(Op o, std::size_t event) {
+  Step s;
+  s.op = o;
+  s.event = event;
+  return s;
+}
+Step open(std::size_t e) { return op(Op::open, e); }
+Step map(std::size_t e, std::uint32_t pages = 1) {
+  Step s = op(Op::map, e);
+  s.pages = pages;
+  return s;
+}
+Step map_read_only(std::size_t e, std::uint32_t pages = 1) {
+  Step s = map(e, pages);
+  s.writable = false;
+  return s;
+}
+Step unmap(std::size_t e) { return op(Op::unmap, e); }
+Step set_output(std::size_t e, std::size_t target) {
+  Step s = op(Op::set_output, e);
+  s.other = target;
+  return s;
+}
+Step enable(std::size_t e) { return op(Op::enable, e); }
+Step disable(std::size_t e) { return op(Op::disable, e); }
+Step pause(std::size_t e) { return op(Op::pause, e); }
+Step resume(std::size_t e) { return op(Op::resume, e); }
+Step act(Action a, std::uint32_t count = 1) {
+  Step s = op(Op::act, 0);
+  s.action = a;
+  s.count = count;
+  return s;
+}
+Step getpid(std::uint32_t count = 1) { return act(Action::getpid, count); }
+Step getppid(std::uint32_t count = 1) { return act(Action::getppid, count); }
+Step getuid(std::uint32_t count = 1) { return act(Action::getuid, count); }
+Step comm(const char* name, std::uint32_t count = 1) {
+  Step s = act(Action::comm, count);
+  s.name = name;
+  return s;
+}
+Step child_getpid(std::uint32_t count) {
+  Step s = getpid(count);
+  s.by_child = true;
+  return s;
+}
+// `count` actions, polling `e` after each; the reader consumes everything
+// whenever more than `consume_above` bytes are unread (0: never).
+Step watch(Step action, std::size_t e, std::uint32_t consume_above = 0) {
+  action.event = e;
+  action.poll_each = true;
+  action.consume_above = consume_above;
+  return action;
+}
+Step spawn_child() { return op(Op::spawn_child, 0); }
+Step child_exit() { return op(Op::child_exit, 0); }
+Step child_exit_polling(std::size_t e) { return op(Op::child_exit_polling, e); }
+Step poll(std::size_t e, std::size_t other = kNoEvent) {
+  Step s = op(Op::poll, e);
+  s.other = other;
+  return s;
+}
+Step read(std::size_t e, std::uint64_t from = 0) {
+  Step s = op(Op::read, e);
+  s.from = from;
+  return s;
+}
+Step read_checking_time(std::size_t e) {
+  Step s = read(e);
+  s.time_order = true;
+  return s;
+}
+Step consume(std::size_t e, std::uint32_t bytes = 0) {
+  Step s = op(Op::consume, e);
+  s.count = bytes;
+  return s;
+}
+Step lost(std::size_t e) { return op(Op::lost_samples, e); }
+Step control_page(std::size_t e) { return op(Op::control_page, e); }
+
+using Steps = std::vector<Step>;
+
+Steps concat(std::initializer_list<Steps> parts) {
+  Steps out;
+  for (const Steps& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+// open, map (writable or not), enable: one event on its own ring.
+Steps start(std::size_t e, std::uint32_t pages = 1, bool writable = true) {
+  return {open(e), writable ? map(e, pages) : map_read_only(e, pages), enable(e)};
+}
+
+// Records on demand, and their sizes.
+void add_records(std::vector<Scenario>& out) {
+  out.push_back({"one-sample-per-call", "on demand", "10 getpid calls under sys_enter_getpid: 10 samples of 32 bytes",
+                 {tp(Source::getpid, kIdTidTime)}, concat({start(A), {getpid(10), read(A)}})});
+  out.push_back({"sizes-from-sample-type", "on demand",
+                 "one getpid into four rings: sample_type 0 (8 bytes), 5 u64 fields, RAW, IP/ADDR/ID/STREAM_ID",
+                 {tp(Source::getpid, kBare),
+                  tp(Source::getpid, kIdTidTimeCpu | PERF_SAMPLE_PERIOD),
+                  tp(Source::getpid, kIdTid | PERF_SAMPLE_RAW),
+                  tp(Source::getpid, PERF_SAMPLE_IP | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID)},
+                 concat({start(A), start(B), start(C), start(D), {getpid(), read(A), read(B), read(C), read(D)}})});
+  out.push_back({"sizes-from-user-stack", "on demand",
+                 "PERF_SAMPLE_STACK_USER of 0, 8, 1000, 4056, 65496 bytes: samples of 16, 40, 1032, 4088, 65528 bytes",
+                 {tp(Source::getpid, PERF_SAMPLE_STACK_USER), sized(40), sized(1032), sized(4088), sized(65528)},
+                 concat({start(A), start(B), start(C), start(D), start(E, 16),
+                         {getpid(), read(A), read(B), read(C), read(D), read(E)}})});
+  out.push_back({"page-fault-samples", "on demand",
+                 "a page-fault event: one 24-byte sample per first store to a fresh page",
+                 {tp(Source::page_faults, PERF_SAMPLE_TID | PERF_SAMPLE_ADDR)},
+                 {open(A), map(A), enable(A), act(Action::fault, 10), disable(A), read(A)}});
+}
+
+// Row 5 (capacity) and row 6 (a record larger than the area).
+void add_capacity(std::vector<Scenario>& out) {
+  out.push_back({"capacity-8-byte-records", "5",
+                 "600 records of 8 bytes: 511 fit (4088, one byte always free); the next carries LOST 89",
+                 {tp(Source::getpid, kBare)},
+                 concat({start(A), {getpid(600), lost(A), read(A), consume(A), getpid(), read(A), lost(A)}})});
+  out.push_back({"capacity-24-byte-records", "5",
+                 "200 records of 24 bytes: 170 fit (4080); the next carries LOST 30",
+                 {tp(Source::getpid, kIdTid)},
+                 concat({start(A), {getpid(200), read(A), consume(A), getpid(), read(A), lost(A)}})});
+  out.push_back({"last-record-that-fits", "5",
+                 "4088 bytes used; freeing 8 lets one 8-byte record in; LOST + record need 32 free bytes, 31 are not enough",
+                 {tp(Source::getpid, kBare)},
+                 concat({start(A),
+                         {getpid(511), consume(A, 8), getpid(), getpid(), consume(A, 24), getpid(), consume(A, 8),
+                          getpid(), read(A, 4088), lost(A)}})});
+  out.push_back({"record-of-the-data-size", "5",
+                 "a 4096-byte record never fits a 4096-byte area, even empty; an 8-byte one then carries LOST 1",
+                 {sized(4096), tp(Source::getppid, kId)},
+                 concat({{open(A), map(A), open(B), set_output(B, A), enable(A), enable(B)},
+                         {getpid(), lost(A), getppid(), read(A)}})});
+  out.push_back({"lost-must-fit-with-its-record", "5",
+                 "after a drop, a 4088-byte record no longer fits an empty area: LOST (24) + 4088 > 4095",
+                 {sized(4088), tp(Source::getppid, kId)},
+                 concat({{open(A), map(A), open(B), set_output(B, A), enable(A), enable(B)},
+                         {getpid(2), read(A), consume(A), getpid(2), getppid(), read(A), consume(A), getpid(),
+                          read(A), lost(A), lost(B)}})});
+  out.push_back({"larger-than-the-area-writable", "5, 6",
+                 "an 8192-byte record into a 4096-byte writable ring: dropped even when empty, LOST with the next",
+                 {sized(8192), tp(Source::getppid, kId)},
+                 concat({{open(A), map(A), open(B), set_output(B, A), enable(A), enable(B)},
+                         {getpid(), getpid(), getppid(), read(A), lost(A)}})});
+  out.push_back({"larger-than-the-area-forward-overwrite", "6",
+                 "read-only forward: an 8192-byte record goes in, wrapping onto its own start; head moves by 8192",
+                 {sized(8192)}, concat({start(A, 1, false), {getpid(), getpid(), lost(A)}})});
+  out.push_back({"larger-than-the-area-backward-overwrite", "6, 7",
+                 "read-only backward: the same, head moving down by 8192",
+                 {backward(sized(8192))}, concat({start(A, 1, false), {getpid(), getpid(), lost(A)}})});
+  out.push_back({"record-of-the-data-size-overwrite", "5, 6",
+                 "read-only forward: a 4096-byte record fills the area exactly, the next replaces it",
+                 {sized(4096)}, concat({start(A, 1, false), {getpid(), read(A), getpid(), read(A, 4096)}})});
+}
+
+// Row 4 (the four mappings) and row 7 (LOST in backward mode).
+void add_modes(std::vector<Scenario>& out) {
+  out.push_back({"forward-overwrite-is-silent", "4",
+                 "read-only forward: 200 records of 24 bytes, head 4800, the last 170 readable, no LOST",
+                 {tp(Source::getpid, kIdTid)},
+                 concat({start(A, 1, false), {getpid(200), read(A, 720), lost(A)}})});
+  out.push_back({"backward-overwrite-walk", "4",
+                 "read-only backward: head -4800; a walk up from head reads 170 whole records, no LOST",
+                 {backward(tp(Source::getpid, kIdTid))},
+                 concat({start(A, 1, false), {getpid(200), read(A), lost(A)}})});
+  out.push_back({"backward-writable-lost-below", "4, 7",
+                 "writable backward honours data_tail: drops, then LOST at the lower address and the record above it",
+                 {backward(tp(Source::getpid, kIdTid))},
+                 concat({start(A), {getpid(200), read(A), consume(A), getpid(), read(A), lost(A)}})});
+  out.push_back({"forward-writable-lost-with-sample-id", "4, 11",
+                 "writable forward, sample_id_all: the LOST record carries the writer's 24-byte trailer (48 bytes)",
+                 {with_id_all(tp(Source::getpid, kIdTidTime))},
+                 concat({start(A), {getpid(150), read(A), consume(A), getpid(), read(A), lost(A)}})});
+}
+
+// Row 3: PAUSE_OUTPUT in the four modes and through a redirected event.
+void add_pause(std::vector<Scenario>& out) {
+  const EventSpec forward = with_id_all(tp(Source::getpid, kIdTidTime));
+  const Steps paused = {getpid(2), pause(A), getpid(5), lost(A), resume(A), getpid(), read(A), lost(A)};
+  out.push_back({"pause-forward-writable", "3, 4",
+                 "2 records, PAUSE_OUTPUT, 5 dropped and counted, resume writes nothing, the next carries LOST 5",
+                 {forward}, concat({start(A), paused})});
+  out.push_back({"pause-forward-overwrite", "3, 4", "the same on a read-only forward ring", {forward},
+                 concat({start(A, 1, false), paused})});
+  out.push_back({"pause-backward-writable", "3, 4, 7", "the same on a writable backward ring: LOST below the record",
+                 {backward(forward)}, concat({start(A), paused})});
+  out.push_back({"pause-backward-overwrite", "3, 4, 7", "the same on a read-only backward ring",
+                 {backward(forward)}, concat({start(A, 1, false), paused})});
+  out.push_back({"pause-through-a-redirected-event", "3, 11",
+                 "PAUSE_OUTPUT through B (SET_OUTPUT to A's ring) stops A's writes too; LOST counts both, with B's id",
+                 {forward, with_id_all(tp(Source::getppid, kIdTidTime))},
+                 {open(A), map(A), open(B), set_output(B, A), enable(A), enable(B), getpid(2), pause(B), getpid(2),
+                  getppid(), resume(B), getppid(), read(A), lost(A), lost(B)}});
+}
+
+// Rows 11 and 12: LOST ids and counts on a shared ring, loss reports.
+void add_lost(std::vector<Scenario>& out) {
+  out.push_back({"lost-carries-the-writers-id", "11, 12",
+                 "A fills the shared ring, A and B drop; C's record carries LOST {id C, lost A+B} with C's trailer",
+                 {with_id_all(tp(Source::getpid, kIdTidTime)), with_id_all(tp(Source::getppid, kIdTidTimeRaw)),
+                  with_id_all(tp(Source::getuid, kIdTidTimeCpu))},
+                 {open(A), map(A), open(B), set_output(B, A), open(C), set_output(C, A), enable(A), enable(B),
+                  enable(C), getpid(130), getppid(4), read(A), consume(A), getuid(), read(A), lost(A), lost(B),
+                  lost(C)}});
+  EventSpec commed = with_id_all(tp(Source::getpid, kIdTidTime));
+  commed.comm = true;
+  out.push_back({"lost-carried-by-comm", "11, 12",
+                 "drops are reported by the next record of any type: a COMM carries the LOST record",
+                 {commed}, concat({start(A), {getpid(130), read(A), consume(A), comm("carrier"), read(A), lost(A)}})});
+  out.push_back({"no-lost-after-exit", "2, 1",
+                 "the child's 300 calls into a 1-page ring and its EXIT: 170 records, no LOST ever, 131 lost counted",
+                 {task(on(Target::child, tp(Source::getpid, kIdTid)))},
+                 concat({{spawn_child()}, start(A), {child_getpid(300), child_exit(), read(A), lost(A)}})});
+  out.push_back({"records-without-a-ring-vanish", "1, 12",
+                 "records of an event without a mapping (before mmap, after munmap) vanish uncounted; poll says HUP",
+                 {tp(Source::getpid, kIdTid)},
+                 {open(A), enable(A), getpid(5), map(A), getpid(3), read(A), lost(A), unmap(A), getpid(2), lost(A)}});
+  out.push_back({"control-page", "14, 1",
+                 "data_offset and data_size of 0, 1, 8 data pages; 3 is refused; a control page alone polls 0",
+                 {tp(Source::getpid, kIdTid), tp(Source::getppid, kIdTid), tp(Source::getuid, kIdTid)},
+                 {open(A), map(A, 0), control_page(A), enable(A), pause(A), getpid(3), lost(A), open(B), map(B, 8),
+                  control_page(B), open(C), map(C, 3)}});
+}
+
+// Rows 8 and 9: wakeups.
+void add_wakeups(std::vector<Scenario>& out) {
+  const EventSpec small = tp(Source::getpid, kIdTid);  // 24 bytes
+  out.push_back({"wakeup-half-the-area", "8", "default watermark, half the area: POLLIN after records 86 and 171 (head 2064, 4104), not 85 (2040)",
+                 {small}, concat({start(A), {watch(getpid(260), A, 3000)}})});
+  out.push_back({"wakeup-backward-overwrite", "8, 4",
+                 "the byte watermark counts bytes written going down too: POLLIN after records 86, 171, 257",
+                 {backward(small)}, concat({start(A, 1, false), {watch(getpid(260), A)}})});
+  out.push_back({"wakeup-every-event", "8", "wakeup_events 1: POLLIN after every sample", {wakeups(1, small)},
+                 concat({start(A), {watch(getpid(20), A)}})});
+  out.push_back({"wakeup-events-share-the-byte-mark", "8",
+                 "wakeup_events 5 and the half-area mark share rb->wakeup: the byte wakeups come one byte late per event wakeup",
+                 {wakeups(5, small)}, concat({start(A), {watch(getpid(180), A, 3000)}})});
+  out.push_back({"wakeup-watermark-bytes", "8", "watermark 1, wakeup_watermark 100: POLLIN each time 100 bytes are passed",
+                 {watermark(100, wakeups(1, small))}, concat({start(A), {watch(getpid(30), A)}})});
+  EventSpec second = watermark(100000, small);
+  second.source = Source::getppid;
+  out.push_back({"wakeup-watermark-beyond-the-area", "8",
+                 "wakeup_watermark 100000 is clamped to the area; a reader that waits for POLLIN first never wakes",
+                 {watermark(100000, small), second},
+                 concat({start(A), start(B), {watch(getpid(350), A, 3000), watch(getppid(200), B)}})});
+  EventSpec commed = wakeups(1, small);
+  commed.comm = true;
+  out.push_back({"wakeup-events-count-samples-only", "9",
+                 "wakeup_events 1: 24-byte COMM records wake only at the byte mark; one sample wakes at once",
+                 {commed}, concat({start(A), {watch(comm("abcdefg", 200), A, 3000), watch(getpid(1), A)}})});
+  Scenario edge{"pollin-is-edge-triggered", "1, 8", "wakeup_events 1: one sample, then three polls: IN, 0, 0",
+                {wakeups(1, small)}, concat({start(A), {getpid(), poll(A), poll(A), poll(A)}})};
+  edge.poll_after_each_step = false;
+  out.push_back(edge);
+  Scenario shared{"pollin-belongs-to-the-ring", "11, 8",
+                  "A and B share a ring: whichever is polled first takes the wakeup, the other sees 0",
+                  {wakeups(1, small), wakeups(1, tp(Source::getppid, kIdTid))},
+                  {open(A), map(A), open(B), set_output(B, A), enable(A), enable(B), getpid(), poll(A, B), poll(B),
+                   getppid(), poll(B, A), read(A)}};
+  shared.poll_after_each_step = false;
+  out.push_back(shared);
+}
+
+// Row 1: POLLHUP.
+void add_hangups(std::vector<Scenario>& out) {
+  const EventSpec child = wakeups(1, task(on(Target::child, tp(Source::getpid, kIdTid))));
+  Scenario left{"hup-alone-with-data-left", "1",
+                "the child's event: 3 samples unread and a wakeup pending, the child exits: poll says HUP alone",
+                {child}, concat({{spawn_child()}, start(A), {child_getpid(3), child_exit(), poll(A), poll(A), read(A)}})};
+  left.poll_after_each_step = false;
+  out.push_back(left);
+  out.push_back({"hup-wakes-a-blocked-poll", "1",
+                 "everything read, a poll blocks; the child's exit wakes it with HUP",
+                 {child}, concat({{spawn_child()}, start(A),
+                                  {child_getpid(3), read(A), consume(A), child_exit_polling(A), read(A)}})});
+  out.push_back({"no-hup-system-wide", "1",
+                 "a CPU-0 system-wide event (filtered to the child) after the child exits: never HUP",
+                 {wakeups(1, on(Target::system_cpu0, tp(Source::getpid, kIdTid)))},
+                 concat({{spawn_child()}, start(A), {child_getpid(2), child_exit(), read(A)}})});
+  out.push_back({"no-hup-after-disable", "1",
+                 "PERF_EVENT_IOC_DISABLE: no records, no HUP; enable again and records come",
+                 {wakeups(1, tp(Source::getpid, kIdTid))},
+                 concat({start(A), {getpid(), disable(A), getpid(2), enable(A), getpid(), read(A)}})});
+  const EventSpec sid = with_id_all(tp(Source::getpid, kIdTidTime));
+  out.push_back({"hup-per-event-on-a-shared-ring", "1, 11",
+                 "S (this thread, CPU 0) owns the ring, C (the child, CPU 0) writes into it: C hangs up, S does not",
+                 {on(Target::self_cpu0, sid), task(on(Target::child_cpu0, sid))},
+                 {spawn_child(), open(A), map(A, 4), open(B), set_output(B, A), enable(A), enable(B), getpid(),
+                  child_getpid(3), child_exit(), getpid(2), read(A)}});
+}
+
+// Row 11: SET_OUTPUT rules, side-band interleaved with samples; row 10.
+void add_shared(std::vector<Scenario>& out) {
+  const EventSpec plain = tp(Source::getpid, kIdTid);
+  out.push_back({"set-output-rules", "11",
+                 "SET_OUTPUT: to itself, across CPUs, across directions, from a mapped event, to an unmapped one, "
+                 "across tasks: refused; same task and CPU: accepted",
+                 {plain, tp(Source::getppid, kIdTid), on(Target::self_cpu0, plain), backward(plain), plain, plain,
+                  on(Target::child, plain)},
+                 {spawn_child(), open(A), map(A), open(B), set_output(B, B), open(C), set_output(C, A), open(D),
+                  set_output(D, A), open(E), map(E), set_output(E, A), open(5), set_output(B, 5), open(6),
+                  set_output(6, A), set_output(B, A), enable(A), enable(B), getpid(), getppid(), read(A)}});
+  EventSpec side = with_id_all(tp(Source::getpid, kIdTidTime));
+  side.comm = side.task = side.mmap2 = true;
+  out.push_back({"sideband-interleaved", "11, 10",
+                 "samples, COMM, MMAP2 (an executable mapping) and FORK in one ring, in ring order = time order",
+                 {side},
+                 concat({start(A, 4), {getpid(), comm("side"), act(Action::mmap_exec), getpid(), act(Action::fork),
+                                       getpid(), read_checking_time(A)}})});
+  out.push_back({"lost-record-time", "10, 11",
+                 "a LOST record's trailer carries the time of the record it comes with (the same perf_sample_data)",
+                 {with_id_all(tp(Source::getpid, kIdTidTime))},
+                 concat({start(A), {getpid(130), read(A), consume(A), getpid(2), read_checking_time(A)}})});
+  EventSpec dummy = tp(Source::dummy, kBare);
+  dummy.comm = true;
+  out.push_back({"comm-records", "11",
+                 "a dummy event with comm: one COMM per prctl(PR_SET_NAME), 24 or 32 bytes by the name; none while "
+                 "disabled",
+                 {dummy}, concat({start(A), {comm("n1"), comm("name-of-15-char"), disable(A), comm("off"), read(A)}})});
+  out.push_back({"several-events-ring-order", "11, 10",
+                 "three tracepoints with different sample_types in one ring: interleaved, ids, times in ring order",
+                 {with_id_all(tp(Source::getpid, kIdTidTime)), with_id_all(tp(Source::getppid, kIdTidTimeRaw)),
+                  with_id_all(tp(Source::getuid, kIdTidTimeCpu))},
+                 {open(A), map(A), open(B), set_output(B, A), open(C), set_output(C, A), enable(A), enable(B),
+                  enable(C), getppid(), getuid(), getpid(), getuid(2), getppid(), read_checking_time(A)}});
+}
+
+std::vector<Scenario> make_scenarios() {
+  std::vector<Scenario> out;
+  add_records(out);
+  add_capacity(out);
+  add_modes(out);
+  add_pause(out);
+  add_lost(out);
+  add_wakeups(out);
+  add_hangups(out);
+  add_shared(out);
+  return out;
+}
+
+}  // namespace
+
+const std::vector<Scenario>& scenarios() {
+  static const std::vector<Scenario> all = make_scenarios();
+  return all;
+}
+
+const std::vector<Unproducible>& unproducible() {
+  static const std::vector<Unproducible> rows = {
+      {"3", "a write already past its pause check lands after PAUSE_OUTPUT returned",
+       "needs a writer inside __perf_output_begin on the other CPU at the moment of the ioctl: no deterministic "
+       "trigger on 2 vCPUs (pause is checked as immediate, in all four modes)",
+       "late_write_per_million: a writer held between its checks and its copy (sim/kernel.h)"},
+      {"10", "nested writers: ring order != time order, head published by the outermost",
+       "no NMI writers without a hardware PMU; hrtimer, hardirq and syscall tracepoints sharing a ring gave 0 "
+       "inversions in ~6 million samples (software-event output runs with interrupts off)",
+       "nest_per_million: a writer interrupted before or after its reservation (sim/kernel.h)"},
+      {"12", "PERF_RECORD_LOST_SAMPLES", "only PMU drivers emit it (x86 PEBS); this VM has no hardware PMU",
+       "nothing"},
+      {"12", "THROTTLE / UNTHROTTLE",
+       "producible (sched:sched_stat_runtime, period 1) but paced by HZ and perf_event_max_sample_rate, which the "
+       "kernel lowers by itself",
+       "side-band records at random, no max_samples_per_tick"},
+      {"13", "memory ordering (smp_wmb before data_head, the reader's barriers)",
+       "x86-64 is TSO: a missing barrier is not observable here", "nothing (one thread)"},
+      {"15-18", "AUX areas: snapshot heads, TRUNCATED, RECORD_AUX vs aux_head, COLLISION, byte-granular heads",
+       "no AUX-capable PMU (intel_pt, arm_spe, cs_etm): mapping an AUX area fails for every event here",
+       "sim/aux.h (docs/aux.md)"},
+      {"1", "EPOLLERR",
+       "needs an event in ERROR (a pinned event that cannot be scheduled) or REVOKED state; software and "
+       "tracepoint events always schedule",
+       "nothing: simulated events always schedule"},
+      {"11", "ITRACE_START, SWITCH",
+       "ITRACE_START needs a PMU with PERF_PMU_CAP_ITRACE; SWITCH records are producible, but preemption by the "
+       "machine's other tasks adds some at random",
+       "SWITCH as side-band records; no ITRACE_START"},
+  };
+  return rows;
+}
+
+const char* to_string(Source source) {
+  switch (source) {
+    case Source::getpid: return "syscalls:sys_enter_getpid";
+    case Source::getppid: return "syscalls:sys_enter_getppid";
+    case Source::getuid: return "syscalls:sys_enter_getuid";
+    case Source::page_faults: return "page-faults";
+    case Source::dummy: return "dummy";
+  }
+  return "?";
+}
+
+const char* to_string(Action action) {
+  switch (action) {
+    case Action::getpid: return "getpid";
+    case Action::getppid: return "getppid";
+    case Action::getuid: return "getuid";
+    case Action::comm: return "prctl(PR_SET_NAME)";
+    case Action::fork: return "fork";
+    case Action::mmap_exec: return "mmap(PROT_EXEC)";
+    case Action::fault: return "page fault";
+  }
+  return "?";
+}
+
+std::string event_name(std::size_t event) { return std::string(1, static_cast<char>('A' + event)); }
+
+std::string describe(const Step& s) {
+  const std::string e = event_name(s.event);
+  switch (s.op) {
+    case Op::open: return "open " + e;
+    case Op::map:
+      return "mmap " + e + " (" + std::to_string(s.pages) + " data pages, " + (s.writable ? "writable" : "read-only") +
+             ")";
+    case Op::unmap: return "munmap " + e;
+    case Op::set_output: return "SET_OUTPUT " + e + " -> " + event_name(s.other);
+    case Op::enable: return "ENABLE " + e;
+    case Op::disable: return "DISABLE " + e;
+    case Op::pause: return "PAUSE_OUTPUT " + e;
+    case Op::resume: return "resume " + e;
+    case Op::act: {
+      std::string d = std::string(s.by_child ? "child: " : "") + to_string(s.action) + " x" + std::to_string(s.count);
+      if (s.poll_each) d += ", polling " + e + " after each";
+      if (s.consume_above > 0) d += ", consuming above " + std::to_string(s.consume_above) + " bytes";
+      return d;
+    }
+    case Op::spawn_child: return "spawn the child";
+    case Op::child_exit: return "the child exits";
+    case Op::child_exit_polling: return "poll " + e + " (blocking) while the child exits";
+    case Op::poll: return "poll " + e + (s.other != kNoEvent ? ", then " + event_name(s.other) : "");
+    case Op::read: return "read " + e + "'s ring" + (s.from != 0 ? " from " + std::to_string(s.from) : "");
+    case Op::consume: return "store data_tail of " + e + (s.count > 0 ? " (+" + std::to_string(s.count) + ")" : "");
+    case Op::lost_samples: return "read() " + e + " (PERF_FORMAT_LOST)";
+    case Op::control_page: return "control page of " + e;
+  }
+  return "?";
+}
+
+}  // namespace ringsim::conformance

@@ -1,0 +1,254 @@
+#include "tests/conformance/sim_kernel.h"
+
+#include <linux/perf_event.h>
+#include <poll.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "core/ring_mode.h"
+#include "core/verify.h"
+#include "tests/conformance/layout.h"
+
+namespace ringsim::conformance {
+namespace {
+
+constexpr std::uint64_t kPageBytes = 4096;
+constexpr std::uint64_t kActionNs = 1000;  // virtual time between two actions
+
+core::RingMode mode_of(bool writable, bool backward) {
+  if (writable) return backward ? core::RingMode::backward_writable : core::RingMode::normal;
+  return backward ? core::RingMode::backward : core::RingMode::forward_overwrite;
+}
+
+// perf_event_open's cpu argument, and the task the event follows (0: none).
+int cpu_of(Target t) { return t == Target::self || t == Target::child ? -1 : 0; }
+int task_of(Target t) {
+  if (t == Target::self || t == Target::self_cpu0) return 1;
+  return t == Target::system_cpu0 ? 0 : 2;
+}
+bool on_child(Target t) { return t == Target::child || t == Target::child_cpu0; }
+
+}  // namespace
+
+SimKernel::SimKernel(const SuiteFiles& files) : files_(files) {}
+
+void SimKernel::begin(const Scenario& scenario) {
+  scenario_ = &scenario;
+  events_.assign(scenario.events.size(), Event{});
+  rings_.clear();
+  finished_.clear();
+  now_ns_ = 0;
+  child_alive_ = false;
+}
+
+void SimKernel::end() {
+  for (const std::unique_ptr<Ring>& r : rings_) {
+    if (!r->ring) continue;
+    model::KernelLog k;
+    k.mode = static_cast<model::Mode>(r->layout.mode);
+    k.ring_bytes = r->layout.size_bytes;
+    k.watermark_bytes = r->layout.watermark_bytes == 0 ? r->layout.size_bytes / 2
+                                                       : std::min(r->layout.watermark_bytes, r->layout.size_bytes);
+    k.cpus.push_back(std::move(r->log));
+    finished_.push_back(std::move(k));
+  }
+  events_.clear();
+  rings_.clear();
+  scenario_ = nullptr;
+}
+
+int SimKernel::open(std::size_t event) {
+  const EventSpec& spec = scenario_->events[event];
+  Event& e = events_[event];
+  VERIFY(!e.open);
+  if (task_of(spec.target) == 2 && !child_alive_) return ESRCH;
+  e.open = true;
+  e.attrs.identity.id = 1000 + event;
+  e.attrs.identity.pid = e.attrs.identity.tid = on_child(spec.target) ? 101 : 100;
+  e.attrs.identity.layout = trailer_layout(spec);
+  e.attrs.wakeup_events = spec.wakeup_events;
+  e.attrs.watermark = spec.watermark;
+  return 0;
+}
+
+std::uint64_t SimKernel::id(std::size_t event) { return events_[event].attrs.identity.id; }
+
+// perf_mmap: 2^n data pages (or none: the control page alone), a ring of
+// the mapping's mode (sim/ring.h) and the event's watermark.
+int SimKernel::map(std::size_t event, std::uint32_t data_pages, bool writable) {
+  Event& e = events_[event];
+  VERIFY(e.open);
+  VERIFY(e.ring == kNoRing);
+  if ((data_pages & (data_pages - 1)) != 0) return EINVAL;
+  const EventSpec& spec = scenario_->events[event];
+  auto r = std::make_unique<Ring>();
+  r->pages = data_pages;
+  if (data_pages > 0) {
+    r->layout.size_bytes = data_pages * kPageBytes;
+    r->layout.mode = mode_of(writable, spec.backward);
+    r->layout.watermark_bytes = spec.watermark ? spec.wakeup_watermark : 0;
+    r->ring = std::make_unique<sim::SimRing>(r->layout, r->log, r->probes);
+  }
+  rings_.push_back(std::move(r));
+  e.ring = static_cast<int>(rings_.size() - 1);
+  e.mapped = true;
+  return 0;
+}
+
+// perf_mmap_close of the last mapping: every event writing into the ring
+// is detached from it.
+void SimKernel::unmap(std::size_t event) {
+  Event& e = events_[event];
+  VERIFY(e.mapped);
+  const int ring = e.ring;
+  for (Event& other : events_) other.ring = other.ring == ring ? kNoRing : other.ring;
+  e.mapped = false;
+}
+
+// perf_event_set_output: not to itself, not from an event with a mapping
+// of its own, to a mapped event of the same CPU (and, for cpu -1, of the
+// same task), writing in the same direction.
+int SimKernel::set_output(std::size_t event, std::size_t target) {
+  const EventSpec& from = scenario_->events[event];
+  const EventSpec& to = scenario_->events[target];
+  Event& e = events_[event];
+  const Event& t = events_[target];
+  VERIFY(e.open && t.open);
+  if (event == target || e.mapped || t.ring == kNoRing) return EINVAL;
+  if (cpu_of(from.target) != cpu_of(to.target)) return EINVAL;
+  if (cpu_of(from.target) == -1 && task_of(from.target) != task_of(to.target)) return EINVAL;
+  if (from.backward != to.backward) return EINVAL;
+  e.ring = t.ring;
+  return 0;
+}
+
+int SimKernel::control(std::size_t event, Op op) {
+  Event& e = events_[event];
+  VERIFY(e.open);
+  switch (op) {
+    case Op::enable:
+      e.enabled = true;
+      return 0;
+    case Op::disable:
+      e.enabled = false;
+      return 0;
+    case Op::pause:
+    case Op::resume:
+      // PAUSE_OUTPUT needs a ring with data pages; it pauses the ring,
+      // i.e. every event writing into it.
+      if (e.ring == kNoRing || !rings_[e.ring]->ring) return EINVAL;
+      rings_[e.ring]->ring->set_paused(op == Op::pause);
+      return 0;
+    default:
+      break;
+  }
+  VERIFY_MSG(false, "not an ioctl");
+  return EINVAL;
+}
+
+bool SimKernel::follows(const EventSpec& spec, bool by_child) const {
+  return by_child ? task_of(spec.target) != 1 : task_of(spec.target) == 1;
+}
+
+// Which records an action asks for: the tracepoint's or the software
+// event's sample, or side-band (perf_event_comm_match, perf_event_task_match,
+// perf_event_mmap_match for an executable mapping).
+bool SimKernel::reached(const EventSpec& spec, Action action) const {
+  switch (action) {
+    case Action::getpid: return spec.source == Source::getpid;
+    case Action::getppid: return spec.source == Source::getppid;
+    case Action::getuid: return spec.source == Source::getuid;
+    case Action::fault: return spec.source == Source::page_faults;
+    case Action::comm: return spec.comm;
+    case Action::fork: return spec.comm || spec.task || spec.mmap2;
+    case Action::mmap_exec: return spec.mmap2;
+  }
+  return false;
+}
+
+void SimKernel::act(Action action, bool by_child, const std::string& name) {
+  VERIFY(!by_child || child_alive_);
+  now_ns_ += kActionNs;
+  for (std::size_t i = 0; i < events_.size(); i++) {
+    const Event& e = events_[i];
+    const EventSpec& spec = scenario_->events[i];
+    if (!e.open || !e.enabled || e.exited || !follows(spec, by_child) || !reached(spec, action)) continue;
+    switch (action) {
+      case Action::comm:
+        output(i, PERF_RECORD_COMM, 0, sideband_bytes(PERF_RECORD_COMM, spec, name));
+        break;
+      case Action::fork:
+        output(i, PERF_RECORD_FORK, 0, sideband_bytes(PERF_RECORD_FORK, spec));
+        break;
+      case Action::mmap_exec:
+        output(i, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, sideband_bytes(PERF_RECORD_MMAP2, spec, files_.exec_file));
+        break;
+      default:  // a sample, from user space
+        output(i, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, sample_bytes(spec));
+        break;
+    }
+  }
+}
+
+// __perf_output_begin finds no ring: the record vanishes, uncounted.
+void SimKernel::output(std::size_t event, std::uint32_t type, std::uint16_t misc, std::uint32_t size) {
+  Event& e = events_[event];
+  if (e.ring == kNoRing || !rings_[e.ring]->ring) return;
+  scratch_.resize(size);
+  build_record(scratch_, type, misc, scenario_->events[event], e.attrs.identity.id, now_ns_);
+  if (rings_[e.ring]->ring->output(e.attrs, scratch_, now_ns_) != sim::SimRing::Output::written) e.lost_samples++;
+}
+
+void SimKernel::spawn_child() {
+  VERIFY(!child_alive_);
+  child_alive_ = true;
+}
+
+// The child's exit (perf_event_exit_task_context): PERF_RECORD_EXIT into
+// its enabled events that ask for task records (nothing waits for room),
+// then every event of the child is in EXIT state.
+void SimKernel::child_exit() {
+  VERIFY(child_alive_);
+  now_ns_ += kActionNs;
+  for (std::size_t i = 0; i < events_.size(); i++) {
+    const EventSpec& spec = scenario_->events[i];
+    const Event& e = events_[i];
+    if (!e.open || !on_child(spec.target)) continue;
+    if (e.enabled && reached(spec, Action::fork)) output(i, PERF_RECORD_EXIT, 0, sideband_bytes(PERF_RECORD_EXIT, spec));
+  }
+  for (std::size_t i = 0; i < events_.size(); i++) {
+    if (events_[i].open && on_child(scenario_->events[i].target)) events_[i].exited = true;
+  }
+  child_alive_ = false;
+}
+
+short SimKernel::child_exit_polling(std::size_t event) {
+  child_exit();
+  return poll(event);
+}
+
+short SimKernel::poll(std::size_t event) {
+  const Event& e = events_[event];
+  VERIFY(e.open);
+  sim::SimRing* ring = e.ring == kNoRing ? nullptr : rings_[e.ring]->ring.get();
+  const bool per_task = scenario_->events[event].target != Target::system_cpu0;
+  const sim::EventPoll p = sim::poll_event(ring, e.ring != kNoRing, e.exited, per_task);
+  return static_cast<short>((p.readable ? POLLIN : 0) | (p.hangup ? POLLHUP : 0));
+}
+
+sim::SimRing& SimKernel::ring_of(std::size_t owner) {
+  const Event& e = events_[owner];
+  VERIFY(e.mapped);
+  VERIFY(rings_[e.ring]->ring != nullptr);
+  return *rings_[e.ring]->ring;
+}
+
+std::uint64_t SimKernel::head(std::size_t owner) { return ring_of(owner).head(); }
+std::span<const std::byte> SimKernel::data(std::size_t owner) { return ring_of(owner).data(); }
+void SimKernel::store_tail(std::size_t owner, std::uint64_t tail) { ring_of(owner).store_tail(tail); }
+std::uint64_t SimKernel::lost_samples(std::size_t event) { return events_[event].lost_samples; }
+std::uint64_t SimKernel::data_offset(std::size_t) { return kPageBytes; }
+std::uint64_t SimKernel::data_size(std::size_t owner) { return rings_[events_[owner].ring]->pages * kPageBytes; }
+
+}  // namespace ringsim::conformance

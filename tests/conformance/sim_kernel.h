@@ -1,0 +1,92 @@
+// The simulated side of the suite: the scenario's events over the
+// simulated kernel's rings (sim/ring.h's SimRing, one per mapping, written
+// exactly as sim/kernel.cc writes them: SimRing::output with the writer's
+// attributes; sim::poll_event for poll). This file adds the event layer of
+// kernel/events/core.c that a step-by-step scenario needs and sim/kernel.cc
+// drives from its configuration instead: which events an action reaches
+// (enabled, following the acting task, with the attribute that asks for
+// the record), records of events without a ring vanish, SET_OUTPUT's
+// rules, the child's exit (PERF_RECORD_EXIT into its enabled events, then
+// EXIT state: POLLHUP), PAUSE_OUTPUT on the ring, PERF_FORMAT_LOST per
+// event. It never looks at the real kernel's log.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "model/log.h"
+#include "sim/probes.h"
+#include "sim/ring.h"
+#include "tests/conformance/backend.h"
+
+namespace ringsim::conformance {
+
+class SimKernel final : public Backend {
+ public:
+  explicit SimKernel(const SuiteFiles& files);
+
+  void begin(const Scenario& scenario) override;
+  void end() override;
+  int open(std::size_t event) override;
+  std::uint64_t id(std::size_t event) override;
+  int map(std::size_t event, std::uint32_t data_pages, bool writable) override;
+  void unmap(std::size_t event) override;
+  int set_output(std::size_t event, std::size_t target) override;
+  int control(std::size_t event, Op op) override;
+  void act(Action action, bool by_child, const std::string& name) override;
+  void spawn_child() override;
+  void child_exit() override;
+  short child_exit_polling(std::size_t event) override;
+  short poll(std::size_t event) override;
+  std::uint64_t head(std::size_t owner) override;
+  std::span<const std::byte> data(std::size_t owner) override;
+  void store_tail(std::size_t owner, std::uint64_t tail) override;
+  std::uint64_t lost_samples(std::size_t event) override;
+  std::uint64_t data_offset(std::size_t owner) override;
+  std::uint64_t data_size(std::size_t owner) override;
+
+  // The logs of the last scenario's rings (one KernelLog per mapping with
+  // data pages), for the model's check of the kernel's rules
+  // (model/kernel_rules.h).
+  const std::vector<model::KernelLog>& ring_logs() const { return finished_; }
+
+ private:
+  static constexpr int kNoRing = -1;
+  struct Event {
+    bool open = false;
+    bool enabled = false;
+    bool exited = false;
+    bool mapped = false;  // its own mapping
+    int ring = kNoRing;   // index in rings_ (its own or SET_OUTPUT's)
+    std::uint64_t lost_samples = 0;
+    sim::EventAttrs attrs;
+  };
+  // One mapping: a ring buffer (none without data pages) and its log.
+  struct Ring {
+    model::CpuLog log;
+    sim::Probes probes;
+    std::unique_ptr<sim::SimRing> ring;
+    sim::RingLayout layout;
+    std::uint32_t pages = 0;
+  };
+
+  bool follows(const EventSpec& spec, bool by_child) const;
+  bool reached(const EventSpec& spec, Action action) const;
+  void output(std::size_t event, std::uint32_t type, std::uint16_t misc, std::uint32_t size);
+  sim::SimRing& ring_of(std::size_t owner);
+  void exit_child_events();
+
+  const SuiteFiles& files_;
+  const Scenario* scenario_ = nullptr;
+  std::vector<Event> events_;
+  std::vector<std::unique_ptr<Ring>> rings_;
+  std::vector<model::KernelLog> finished_;
+  std::vector<std::byte> scratch_;
+  std::uint64_t now_ns_ = 0;
+  bool child_alive_ = false;
+};
+
+}  // namespace ringsim::conformance

@@ -1,0 +1,116 @@
+#include "tests/conformance/suite.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <sstream>
+
+#include "core/verify.h"
+#include "tests/conformance/runner.h"
+
+namespace ringsim::conformance {
+
+const char* to_string(Status status) {
+  switch (status) {
+    case Status::match: return "match";
+    case Status::differ: return "DIFFER";
+    case Status::known: return "known";
+    case Status::unstable: return "UNSTABLE";
+    case Status::skipped: return "SKIPPED";
+  }
+  return "?";
+}
+
+SuiteFiles suite_files() {
+  char path[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  VERIFY(n > 0);
+  SuiteFiles files;
+  files.exec_file.assign(path, static_cast<std::size_t>(n));
+  return files;
+}
+
+namespace {
+
+// An event the real kernel did not permit (a system-wide event in a user
+// namespace, say): the scenario cannot run here.
+std::string not_permitted(const Scenario& scenario, const Log& real_log) {
+  for (const Observation& o : real_log.entries()) {
+    if (o.kind != Kind::result || scenario.steps[o.step].op != Op::open) continue;
+    if (o.value == EACCES || o.value == EPERM) {
+      return "perf_event_open of " + event_name(o.event) + " is not permitted here (" + value(o) + ")";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+Outcome run_scenario(const Scenario& scenario, Backend& real, Backend& simulated, int repeat, Log& real_log,
+                     Log& sim_log) {
+  VERIFY(repeat >= 1);
+  Outcome out;
+  out.scenario = &scenario;
+  run(scenario, simulated, sim_log);
+  Log first;
+  for (int i = 0; i < repeat; i++) {
+    run(scenario, real, real_log);
+    const std::string refused = not_permitted(scenario, real_log);
+    if (!refused.empty()) {
+      out.status = Status::skipped;
+      out.difference = refused;
+      return out;
+    }
+    if (i == 0 && repeat > 1) first = real_log;
+    if (i == 0) continue;
+    const Comparison again = compare(scenario, first, real_log);
+    if (!again.match) {
+      out.status = Status::unstable;
+      out.observables = again.compared;
+      out.difference = "real run " + std::to_string(i + 1) + " vs run 1: " + again.first_difference;
+      return out;
+    }
+  }
+  const Comparison c = compare(scenario, real_log, sim_log);
+  out.observables = c.compared;
+  out.status = c.match ? Status::match : scenario.known.empty() ? Status::differ : Status::known;
+  out.difference = c.first_difference;
+  if (out.status == Status::known) out.difference += " (known: " + scenario.known + ")";
+  return out;
+}
+
+std::string table(const std::vector<Outcome>& outcomes, const std::string& skipped_why) {
+  std::ostringstream out;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-42s %6s %12s  %s\n", "scenario", "steps", "observables", "result");
+  out << line;
+  std::size_t counts[5] = {}, observables = 0;
+  for (const Outcome& o : outcomes) {
+    std::snprintf(line, sizeof line, "%-42s %6zu %12zu  %s\n", o.scenario->name.c_str(), o.scenario->steps.size(),
+                  o.observables, to_string(o.status));
+    out << line;
+    counts[static_cast<int>(o.status)]++;
+    observables += o.observables;
+  }
+  std::snprintf(line, sizeof line, "%-42s %6s %12zu  %zu match, %zu differ, %zu known, %zu unstable, %zu skipped\n",
+                ("total: " + std::to_string(outcomes.size()) + " scenarios").c_str(), "", observables,
+                counts[0], counts[1], counts[2], counts[3], counts[4]);
+  out << line;
+  if (!skipped_why.empty()) out << "skipped: " << skipped_why << "\n";
+  out << "\nnot produced on this machine (fidelity.md row: behaviour: why; what the simulated kernel does):\n";
+  for (const Unproducible& u : unproducible()) {
+    out << "  " << u.row << ": " << u.behaviour << ": " << u.why << "; simulated: " << u.simulated << "\n";
+  }
+  bool header = false;
+  for (const Outcome& o : outcomes) {
+    if (o.difference.empty()) continue;
+    if (!header) out << "\nfirst differences (and why skipped):\n";
+    header = true;
+    out << "  " << o.scenario->name << ": " << o.difference << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace ringsim::conformance
