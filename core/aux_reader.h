@@ -156,6 +156,8 @@ class AuxReader {
     std::uint64_t begin = previous_head_;
     if (begin < oldest) {
       begin = final_read ? oldest : end - ((end - oldest) & ~std::uint64_t{7});
+      // An area of a word or so holds no whole word ending at `end`: wait.
+      if (begin == end) return result;
       result.gap = PositionRange{previous_head_, begin};
       drops_.add_bytes(DropCause::overwritten, result.gap.bytes());
     }

@@ -367,6 +367,25 @@ TEST(AuxReader, SnapshotsWithByteHeadsTakeWholeWords) {
   expect_content(buffer, 10'000, 3);
 }
 
+// An area of one word that went round with an unaligned head holds no
+// whole word ending where the reader would stop: nothing until the final
+// snapshot (the fuzz target found the empty record this made).
+TEST(AuxReader, ATinyAreaWithAnUnalignedHeadWaitsForTheFinalSnapshot) {
+  FakeAux m;
+  m.area.resize(8);
+  m.overwrite = true;
+  core::AuxReader<FakeAux> reader(m, 2);
+  std::vector<std::byte> buffer(reader.record_bytes_max());
+  m.write(13);
+  core::AuxRead r = reader.snapshot(buffer, false);
+  EXPECT_EQ(r.status, core::ReadStatus::empty);
+  EXPECT_EQ(r.gap.bytes(), 0u);
+  r = reader.snapshot(buffer, true);
+  ASSERT_EQ(r.status, core::ReadStatus::ready);
+  EXPECT_EQ(r.gap, (core::PositionRange{0, 5}));
+  expect_content(buffer, 5, 8);
+}
+
 // Offset heads: new bytes until the driver goes round the area (seen by
 // the head moving back or by bytes past it), then the whole area each
 // time, oldest first, at offsets that are indexes.

@@ -432,15 +432,16 @@ class Harness {
     const std::uint64_t written = head - aux_previous_head_;
     const std::uint64_t size = mapping_.aux.size();
     const std::uint64_t end = final_read ? head : aux_previous_head_ + written / 8 * 8;
+    // The first byte still in the area, and the first taken: a whole
+    // number of words before `end` unless it is the final snapshot.
+    const std::uint64_t oldest = written > size ? head - size : aux_previous_head_;
+    const std::uint64_t begin = oldest == aux_previous_head_ || final_read ? oldest : end - (end - oldest) / 8 * 8;
     if (written > kNewBytesMax) {
       VERIFY(r.status == ReadStatus::head_past_ring);
-    } else if (end == aux_previous_head_) {
+    } else if (end == aux_previous_head_ || begin == end) {
       VERIFY(r.status == ReadStatus::empty);
+      VERIFY(r.gap == core::PositionRange{});
     } else {
-      // The first byte still in the area, and the first taken: a whole
-      // number of words before `end` unless it is the final snapshot.
-      const std::uint64_t oldest = written > size ? head - size : aux_previous_head_;
-      const std::uint64_t begin = oldest == aux_previous_head_ || final_read ? oldest : end - (end - oldest) / 8 * 8;
       VERIFY(r.status == ReadStatus::ready);
       VERIFY(r.gap == (begin == aux_previous_head_ ? core::PositionRange{} : core::PositionRange{aux_previous_head_, begin}));
       check_auxtrace(r, begin, end - begin);
