@@ -219,10 +219,7 @@ struct CpuChecker {
   // the real (not padding) bytes it holds, or false on a violation.
   // `position`: the stream position of its first byte (its offset, unless
   // the heads are offsets inside the area).
-  bool check_aux_chunk(const AuxLog& a, const AuxChunk& chunk, std::uint64_t& real) {
-    return check_aux_chunk_at(a, chunk, chunk.offset, real);
-  }
-  bool check_aux_chunk_at(const AuxLog& a, const AuxChunk& chunk, std::uint64_t position, std::uint64_t& real) {
+  bool check_aux_chunk(const AuxLog& a, const AuxChunk& chunk, std::uint64_t position, std::uint64_t& real) {
     real = std::min<std::uint64_t>(chunk.data.size(), a.head > position ? a.head - position : 0);
     std::uint64_t word_index = UINT64_MAX, word = 0;
     for (std::uint64_t i = 0; i < chunk.data.size(); i++) {
@@ -266,7 +263,7 @@ struct CpuChecker {
         overwritten += chunk.offset - expected_offset;
       }
       std::uint64_t real = 0;
-      if (!check_aux_chunk(a, chunk, real)) return;
+      if (!check_aux_chunk(a, chunk, chunk.offset, real)) return;
       delivered += real;
       expected_offset = chunk.offset + real;
     }
@@ -309,7 +306,7 @@ struct CpuChecker {
         return;
       }
       std::uint64_t real = 0;
-      if (!check_aux_chunk_at(a, chunk, position, real)) return;
+      if (!check_aux_chunk(a, chunk, position, real)) return;
       end = position + real;
       if (!wrapped) {
         expected = end;

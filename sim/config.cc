@@ -64,6 +64,18 @@ void set_output(RunConfig& c, Output output) {
   }
 }
 
+// An AUX area in non-overwrite mode that a busy PMU overruns: transactions
+// of half the area, close together.
+static void overrun_aux_area(RunConfig& c) {
+  if (c.aux_pages == 0) c.aux_pages = 1;
+  c.aux_bursts = std::max<std::uint32_t>(c.aux_bursts, 200);
+  c.aux_overwrite = 0;
+  c.aux_offset_heads = 0;
+  c.aux_burst_bytes_max = c.aux_bytes() / 2;
+  c.aux_gap_ns_max = 2'000;
+  if (c.snapshot_interval_ns != 0 && core::writable(c.mode)) c.snapshot_interval_ns = 0;
+}
+
 void set_mutant(RunConfig& c, Mutant mutant, bool keep_mode_and_output) {
   c.mutant = mutant;
   if (keep_mode_and_output) return;
@@ -84,26 +96,14 @@ void set_mutant(RunConfig& c, Mutant mutant, bool keep_mode_and_output) {
     case Mutant::aux_early_tail:
       // A reader that lags and a PMU that writes a lot: the space handed
       // back early gets reused before it is copied.
-      if (c.aux_pages == 0) c.aux_pages = 1;
-      c.aux_bursts = std::max<std::uint32_t>(c.aux_bursts, 200);
-      c.aux_overwrite = 0;
-      c.aux_offset_heads = 0;
-      c.aux_burst_bytes_max = c.aux_bytes() / 2;
-      c.aux_gap_ns_max = 2'000;
+      overrun_aux_area(c);
       c.copy_interrupt_per_million = 500'000;
       c.copy_ns_per_kib = std::max<std::uint64_t>(c.copy_ns_per_kib, 2'000);
-      if (c.snapshot_interval_ns != 0 && core::writable(c.mode)) c.snapshot_interval_ns = 0;
       break;
     case Mutant::aux_no_reenable:
-      // A PMU that overruns a small area: truncations, then a consumer
-      // that frees the space and never turns the event back on.
-      if (c.aux_pages == 0) c.aux_pages = 1;
-      c.aux_bursts = std::max<std::uint32_t>(c.aux_bursts, 200);
-      c.aux_overwrite = 0;
-      c.aux_offset_heads = 0;
-      c.aux_burst_bytes_max = c.aux_bytes() / 2;
-      c.aux_gap_ns_max = 2'000;
-      if (c.snapshot_interval_ns != 0 && core::writable(c.mode)) c.snapshot_interval_ns = 0;
+      // Truncations, then a consumer that frees the space and never turns
+      // the event back on.
+      overrun_aux_area(c);
       break;
     case Mutant::shared_offset:
     case Mutant::reuse_buffer:

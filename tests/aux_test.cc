@@ -243,6 +243,7 @@ struct FakeAux {
   bool overwrite = false;
   bool offset_heads = false;
   int enabled_calls = 0;
+  int enable_result = 0;  // what PERF_EVENT_IOC_ENABLE/DISABLE return
   std::uint64_t aux_size_bytes() const { return area.size(); }
   bool aux_overwrite() const { return overwrite; }
   bool aux_offset_heads() const { return offset_heads; }
@@ -255,13 +256,29 @@ struct FakeAux {
   }
   int set_aux_enabled(bool) {
     enabled_calls++;
-    return 0;
+    return enable_result;
   }
   void write(std::uint64_t n) {
     for (std::uint64_t k = 0; k < n; k++, head++) area[head & (area.size() - 1)] = model::aux_byte(7, 2, head);
   }
 };
 static_assert(core::AuxMapping<FakeAux>);
+
+// A reader over a FakeAux of `size` bytes, and a destination for it.
+struct ReaderOver {
+  explicit ReaderOver(std::uint64_t size, bool overwrite = false, bool offset_heads = false)
+      : m(make(size, overwrite, offset_heads)), reader(m, 2), buffer(reader.record_bytes_max()) {}
+  static FakeAux make(std::uint64_t size, bool overwrite, bool offset_heads) {
+    FakeAux f;
+    f.area.resize(size);
+    f.overwrite = overwrite;
+    f.offset_heads = offset_heads;
+    return f;
+  }
+  FakeAux m;
+  core::AuxReader<FakeAux> reader;
+  std::vector<std::byte> buffer;
+};
 
 void expect_content(std::span<const std::byte> record, std::uint64_t offset, std::uint64_t length) {
   core::AuxtraceHeader h;
@@ -276,147 +293,136 @@ void expect_content(std::span<const std::byte> record, std::uint64_t offset, std
 }
 
 TEST(AuxReader, CopiesAcrossTheEndAndReleasesWholeEights) {
-  FakeAux m;
-  m.area.resize(4096);
-  core::AuxReader<FakeAux> reader(m, 2);
-  std::vector<std::byte> buffer(reader.record_bytes_max());
-  m.write(4000);
-  core::AuxRead r = reader.read(buffer, false);
+  ReaderOver t(4096);
+  t.m.write(4000);
+  core::AuxRead r = t.reader.read(t.buffer, false);
   ASSERT_EQ(r.status, core::ReadStatus::ready);
-  expect_content(buffer, 0, 4000);
-  EXPECT_EQ(m.tail, 4000u);
-  m.write(203);  // crosses the end; 203 is not a multiple of 8
-  r = reader.read(buffer, false);
+  expect_content(t.buffer, 0, 4000);
+  EXPECT_EQ(t.m.tail, 4000u);
+  t.m.write(203);  // crosses the end; 203 is not a multiple of 8
+  r = t.reader.read(t.buffer, false);
   ASSERT_EQ(r.status, core::ReadStatus::ready);
   EXPECT_EQ(r.record_bytes, core::kAuxtraceHeaderBytes + 200);
-  expect_content(buffer, 4000, 200);
-  EXPECT_EQ(m.tail, 4200u);
-  EXPECT_EQ(reader.stats().wrapped, 1u);
-  r = reader.read(buffer, true);  // final: the last 3 bytes, padded
+  expect_content(t.buffer, 4000, 200);
+  EXPECT_EQ(t.m.tail, 4200u);
+  EXPECT_EQ(t.reader.stats().wrapped, 1u);
+  r = t.reader.read(t.buffer, true);  // final: the last 3 bytes, padded
   ASSERT_EQ(r.status, core::ReadStatus::ready);
   EXPECT_EQ(r.record_bytes, core::kAuxtraceHeaderBytes + 8);
-  expect_content(buffer, 4200, 3);
-  for (int i = 3; i < 8; i++) EXPECT_EQ(buffer[core::kAuxtraceHeaderBytes + i], std::byte{0});
+  expect_content(t.buffer, 4200, 3);
+  for (int i = 3; i < 8; i++) EXPECT_EQ(t.buffer[core::kAuxtraceHeaderBytes + i], std::byte{0});
 }
 
 TEST(AuxReader, HeadMoreThanAnAreaAheadIsCorrupt) {
-  FakeAux m;
-  m.area.resize(4096);
-  core::AuxReader<FakeAux> reader(m, 2);
-  std::vector<std::byte> buffer(reader.record_bytes_max());
-  m.head = 4096 + 8;
-  EXPECT_EQ(reader.read(buffer, false).status, core::ReadStatus::head_past_ring);
-  EXPECT_EQ(m.tail, 0u);
+  ReaderOver t(4096);
+  t.m.head = 4096 + 8;
+  EXPECT_EQ(t.reader.read(t.buffer, false).status, core::ReadStatus::head_past_ring);
+  EXPECT_EQ(t.m.tail, 0u);
 }
 
 TEST(AuxReader, SnapshotTakesNewDataAndReportsWhatWasOverwritten) {
-  FakeAux m;
-  m.area.resize(4096);
-  m.overwrite = true;
-  core::AuxReader<FakeAux> reader(m, 2);
-  std::vector<std::byte> buffer(reader.record_bytes_max());
-  m.write(1000);
-  core::AuxRead r = reader.snapshot(buffer, false);
+  ReaderOver t(4096, true);
+  t.m.write(1000);
+  core::AuxRead r = t.reader.snapshot(t.buffer, false);
   ASSERT_EQ(r.status, core::ReadStatus::ready);
   EXPECT_EQ(r.gap.bytes(), 0u);
-  expect_content(buffer, 0, 1000);
-  EXPECT_EQ(m.enabled_calls, 2);  // stopped and restarted
-  m.write(10'000);               // more than the area since
-  r = reader.snapshot(buffer, false);
+  expect_content(t.buffer, 0, 1000);
+  EXPECT_EQ(t.m.enabled_calls, 2);  // stopped and restarted
+  t.m.write(10'000);               // more than the area since
+  r = t.reader.snapshot(t.buffer, false);
   ASSERT_EQ(r.status, core::ReadStatus::ready);
   EXPECT_EQ(r.gap.begin, 1000u);
   EXPECT_EQ(r.gap.end, 11'000u - 4096);
-  expect_content(buffer, 11'000 - 4096, 4096);
-  EXPECT_EQ(reader.snapshot(buffer, false).status, core::ReadStatus::empty);
+  expect_content(t.buffer, 11'000 - 4096, 4096);
+  EXPECT_EQ(t.reader.snapshot(t.buffer, false).status, core::ReadStatus::empty);
 }
 
 TEST(AuxReader, ReadsTurnTheEventBackOnAfterMakingRoom) {
-  FakeAux m;
-  m.area.resize(4096);
-  core::AuxReader<FakeAux> reader(m, 2);
-  std::vector<std::byte> buffer(reader.record_bytes_max());
-  m.write(100);
-  ASSERT_EQ(reader.read(buffer, false).status, core::ReadStatus::ready);
-  EXPECT_EQ(m.enabled_calls, 1);  // after the tail moved
-  EXPECT_EQ(reader.read(buffer, false).status, core::ReadStatus::empty);
-  EXPECT_EQ(m.enabled_calls, 1);  // nothing taken: nothing to re-enable for
+  ReaderOver t(4096);
+  t.m.write(100);
+  ASSERT_EQ(t.reader.read(t.buffer, false).status, core::ReadStatus::ready);
+  EXPECT_EQ(t.m.enabled_calls, 1);  // after the tail moved
+  EXPECT_EQ(t.reader.read(t.buffer, false).status, core::ReadStatus::empty);
+  EXPECT_EQ(t.m.enabled_calls, 1);  // nothing taken: nothing to re-enable for
+}
+
+// An ENABLE that fails is counted, and the data read is still delivered
+// (the event stays off: the next read tries again).
+TEST(AuxReader, AFailedReenableIsCountedAndTheDataKept) {
+  ReaderOver t(4096);
+  t.m.write(100);
+  t.m.enable_result = -EIO;
+  ASSERT_EQ(t.reader.read(t.buffer, false).status, core::ReadStatus::ready);
+  expect_content(t.buffer, 0, 96);
+  EXPECT_EQ(t.m.tail, 96u);
+  EXPECT_EQ(t.reader.stats().enable_failures, 1u);
+  t.m.write(4);
+  ASSERT_EQ(t.reader.read(t.buffer, false).status, core::ReadStatus::ready);
+  EXPECT_EQ(t.reader.stats().enable_failures, 2u);
 }
 
 // Byte heads: a snapshot takes whole words, the rest at the next one or
 // the final one.
 TEST(AuxReader, SnapshotsWithByteHeadsTakeWholeWords) {
-  FakeAux m;
-  m.area.resize(4096);
-  m.overwrite = true;
-  core::AuxReader<FakeAux> reader(m, 2);
-  std::vector<std::byte> buffer(reader.record_bytes_max());
-  m.write(1003);
-  ASSERT_EQ(reader.snapshot(buffer, false).status, core::ReadStatus::ready);
-  expect_content(buffer, 0, 1000);
-  m.write(9'000);  // head 10003: the area holds [5907, 10003)
-  core::AuxRead r = reader.snapshot(buffer, false);
+  ReaderOver t(4096, true);
+  t.m.write(1003);
+  ASSERT_EQ(t.reader.snapshot(t.buffer, false).status, core::ReadStatus::ready);
+  expect_content(t.buffer, 0, 1000);
+  t.m.write(9'000);  // head 10003: the area holds [5907, 10003)
+  core::AuxRead r = t.reader.snapshot(t.buffer, false);
   ASSERT_EQ(r.status, core::ReadStatus::ready);
   // Ends at 1000 + 9000 = 10000, starts a whole number of words after 5907.
   EXPECT_EQ(r.gap.begin, 1000u);
   EXPECT_EQ(r.gap.end, 10'000u - 4088);
   EXPECT_EQ(r.record_bytes, core::kAuxtraceHeaderBytes + 4088);
-  expect_content(buffer, 10'000 - 4088, 4088);
-  r = reader.snapshot(buffer, true);  // final: the last 3 bytes
+  expect_content(t.buffer, 10'000 - 4088, 4088);
+  r = t.reader.snapshot(t.buffer, true);  // final: the last 3 bytes
   ASSERT_EQ(r.status, core::ReadStatus::ready);
   EXPECT_EQ(r.record_bytes, core::kAuxtraceHeaderBytes + 8);
-  expect_content(buffer, 10'000, 3);
+  expect_content(t.buffer, 10'000, 3);
 }
 
 // An area of one word that went round with an unaligned head holds no
 // whole word ending where the reader would stop: nothing until the final
 // snapshot (the fuzz target found the empty record this made).
 TEST(AuxReader, ATinyAreaWithAnUnalignedHeadWaitsForTheFinalSnapshot) {
-  FakeAux m;
-  m.area.resize(8);
-  m.overwrite = true;
-  core::AuxReader<FakeAux> reader(m, 2);
-  std::vector<std::byte> buffer(reader.record_bytes_max());
-  m.write(13);
-  core::AuxRead r = reader.snapshot(buffer, false);
+  ReaderOver t(8, true);
+  t.m.write(13);
+  core::AuxRead r = t.reader.snapshot(t.buffer, false);
   EXPECT_EQ(r.status, core::ReadStatus::empty);
   EXPECT_EQ(r.gap.bytes(), 0u);
-  r = reader.snapshot(buffer, true);
+  r = t.reader.snapshot(t.buffer, true);
   ASSERT_EQ(r.status, core::ReadStatus::ready);
   EXPECT_EQ(r.gap, (core::PositionRange{0, 5}));
-  expect_content(buffer, 5, 8);
+  expect_content(t.buffer, 5, 8);
 }
 
 // Offset heads: new bytes until the driver goes round the area (seen by
 // the head moving back or by bytes past it), then the whole area each
 // time, oldest first, at offsets that are indexes.
 TEST(AuxReader, OffsetHeadsTakeTheWholeAreaOnceItWrapped) {
-  FakeAux m;
-  m.area.resize(4096);
-  m.overwrite = true;
-  m.offset_heads = true;
-  core::AuxReader<FakeAux> reader(m, 2);
-  std::vector<std::byte> buffer(reader.record_bytes_max());
-  m.write(1000);
-  ASSERT_EQ(reader.snapshot(buffer, false).status, core::ReadStatus::ready);
-  expect_content(buffer, 0, 1000);
-  m.write(2000);
-  ASSERT_EQ(reader.snapshot(buffer, false).status, core::ReadStatus::ready);
-  expect_content(buffer, 1000, 2000);
-  EXPECT_EQ(reader.stats().wrapped_snapshots, 0u);
-  m.write(4096 + 200);  // head 7296, index 3200: ahead of 3000, but the area past it is written
-  core::AuxRead r = reader.snapshot(buffer, false);
+  ReaderOver t(4096, true, true);
+  t.m.write(1000);
+  ASSERT_EQ(t.reader.snapshot(t.buffer, false).status, core::ReadStatus::ready);
+  expect_content(t.buffer, 0, 1000);
+  t.m.write(2000);
+  ASSERT_EQ(t.reader.snapshot(t.buffer, false).status, core::ReadStatus::ready);
+  expect_content(t.buffer, 1000, 2000);
+  EXPECT_EQ(t.reader.stats().wrapped_snapshots, 0u);
+  t.m.write(4096 + 200);  // head 7296, index 3200: ahead of 3000, but the area past it is written
+  core::AuxRead r = t.reader.snapshot(t.buffer, false);
   ASSERT_EQ(r.status, core::ReadStatus::ready);
   EXPECT_EQ(r.record_bytes, core::kAuxtraceHeaderBytes + 4096);
   core::AuxtraceHeader h;
-  std::memcpy(&h, buffer.data(), sizeof h);
+  std::memcpy(&h, t.buffer.data(), sizeof h);
   EXPECT_EQ(h.offset, 3200u);  // an index
   for (std::uint64_t i = 0; i < 4096; i++) {
-    ASSERT_EQ(buffer[core::kAuxtraceHeaderBytes + i], model::aux_byte(7, 2, 7296 - 4096 + i)) << i;
+    ASSERT_EQ(t.buffer[core::kAuxtraceHeaderBytes + i], model::aux_byte(7, 2, 7296 - 4096 + i)) << i;
   }
-  EXPECT_EQ(reader.stats().wrapped_snapshots, 1u);
-  m.head = 5000;  // an index past the area: corrupt
-  m.offset_heads = false;
-  EXPECT_EQ(reader.snapshot(buffer, false).status, core::ReadStatus::head_past_ring);
+  EXPECT_EQ(t.reader.stats().wrapped_snapshots, 1u);
+  t.m.head = 5000;  // an index past the area: corrupt
+  t.m.offset_heads = false;
+  EXPECT_EQ(t.reader.snapshot(t.buffer, false).status, core::ReadStatus::head_past_ring);
 }
 
 }  // namespace

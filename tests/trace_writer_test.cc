@@ -310,5 +310,24 @@ TEST(TraceWriter, AFailedFixUpLosesOnlyWhatNoCheckpointCovers) {
   EXPECT_EQ(lost.records.bytes, b.size());
 }
 
+// The writer keeps a bounded list of what no header covers: past its bound
+// the oldest entries merge, and no count is lost in the merging.
+TEST(TraceWriter, AFailedFixUpAfterManyChunksCountsEveryOne) {
+  ScriptedDisk disk(2);
+  TraceWriter<ScriptedDisk> w(disk, options(WriteMode::serial, 1), head(2));
+  ASSERT_EQ(w.start(), 0);
+  constexpr std::uint64_t kChunks = 4096 + 50;
+  const auto one = chunk({48}, 0);
+  for (std::uint64_t i = 0; i < kChunks; i++) {
+    ASSERT_EQ(push(w, 0, one), 0);
+    ASSERT_EQ(w.end_round(), 0);
+  }
+  disk.sync_results.push_back(-EIO);  // the fix-up
+  EXPECT_EQ(w.finish(), -EIO);
+  const DropCount& lost = w.stats().drops[DropCause::output_error];
+  EXPECT_EQ(lost.records.samples, kChunks);
+  EXPECT_EQ(lost.records.bytes, kChunks * one.size());
+}
+
 }  // namespace
 }  // namespace ringsim::core

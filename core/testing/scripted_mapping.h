@@ -61,6 +61,8 @@ class ScriptedMapping {
   std::vector<std::byte> aux;
   int pause_result = 0;   // 0 or -errno, for every pause_output call
   int enable_result = 0;  // 0 or -errno, for every set_aux_enabled call
+  // The PMU disables the AUX event (truncation, a full area).
+  void disable_aux_by_pmu() { aux_enabled_ = false; }
   // Runs at the start of every call, before it acts.
   std::function<void(Call)> before_call;
   std::uint64_t calls_max = std::uint64_t{1} << 20;

@@ -139,9 +139,12 @@ class Harness {
     mapping_.aux_head += length;
   }
 
+  // Failing calls, and the PMU disabling the AUX event (truncation, a
+  // full area): only the reader's ENABLE turns it back on.
   void set_failures(std::uint8_t bits) {
     mapping_.pause_result = (bits & 1) ? -EINVAL : 0;
     mapping_.enable_result = (bits & 2) ? -EIO : 0;
+    if (bits & 4) mapping_.disable_aux_by_pmu();
   }
 
   void schedule_change() {
@@ -418,6 +421,9 @@ class Harness {
       check_auxtrace(r, tail, taken);
     }
     VERIFY(mapping_.aux_tail() == (r.status == ReadStatus::ready ? tail + taken : tail));
+    // A live read that made room turns the event back on (the PMU may have
+    // disabled it; nothing else would).
+    if (r.status == ReadStatus::ready && !final_read && mapping_.enable_result == 0) VERIFY(mapping_.aux_enabled());
   }
 
   // Free-running heads: what was written since the previous snapshot,
