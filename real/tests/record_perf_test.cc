@@ -296,7 +296,10 @@ TEST(RecordWithPerf, FullDiskLeavesAFilePerfReadsUpToTheLastCompleteWrite) {
   for (const char* aio : {"0", "1", "4"}) {
     SCOPED_TRACE(std::string("--aio ") + aio);
     const std::string dir = testing::temp_dir("full");
-    testing::Tmpfs tmpfs(dir, "size=256k");
+    // 1 MiB: -a synthesizes records for every process first (how many
+    // bytes depends on the machine's processes: 256 KiB was once all
+    // taken by them under asan), and samples must follow before it fills.
+    testing::Tmpfs tmpfs(dir, "size=1m");
     if (!tmpfs.mounted()) GTEST_SKIP() << "needs root to mount a tmpfs: " << tmpfs.error();
     const std::string out = dir + "/perf.data";
     const RunResult r = testing::run_record(

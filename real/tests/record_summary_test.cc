@@ -341,7 +341,10 @@ TEST(RecordSummary, NoHeaderCheckpointsWithoutAnInterval) {
 // in it, and the drops line names the output error's cut.
 TEST(RecordSummary, AFullDiskIsTheOutputErrorsDrop) {
   const std::string dir = testing::temp_dir("summary-full");
-  testing::Tmpfs tmpfs(dir, "size=256k");
+  // 1 MiB: -a synthesizes records for every process first (how many
+  // bytes depends on the machine's processes: 256 KiB was once all
+  // taken by them under asan), and samples must follow before it fills.
+  testing::Tmpfs tmpfs(dir, "size=1m");
   if (!tmpfs.mounted()) GTEST_SKIP() << "needs root to mount a tmpfs: " << tmpfs.error();
   const std::string out = dir + "/perf.data";
   const RunResult r = testing::run_record(concat({"-a", "-F", "10000", "-g", "-o", out, "--"}, burn(3000, 2)));
