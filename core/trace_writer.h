@@ -42,6 +42,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <span>
@@ -277,6 +278,40 @@ class TraceWriter {
     flush();
     if (in_flight_ == 0 && file_open_) finish_file();
     return failed() ? -stats_.error : 0;
+  }
+
+  // A batch from the staging buffer (core/staging.h): whole records of any
+  // rings, in memory the writer does not own, freed when this returns.
+  // Serial: written from there (no copy). AIO: copied into a control block
+  // of "mapping" 0 (a staged writer has options.mappings == 1: its buffers
+  // belong to no ring). A batch the writer cannot take after a hard error
+  // is counted as committed and cut off (drops[output_error]).
+  int write_staged(std::span<const std::byte> data, const RecordCounts& counts) {
+    VERIFY(!data.empty());
+    VERIFY(counts.bytes == data.size());
+    if (options_.mode == WriteMode::aio) {
+      VERIFY_MSG(options_.mappings == 1, "a staged writer has one set of control blocks");
+      const std::span<std::byte> buffer = acquire(0);
+      if (!buffer.empty()) {
+        VERIFY(data.size() <= buffer.size());
+        std::memcpy(buffer.data(), data.data(), data.size());
+        return commit(0, data.size(), counts);
+      }
+      VERIFY(failed());  // acquire() returns nothing only then
+    }
+    if (failed()) {
+      stats_.records.add(counts);
+      stats_.drops.add(DropCause::output_error, counts);
+      return -stats_.error;
+    }
+    const std::uint64_t id = reserve(data.size(), counts);
+    stats_.chunks++;
+    stats_.bytes_committed += data.size();
+    stats_.records.add(counts);
+    round_bytes_ += data.size();
+    const int rc = write_sync(data, chunk(id).offset, "write");
+    if (rc == 0) complete_chunk(id);
+    return rc;
   }
 
   // Writes records the recorder synthesizes itself (not from a ring),
