@@ -15,6 +15,10 @@ std::string validate(const StagingOptions& o) {
     return "batch_bytes_max: " + std::to_string(o.batch_bytes_max) + " is less than the largest chunk (" +
            std::to_string(o.chunk_bytes_max) + " bytes)";
   }
+  if (o.wake_bytes > o.bytes / 2) {
+    return "wake_bytes: " + std::to_string(o.wake_bytes) + " is more than half the buffer (" + std::to_string(o.bytes) +
+           " bytes)";
+  }
   if (o.wait_ns == 0) return "wait_ns: 0";
   if (o.full_waits_max == 0) return "full_waits_max: 0";
   if (o.drain_steps_max == 0) return "drain_steps_max: 0";

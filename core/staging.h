@@ -67,6 +67,10 @@ struct StagingOptions {
   std::uint64_t bytes = 0;            // capacity; at least 2 * chunk_bytes_max
   std::uint64_t chunk_bytes_max = 0;  // the largest chunk (a ring's data size, an AUXTRACE record)
   std::uint64_t batch_bytes_max = 0;  // the most the writing side takes at once (>= chunk_bytes_max)
+  // The reading side wakes a waiting writing side once this many bytes are
+  // staged (0: at every chunk); otherwise the writing side looks every
+  // wait_ns. Fewer wakeups, larger writes.
+  std::uint64_t wake_bytes = 0;
   std::uint64_t wait_ns = 10'000'000;  // one wait of either side
   std::uint32_t full_waits_max = 1'000;  // the reading side's waits for room, per chunk
   std::uint64_t drain_steps_max = std::uint64_t{1} << 62;  // the writing side's loop bound
@@ -199,7 +203,7 @@ class Staging {
     stats_.bytes += bytes;
     stats_.records.add(counts);
     stats_.fill_max = std::max(stats_.fill_max, head_ - tail_);
-    sync_.notify(StagingSide::data);
+    if (head_ - tail_ >= options_.wake_bytes) sync_.notify(StagingSide::data);
     return 0;
   }
 
@@ -250,8 +254,7 @@ class Staging {
     Entry& e = push();
     e.kind = StagedKind::round;
     e.all_drained = all_drained;
-    e.round_ns = now;
-    sync_.notify(StagingSide::data);
+    e.round_ns = now;  // the writing side takes it with the data (no wakeup for a round)
     return 0;
   }
 

@@ -184,6 +184,8 @@ struct RawOptions {
   bool callchain_fp = false;
   std::string call_graph_text;
   std::string switch_text;
+  std::string staging_text;
+  std::string reader_priority_text;
 };
 
 // Everything after the first "--" is the command, as given: the index of
@@ -253,6 +255,13 @@ void add_output_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
   app.add_option("-r,--realtime", o.realtime_priority,
                  "run the recorder with SCHED_FIFO priority N (1..99), as perf record -r (needs root or CAP_SYS_NICE)")
       ->check(CLI::Range(std::uint32_t{1}, std::uint32_t{99}));
+  app.add_option("--staging", raw.staging_text,
+                 "SIZE of the staging buffer between the reading thread and the writer (e.g. 64M; default " +
+                     std::to_string(kStagingRingMultiple) +
+                     "x the rings' total size, 4M..512M), or off: one thread reads and writes");
+  app.add_option("--reader-priority", raw.reader_priority_text,
+                 "the reading thread's scheduling: auto (SCHED_FIFO 1, else nice -20, else normal; default), off, "
+                 "fifo[:N] or nice[:N]");
   app.add_flag("-q,--quiet", o.quiet, "print errors only");
   app.add_option("--buildid-dir", o.buildid_dir, "the build-id cache to copy the sampled binaries into (default ~/.debug)");
   app.add_flag("-N,--no-buildid-cache", o.no_buildid_cache, "do not copy the sampled binaries into the build-id cache");
@@ -273,6 +282,27 @@ int take_command(const CLI::App& app, int split, int argc, char** argv, RecordOp
   return -1;
 }
 
+// --staging and --reader-priority into `o`. -1, or the usage error's
+// status.
+int apply_staging(const RawOptions& raw, RecordOptions& o) {
+  if (raw.staging_text == "off") {
+    o.staged = false;
+  } else if (!raw.staging_text.empty()) {
+    std::string problem = parse_size(raw.staging_text, o.staging_bytes);
+    if (problem.empty() && (o.staging_bytes < kStagingMinBytes || o.staging_bytes > kStagingMaxBytes)) {
+      problem = raw.staging_text + " is outside 8K..64G";
+    }
+    if (problem.empty() && o.staging_bytes % 8 != 0) problem = raw.staging_text + " is not a multiple of 8 bytes";
+    if (!problem.empty()) return core::usage_error(kAppName, "--staging: " + problem + " (or off)");
+  }
+  if (raw.reader_priority_text.empty()) return -1;
+  o.reader_priority_given = true;
+  const std::string problem = parse_thread_priority(raw.reader_priority_text, o.reader_priority);
+  if (!problem.empty()) return core::usage_error(kAppName, "--reader-priority " + problem);
+  if (!o.staged) return core::usage_error(kAppName, "--reader-priority needs the reading thread (not --staging off)");
+  return -1;
+}
+
 // -F, -g, --call-graph and --switch-output into `o`. -1, or the usage
 // error's status.
 int apply(const RawOptions& raw, RecordOptions& o) {
@@ -290,6 +320,7 @@ int apply(const RawOptions& raw, RecordOptions& o) {
     const std::string problem = parse_call_graph(raw.call_graph_text, o.call_graph, o.dwarf_stack_bytes);
     if (!problem.empty()) return core::usage_error(kAppName, problem);
   }
+  if (const int status = apply_staging(raw, o); status >= 0) return status;
   if (raw.switch_text.empty()) return -1;
   std::string problem = parse_size(raw.switch_text, o.switch_output_bytes);
   if (problem.empty() &&

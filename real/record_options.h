@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "real/thread_priority.h"
+
 namespace ringsim::real {
 
 enum class CallGraph : std::uint8_t { none, fp, dwarf };
@@ -31,6 +33,15 @@ inline constexpr std::uint64_t kSwitchOutputMinBytes = 4096;
 inline constexpr std::uint64_t kSwitchOutputMaxBytes = std::uint64_t{1} << 50;
 inline constexpr std::uint64_t kHeaderIntervalMaxMs = 3'600'000;
 inline constexpr std::uint64_t kHeaderIntervalDefaultMs = 100;
+// The staging buffer's default size: this many times the rings' total
+// size, within [kStagingDefaultMinBytes, kStagingDefaultMaxBytes].
+// --staging SIZE: kStagingMinBytes..kStagingMaxBytes, and at least twice a
+// ring's size.
+inline constexpr std::uint64_t kStagingRingMultiple = 16;
+inline constexpr std::uint64_t kStagingDefaultMinBytes = std::uint64_t{4} << 20;
+inline constexpr std::uint64_t kStagingDefaultMaxBytes = std::uint64_t{512} << 20;
+inline constexpr std::uint64_t kStagingMinBytes = std::uint64_t{8} << 10;
+inline constexpr std::uint64_t kStagingMaxBytes = std::uint64_t{64} << 30;
 // -e may name this many events in all (perf has no fixed limit; each one is
 // a file descriptor per CPU and task).
 inline constexpr std::size_t kEventsMax = 64;
@@ -60,6 +71,15 @@ struct RecordOptions {
   // SCHED_FIFO priority of the recorder (1..99), as perf record -r; 0: the
   // normal scheduler. The command keeps the normal one.
   std::uint32_t realtime_priority = 0;
+  // --staging: a reading thread moves the rings' records into a staging
+  // buffer of staging_bytes (0: the default size, see kStagingRingMultiple)
+  // and the main thread writes them (core/staging.h). staged = false
+  // (--staging off): one thread reads and writes, as before.
+  bool staged = true;
+  std::uint64_t staging_bytes = 0;
+  // --reader-priority: the reading thread's scheduling (staged only).
+  ThreadPriority reader_priority;
+  bool reader_priority_given = false;
   bool quiet = false;                 // only errors
   // The build-id cache (perf's ~/.debug layout) the hit DSOs are copied
   // into; "" for $HOME/.debug. no_buildid_cache (-N): not filled.

@@ -22,11 +22,15 @@
 #include "real/host_facts.h"
 #include "real/mapped_file.h"
 #include "real/process.h"
+#include "real/staging_sync.h"
 #include "real/synthesize.h"
+#include "real/thread_priority.h"
 
 // The core, compiled for the real backend with the file writer.
 template class ringsim::core::TraceWriter<ringsim::real::RealDisk>;
 template class ringsim::core::RecordLoop<ringsim::real::RealSession, ringsim::real::RecorderSink>;
+template class ringsim::core::Staging<ringsim::real::ThreadSync>;
+template class ringsim::core::RecordLoop<ringsim::real::RealSession, ringsim::core::Staging<ringsim::real::ThreadSync>>;
 
 namespace ringsim::real {
 namespace {
@@ -228,23 +232,30 @@ int RecorderSink::commit(std::size_t mapping, std::uint64_t bytes, const core::R
   if (keep_side_band_) {
     VERIFY(mapping < acquired_.size());
     VERIFY(bytes <= acquired_[mapping].size());
-    // The loop walked these records already: they are whole.
-    core::RecordCounts again;
-    core::walk_records(std::span<const std::byte>(acquired_[mapping].data(), bytes), again,
-                       [this](const perf_event_header& header, std::span<const std::byte> record) {
-                         if (header.type != PERF_RECORD_COMM && header.type != PERF_RECORD_MMAP &&
-                             header.type != PERF_RECORD_MMAP2) {
-                           return;
-                         }
-                         if (side_band_.size() + record.size() > kSideBandBytesMax) {
-                           counters_.side_band_records_dropped++;
-                           return;
-                         }
-                         side_band_.insert(side_band_.end(), record.begin(), record.end());
-                         counters_.side_band_records_kept++;
-                       });
+    keep_side_band(std::span<const std::byte>(acquired_[mapping].data(), bytes));
   }
   return writer_.commit(mapping, bytes, counts);
+}
+
+int RecorderSink::write_staged(std::span<const std::byte> data, const core::RecordCounts& counts) {
+  if (keep_side_band_) keep_side_band(data);
+  return writer_.write_staged(data, counts);
+}
+
+// The COMM, MMAP and MMAP2 records of whole records the loop walked.
+void RecorderSink::keep_side_band(std::span<const std::byte> records) {
+  core::RecordCounts again;
+  core::walk_records(records, again, [this](const perf_event_header& header, std::span<const std::byte> record) {
+    if (header.type != PERF_RECORD_COMM && header.type != PERF_RECORD_MMAP && header.type != PERF_RECORD_MMAP2) {
+      return;
+    }
+    if (side_band_.size() + record.size() > kSideBandBytesMax) {
+      counters_.side_band_records_dropped++;
+      return;
+    }
+    side_band_.insert(side_band_.end(), record.begin(), record.end());
+    counters_.side_band_records_kept++;
+  });
 }
 
 int RecorderSink::end_round(bool all_drained) {
@@ -319,7 +330,10 @@ class Recording {
   int synthesize(std::uint32_t file_index);
   void synthesize_first_file();
   bool start_events();
+  void make_sink();
   void record_until_the_end(bool started);
+  core::LoopOptions loop_options() const;
+  bool record_staged();
   void check_loop_status();
   void finish(bool started);
   void print_summary(bool started) const;
@@ -329,6 +343,7 @@ class Recording {
   void print_drops() const;
   void print_writer() const;
   void print_loop() const;
+  void print_staging() const;
   void print_costs() const;
 
   const RecordOptions& o_;
@@ -346,6 +361,9 @@ class Recording {
   Command command_;  // after session_, which its waiter refers to: goes first
   std::unique_ptr<core::PerfDataHead> head_;
   core::WriterOptions wo_;
+  core::StagingOptions so_;          // staged recordings
+  core::StagingStats staging_;
+  PriorityOutcome reader_priority_;  // what the reading thread got
   std::unique_ptr<RealDisk> disk_;
   std::unique_ptr<Writer> writer_;
   std::unique_ptr<RecordBuilder> builder_;
@@ -367,8 +385,13 @@ int Recording::run() {
     return status_;
   }
   synthesize_first_file();
-  const bool started = status_ == kExitOk && start_events();
-  record_until_the_end(started);
+  bool started = false;
+  if (status_ == kExitOk && o_.staged) {
+    started = record_staged();
+  } else {
+    started = status_ == kExitOk && start_events();
+    record_until_the_end(started);
+  }
   finish(started);
   if (status_ != kExitOk) print_error(error_line_);
   if (!o_.quiet) print_summary(started);
@@ -450,6 +473,15 @@ bool Recording::start_command() {
 // scheduler) is forked; threads created later (glibc's AIO helpers, the
 // command's waiter) inherit it.
 bool Recording::set_priority() {
+  if (o_.staged && o_.reader_priority_given) {
+    // An explicit request that cannot be met is an error before anything
+    // starts (a thread of its own tries it).
+    const PriorityOutcome probe = probe_thread_priority(o_.reader_priority);
+    if (!probe.error.ok()) {
+      return fail(probe.error.error == EPERM || probe.error.error == EACCES ? kExitNoPermission : kExitOsError,
+                  "--reader-priority: " + probe.error.message);
+    }
+  }
   if (o_.realtime_priority == 0) return true;
   sched_param param{};
   param.sched_priority = static_cast<int>(o_.realtime_priority);
@@ -506,6 +538,25 @@ bool Recording::open_output() {
   wo_.cblocks = o_.aio_cblocks == 0 ? 1 : o_.aio_cblocks;
   wo_.mappings = static_cast<std::uint32_t>(session_->mapping_count());
   wo_.buffer_bytes = session_->data_size_bytes_max();
+  if (o_.staged) {
+    // The writer's buffers belong to no ring: one set, a batch each.
+    const std::uint64_t total = session_->data_size_bytes_max() * session_->mapping_count();
+    so_.chunk_bytes_max = session_->data_size_bytes_max();
+    so_.bytes = o_.staging_bytes > 0
+                    ? o_.staging_bytes
+                    : std::clamp(total * kStagingRingMultiple, kStagingDefaultMinBytes,
+                                 std::max(kStagingDefaultMaxBytes, 2 * so_.chunk_bytes_max));
+    so_.batch_bytes_max = std::max(so_.chunk_bytes_max, std::min(so_.bytes / 4, std::uint64_t{4} << 20));
+    // The writer wakes for half a batch, or every 10 ms (StagingOptions).
+    so_.wake_bytes = so_.batch_bytes_max / 2;
+    if (const std::string problem = core::validate(so_); !problem.empty()) {
+      return fail(kExitUsage, "--staging " + std::to_string(so_.bytes) + ": " + problem + " (-m " +
+                                  std::to_string(o_.mmap_pages) + ": a ring holds " +
+                                  std::to_string(so_.chunk_bytes_max) + " bytes)");
+    }
+    wo_.mappings = 1;
+    wo_.buffer_bytes = so_.batch_bytes_max;
+  }
   wo_.rotate_bytes = o_.switch_output_bytes;
   if (const std::string problem = core::validate(wo_); !problem.empty()) {
     return fail(kExitUsage, "writer options: " + problem);
@@ -569,26 +620,64 @@ bool Recording::start_events() {
 
 // The record loop until the command exits, every ring hangs up, or a stop
 // signal (or, when the start failed, only the events disabled).
-void Recording::record_until_the_end(bool started) {
+void Recording::make_sink() {
   sink_ = std::make_unique<RecorderSink>(*writer_, *disk_, *head_, o_.header_interval_ms * kNsPerMs,
                                          o_.switch_output_bytes > 0,
                                          [this](std::uint32_t file_index) { return synthesize(file_index); });
   sink_->checkpoint();
+}
+
+void Recording::record_until_the_end(bool started) {
+  make_sink();
   const std::uint64_t start_ns = monotonic_ns();
   if (started) {
-    core::LoopOptions lo;
-    lo.poll_timeout_ns = 100 * kNsPerMs;
-    lo.rounds_max = kRoundsMax;
-    // With AIO, one chunk per ring per round (as perf reads): a second
-    // chunk of the same ring would wait for the first one's control block
-    // while the other rings fill (measured: docs/recorder.md).
-    lo.drain_chunks_max = wo_.mode == core::WriteMode::aio ? 1 : 4;
-    core::RecordLoop<RealSession, RecorderSink> loop(*session_, *sink_, session_->mode(), lo);
+    core::RecordLoop<RealSession, RecorderSink> loop(*session_, *sink_, session_->mode(), loop_options());
     loop_ = loop.run();
   } else {
     session_->disable_all();
   }
   elapsed_ns_ = monotonic_ns() - start_ns;
+}
+
+core::LoopOptions Recording::loop_options() const {
+  core::LoopOptions lo;
+  lo.poll_timeout_ns = 100 * kNsPerMs;
+  lo.rounds_max = kRoundsMax;
+  // With AIO and no staging, one chunk per ring per round (as perf reads):
+  // a second chunk of the same ring would wait for the first one's control
+  // block while the other rings fill (measured: docs/recorder.md).
+  lo.drain_chunks_max = wo_.mode == core::WriteMode::aio && !o_.staged ? 1 : 4;
+  return lo;
+}
+
+// Two threads: the reading thread (its priority raised) runs the record
+// loop into the staging buffer; this thread starts the events, then writes
+// what is staged. The reading thread polls before the events start: the
+// first samples (a burst while frequency mode finds its period) find it
+// ready. Returns whether the events started.
+bool Recording::record_staged() {
+  make_sink();
+  ThreadSync sync;
+  core::Staging<ThreadSync> staging(sync, so_);
+  std::thread reader([this, &staging] {
+    reader_priority_ = apply_thread_priority(o_.reader_priority);
+    core::RecordLoop<RealSession, core::Staging<ThreadSync>> loop(*session_, staging, session_->mode(),
+                                                                   loop_options());
+    loop_ = loop.run();
+    staging.close();
+  });
+  const bool started = start_events();
+  const std::uint64_t start_ns = monotonic_ns();  // as without staging: from the start
+  if (!started) session_->request_stop();  // the reading thread disables the events and ends
+  const int drained = core::drain_staging(staging, *sink_);
+  if (drained < 0) session_->request_stop();  // the reading thread stops at its next chunk or round
+  reader.join();
+  staging_ = staging.stats();
+  if (staging_.error != 0 && writer_->stats().error == 0) {
+    fail(kExitIoError, "staging: " + errno_text(staging_.error) + ": " + staging.error_context());
+  }
+  elapsed_ns_ = monotonic_ns() - start_ns;
+  return started;
 }
 
 void Recording::check_loop_status() {
@@ -667,6 +756,7 @@ void Recording::print_summary(bool started) const {
   print_drops();
   print_writer();
   if (started) print_loop();
+  if (started && o_.staged) print_staging();
   print_costs();
 }
 
@@ -731,6 +821,7 @@ void Recording::print_drops() const {
   drops.add(loop_.drops);
   drops.add(loop_.aux_drops);
   drops.add(writer_->stats().drops);
+  drops.add(staging_.drops);
   print_line("recorder drops: " + core::describe(drops));
 }
 
@@ -754,6 +845,21 @@ void Recording::print_loop() const {
              ", poll timeouts " + std::to_string(r.poll_timeouts) + ", interrupted " +
              std::to_string(r.poll_interrupted) + ", chunks " + std::to_string(r.ring.chunks) + " (wrapped " +
              std::to_string(r.ring.wrapped_chunks) + "), snapshots " + std::to_string(r.ring.snapshots));
+}
+
+// The staging buffer and the reading thread's priority.
+void Recording::print_staging() const {
+  const core::StagingStats& s = staging_;
+  print_line("staging: " + std::to_string(so_.bytes) + " bytes, " + std::to_string(s.chunks) + " chunks (" +
+             std::to_string(s.bytes) + " bytes) in " + std::to_string(s.writes) + " writes, fill max " +
+             std::to_string(s.fill_max) + " bytes, full " + std::to_string(s.full) + " time(s) (" +
+             std::to_string(s.full_waits) + " waits, " + seconds_text(s.full_ns) +
+             " s: the kernel dropped meanwhile, see records lost), wrap skips " + std::to_string(s.wrap_skips) +
+             ", rounds " + std::to_string(s.rounds) + " (" + std::to_string(s.rounds_merged) + " merged, " +
+             std::to_string(s.rounds_absorbed) + " absorbed)");
+  std::string priority = "reader thread: " + to_string(reader_priority_.got);
+  if (!reader_priority_.fallback.empty()) priority += " (not higher: " + reader_priority_.fallback + ")";
+  print_line(priority);
 }
 
 // Rotation, synthesis, CPU time.

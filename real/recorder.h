@@ -32,6 +32,7 @@
 #include "core/record_loop.h"
 #include "core/records.h"
 #include "core/ring_reader.h"
+#include "core/staging.h"
 #include "core/trace_writer.h"
 #include "real/real_backend.h"
 #include "real/real_disk.h"
@@ -79,6 +80,8 @@ class RecorderSink {
 
   std::span<std::byte> acquire(std::size_t mapping);
   int commit(std::size_t mapping, std::uint64_t bytes, const core::RecordCounts& counts);
+  // core::StagedWriter: a batch from the staging buffer.
+  int write_staged(std::span<const std::byte> data, const core::RecordCounts& counts);
   void abandon(std::size_t mapping) { writer_.abandon(mapping); }
   void note_gap(std::size_t mapping, core::PositionRange gap, std::uint64_t head) {
     writer_.note_gap(mapping, gap, head);
@@ -97,6 +100,8 @@ class RecorderSink {
   std::span<const std::byte> side_band() const { return side_band_; }
 
  private:
+  void keep_side_band(std::span<const std::byte> records);
+
   Writer& writer_;
   RealDisk& disk_;
   const core::PerfDataHead& head_;
