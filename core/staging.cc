@@ -19,6 +19,9 @@ std::string validate(const StagingOptions& o) {
     return "wake_bytes: " + std::to_string(o.wake_bytes) + " is more than half the buffer (" + std::to_string(o.bytes) +
            " bytes)";
   }
+  if (o.entries_max != 0 && (o.entries_max < 8 || o.entries_max > (std::uint64_t{1} << 24))) {
+    return "entries_max: " + std::to_string(o.entries_max) + " is outside 8..16777216 (or 0: derived)";
+  }
   if (o.wait_ns == 0) return "wait_ns: 0";
   if (o.full_waits_max == 0) return "full_waits_max: 0";
   if (o.drain_steps_max == 0) return "drain_steps_max: 0";

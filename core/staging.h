@@ -74,11 +74,21 @@ struct StagingOptions {
   std::uint64_t wait_ns = 10'000'000;  // one wait of either side
   std::uint32_t full_waits_max = 1'000;  // the reading side's waits for room, per chunk
   std::uint64_t drain_steps_max = std::uint64_t{1} << 62;  // the writing side's loop bound
+  std::uint64_t entries_max = 0;  // the entry queue's size (entries_for); 0: derived from bytes
   bool operator==(const StagingOptions&) const = default;
 };
 
 // "" or "<field>: <problem>". Never clamped.
 std::string validate(const StagingOptions& options);
+
+// The entry queue's size: entries_max, or one per 256 bytes of buffer
+// (1,024..65,536). Each chunk, round, gap or corrupt note takes one until
+// the writing side has taken it; a full queue is backpressure like a full
+// buffer.
+inline std::uint64_t entries_for(const StagingOptions& o) {
+  if (o.entries_max > 0) return o.entries_max;
+  return std::clamp<std::uint64_t>(o.bytes / 256, 1024, 65536);
+}
 
 struct StagingStats {
   std::uint64_t chunks = 0;          // staged by the reading side
@@ -127,9 +137,8 @@ class Staging {
     VERIFY_MSG(problem.empty(), problem.c_str());
     // Uninitialised: pages are touched when first used, not at start.
     memory_.reset(new std::byte[options_.bytes]);
-    // Each chunk is at least one 8-byte header; a round, a gap and a
-    // corrupt note at most follow each (corrupt once per ring).
-    entries_.resize(static_cast<std::size_t>(options_.bytes / kRecordHeaderBytes * 3 + 64));
+    // A full entry queue is backpressure too (room_for).
+    entries_.resize(static_cast<std::size_t>(entries_for(options_)));
   }
   Staging(const Staging&) = delete;
   Staging& operator=(const Staging&) = delete;

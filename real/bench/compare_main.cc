@@ -2,9 +2,13 @@
 //
 // Loss and cost of ringsim-record against perf record, system-wide, while a
 // separately started two-thread busy loop saturates both cores. For each
-// stress point, the same event configuration is recorded by
-//   perf record (serial), perf record --aio, perf record --aio=4,
-//   ringsim-record --aio 0 (serial), --aio 1, --aio 4,
+// point (two stress points and a light one), the same event configuration
+// is recorded by
+//   perf record (serial), --aio, --aio=4, --threads, -r 1 (SCHED_FIFO);
+//   ringsim-record without staging (--staging off) serial, --aio 1, --aio 4;
+//   ringsim-record staged (the default: a reading thread at SCHED_FIFO 1)
+//   and staged with the reading thread at normal priority;
+// and "none": the busy loop alone (the unrecorded baseline),
 // `runs` times each, interleaved (run 1 of every recorder, then run 2, ...)
 // so that a change in the machine's load hits every recorder alike. Each
 // file is measured the same way, with real/file_stats.h (core's reader and
@@ -12,12 +16,16 @@
 // PERF_RECORD_LOST records' counts), the lost fraction, the data-loss
 // metric. The recorder's CPU time is its own (wait4's rusage of the
 // recorder process and its threads, user + system; the `sleep` it runs
-// costs nothing), not the workload's. Medians are printed, with the ratio
-// of each to perf record --aio.
+// costs nothing), not the workload's. The workload's slowdown: the busy
+// loop's iterations per second while the recorder runs (from its start to
+// its exit, its own start-up and end included), against the same loop
+// unrecorded ("none") in the same series. Medians are printed, with the
+// ratio of each to the best perf column (the one that lost the fewest).
 //
 // Not a test: it measures, it does not judge. Runs in about
 // 2 points x 6 recorders x runs x (seconds + ~1 s).
 #include <pthread.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -52,6 +60,35 @@ constexpr const char* kAppName = "compare";
 
 std::atomic<std::uint64_t> g_sink{0};
 
+// The busy loop's iterations, per thread, in memory shared with the
+// parent (mapped before the fork), a cache line each.
+struct alignas(64) Counter {
+  std::atomic<std::uint64_t> iterations{0};
+};
+constexpr int kBusyThreads = 2;
+Counter* g_counters = nullptr;
+
+void map_counters() {
+  void* p = ::mmap(nullptr, sizeof(Counter) * kBusyThreads, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    std::perror("compare: mmap of the busy loop's counters");
+    std::exit(71);
+  }
+  g_counters = new (p) Counter[kBusyThreads];
+}
+
+std::uint64_t iterations_now() {
+  std::uint64_t n = 0;
+  for (int t = 0; t < kBusyThreads; t++) n += g_counters[t].iterations.load(std::memory_order_relaxed);
+  return n;
+}
+
+double now_s() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
 __attribute__((noinline)) std::uint64_t busy_leaf(std::uint64_t x) {
   for (int i = 0; i < 2000; i++) x = x * 6364136223846793005ull + 1442695040888963407ull;
   return x;
@@ -67,6 +104,7 @@ __attribute__((noinline)) std::uint64_t busy_top(std::uint64_t x) { return busy_
       std::uint64_t x = static_cast<std::uint64_t>(t) + 1;
       for (std::uint64_t i = 0;; i++) {
         x = busy_top(x + i);
+        g_counters[t].iterations.store(i + 1, std::memory_order_relaxed);
         if ((i & 0xfffff) == 0) g_sink.fetch_add(x, std::memory_order_relaxed);
       }
     });
@@ -77,9 +115,10 @@ __attribute__((noinline)) std::uint64_t busy_top(std::uint64_t x) { return busy_
 
 // --- Running a recorder -----------------------------------------------------
 
+enum class Kind : std::uint8_t { perf, ringsim, none };
 struct Recorder {
   std::string name;
-  bool perf = false;
+  Kind kind = Kind::perf;
   std::vector<std::string> mode_args;  // e.g. {"--aio"} or {"--aio", "4"}
 };
 
@@ -97,6 +136,7 @@ struct Measure {
   double metric = 0;
   double cpu_s = 0;
   std::uint64_t bytes = 0;
+  double rate = 0;  // the busy loop's iterations per second while the recorder ran
 };
 
 // The command line.
@@ -115,10 +155,19 @@ struct Settings {
 // (a hang, never a measure).
 constexpr double kRunGraceS = 120;
 
+// A file's size, or a directory's files' (perf record --threads).
 std::uint64_t file_size(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return 0;
-  return static_cast<std::uint64_t>(st.st_size);
+  std::error_code error;
+  if (!std::filesystem::is_directory(path, error)) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return 0;
+    return static_cast<std::uint64_t>(st.st_size);
+  }
+  std::uint64_t total = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(path, error)) {
+    if (entry.is_regular_file(error)) total += entry.file_size(error);
+  }
+  return total;
 }
 
 std::string last_line(const std::string& path) {
@@ -131,7 +180,8 @@ std::string last_line(const std::string& path) {
 std::vector<std::string> recorder_argv(const Point& point, const Recorder& recorder, const Settings& settings,
                                        const std::string& output) {
   std::vector<std::string> argv;
-  if (recorder.perf) {
+  if (recorder.kind == Kind::none) return {"/bin/sleep", std::to_string(settings.duration_s)};
+  if (recorder.kind == Kind::perf) {
     argv = {settings.perf, "record", "-q"};
   } else {
     argv = {settings.record};
@@ -146,7 +196,7 @@ std::vector<std::string> recorder_argv(const Point& point, const Recorder& recor
 // recorder with stdout and stderr into `log`; the recorder's wait status
 // and rusage.
 ringsim::real::WaitStatus run_under_load(const std::vector<std::string>& argv, const std::string& log,
-                                         double duration_s) {
+                                         double duration_s, double& rate) {
   using ringsim::real::Output;
   ringsim::real::Process busy;
   if (const ringsim::real::Error e = busy.start_function([] { return busy_loop(2); }); !e.ok()) {
@@ -157,11 +207,14 @@ ringsim::real::WaitStatus run_under_load(const std::vector<std::string>& argv, c
   options.out = Output::file(log);
   options.err = Output::file(log);
   ringsim::real::Process recorder;
+  const std::uint64_t first = iterations_now();
+  const double t0 = now_s();
   const ringsim::real::Error started = recorder.start(argv, options);
   ringsim::real::WaitStatus status;
   if (started.ok()) {
     // A deadline far beyond any run: only a hang is cut short.
     status = recorder.wait(static_cast<std::uint64_t>((duration_s + kRunGraceS) * 1e9));
+    rate = static_cast<double>(iterations_now() - first) / (now_s() - t0);
   } else {
     std::ofstream(log, std::ios::app) << started.message << "\n";
   }
@@ -170,18 +223,44 @@ ringsim::real::WaitStatus run_under_load(const std::vector<std::string>& argv, c
   return status;
 }
 
+// `output` itself, or for a directory (perf record --threads) the single
+// file perf inject makes of it.
+std::string merge_directory(const Settings& settings, const std::string& output, const std::string& log,
+                            std::string& problem) {
+  if (!std::filesystem::is_directory(output)) return output;
+  const std::string merged = output + ".inject";
+  ringsim::real::ProcessOptions options;
+  options.out = ringsim::real::Output::file(log + ".inject");
+  options.err = ringsim::real::Output::file(log + ".inject");
+  ringsim::real::Process inject;
+  const ringsim::real::Error e = inject.start({settings.perf, "inject", "-i", output, "-o", merged}, options);
+  if (!e.ok() || inject.wait(600'000'000'000).exit_code() != 0) {
+    if (problem.empty()) problem = "perf inject -i " + output + " failed: " + last_line(log + ".inject");
+  }
+  std::remove((log + ".inject").c_str());
+  // perf inject writes a directory too, its records in one "data" file.
+  return std::filesystem::is_directory(merged) ? merged + "/data" : merged;
+}
+
 Measure measure_once(const Point& point, const Recorder& recorder, const Settings& settings, const std::string& dir,
                      int run_index) {
   const std::string base = dir + "/" + point.name + "-" + recorder.name + "-" + std::to_string(run_index);
   const std::string output = base + ".data";
   const std::string log = base + ".log";
-  const ringsim::real::WaitStatus status =
-      run_under_load(recorder_argv(point, recorder, settings, output), log, settings.duration_s);
   Measure m;
+  const ringsim::real::WaitStatus status =
+      run_under_load(recorder_argv(point, recorder, settings, output), log, settings.duration_s, m.rate);
   m.cpu_s = status.cpu_seconds();
   m.bytes = file_size(output);
   if (status.exit_code() != 0) m.problem = status.text() + ": " + last_line(log);
-  const ringsim::real::FileStats stats = ringsim::real::read_back({output});
+  if (recorder.kind == Kind::none) {
+    m.ok = m.problem.empty();
+    if (m.ok) std::remove(log.c_str());
+    return m;
+  }
+  // perf --threads writes a directory; perf inject makes one file of it.
+  const std::string single = merge_directory(settings, output, log, m.problem);
+  const ringsim::real::FileStats stats = ringsim::real::read_back({single});
   if (m.problem.empty()) m.problem = stats.problem;
   if (stats.files == 1) {
     m.samples = stats.loss.records.samples;
@@ -190,8 +269,9 @@ Measure measure_once(const Point& point, const Recorder& recorder, const Setting
     m.metric = stats.loss.loss_metric();
   }
   m.ok = stats.files == 1 && m.problem.empty();
-  std::remove(output.c_str());
-  std::remove((output + ".old").c_str());  // perf's, should the name exist
+  std::filesystem::remove_all(output);
+  std::filesystem::remove_all(output + ".inject");
+  std::filesystem::remove_all(output + ".old");  // perf's, should the name exist
   if (m.ok) std::remove(log.c_str());
   return m;
 }
@@ -203,14 +283,14 @@ double median(std::vector<double> values) {
 }
 
 struct Row {
-  double samples = 0, lost = 0, lost_fraction = 0, metric = 0, cpu_s = 0, bytes = 0;
+  double samples = 0, lost = 0, lost_fraction = 0, metric = 0, cpu_s = 0, bytes = 0, rate = 0;
   int ok_runs = 0;
   std::string problem;
 };
 
 Row summarize(const std::vector<Measure>& runs) {
   Row r;
-  std::vector<double> samples, lost, fraction, metric, cpu, bytes;
+  std::vector<double> samples, lost, fraction, metric, cpu, bytes, rate;
   for (const Measure& m : runs) {
     if (!m.ok) {
       if (r.problem.empty()) r.problem = m.problem;
@@ -223,6 +303,7 @@ Row summarize(const std::vector<Measure>& runs) {
     metric.push_back(m.metric);
     cpu.push_back(m.cpu_s);
     bytes.push_back(static_cast<double>(m.bytes));
+    rate.push_back(m.rate);
   }
   r.samples = median(samples);
   r.lost = median(lost);
@@ -230,6 +311,7 @@ Row summarize(const std::vector<Measure>& runs) {
   r.metric = median(metric);
   r.cpu_s = median(cpu);
   r.bytes = median(bytes);
+  r.rate = median(rate);
   return r;
 }
 
@@ -256,13 +338,14 @@ int parse_settings(int argc, char** argv, Settings& s) {
   app.add_option("--out", s.out_path, "also write the table (and every run) to FILE");
   app.add_option("--perf", s.perf, "perf (default /usr/bin/perf)");
   app.add_option("--record", s.record, "ringsim-record (default: //real:record from the runfiles)");
-  app.add_option("--point", s.only_point, "only this stress point: dwarf or fp");
+  app.add_option("--point", s.only_point, "only this point: dwarf, fp or light");
   app.add_option("--realtime", s.realtime,
-                 "give every recorder (perf and ours) SCHED_FIFO priority N (-r N); 0: the normal scheduler (default)")
+                 "give every recorder (perf and ours) SCHED_FIFO priority N (-r N; perf-r1 keeps 1); 0: as each column says (default)")
       ->check(CLI::Range(0, 99));
   app.add_option("--recorders", s.only_recorders,
-                 "only these recorders (perf, perf-aio, perf-aio4, ringsim-serial, ringsim-aio1, ringsim-aio4); "
-                 "ratios need perf-aio")
+                 "only these recorders (perf, perf-aio, perf-aio4, perf-threads, perf-r1, ringsim-serial, "
+                 "ringsim-aio1, ringsim-aio4, ringsim-staged, ringsim-staged-normal); the unrecorded baseline "
+                 "(none) always runs")
       ->delimiter(',');
   return ringsim::core::parse_command_line(app, argc, argv);
 }
@@ -294,18 +377,26 @@ int find_recorders(const char* argv0, Settings& s) {
 
 std::vector<Recorder> select_recorders(const Settings& s) {
   const std::vector<Recorder> all = {
-      {"perf", true, {}},
-      {"perf-aio", true, {"--aio"}},
-      {"perf-aio4", true, {"--aio=4"}},
-      {"ringsim-serial", false, {"--aio", "0"}},
-      {"ringsim-aio1", false, {"--aio", "1"}},
-      {"ringsim-aio4", false, {"--aio", "4"}},
+      {"none", Kind::none, {}},
+      {"perf", Kind::perf, {}},
+      {"perf-aio", Kind::perf, {"--aio"}},
+      {"perf-aio4", Kind::perf, {"--aio=4"}},
+      {"perf-threads", Kind::perf, {"--threads"}},
+      {"perf-r1", Kind::perf, {"-r", "1"}},
+      {"ringsim-serial", Kind::ringsim, {"--staging", "off", "--aio", "0"}},
+      {"ringsim-aio1", Kind::ringsim, {"--staging", "off", "--aio", "1"}},
+      {"ringsim-aio4", Kind::ringsim, {"--staging", "off", "--aio", "4"}},
+      {"ringsim-staged", Kind::ringsim, {}},
+      {"ringsim-staged-normal", Kind::ringsim, {"--reader-priority", "off"}},
   };
   std::vector<Recorder> recorders;
   for (Recorder r : all) {
     const auto& only = s.only_recorders;
-    if (!only.empty() && std::find(only.begin(), only.end(), r.name) == only.end()) continue;
-    if (s.realtime > 0) r.mode_args.insert(r.mode_args.end(), {"-r", std::to_string(s.realtime)});
+    if (!only.empty() && r.kind != Kind::none && std::find(only.begin(), only.end(), r.name) == only.end()) continue;
+    const bool has_r = std::find(r.mode_args.begin(), r.mode_args.end(), "-r") != r.mode_args.end();
+    if (s.realtime > 0 && r.kind != Kind::none && !has_r) {
+      r.mode_args.insert(r.mode_args.end(), {"-r", std::to_string(s.realtime)});
+    }
     recorders.push_back(r);
   }
   return recorders;
@@ -315,6 +406,7 @@ std::vector<Point> select_points(const Settings& s) {
   const std::vector<Point> all = {
       {"dwarf", {"-e", "cpu-clock", "-F", "20000", "-a", "--call-graph", "dwarf,2048", "-m", "8"}},
       {"fp", {"-e", "cpu-clock", "-F", "50000", "-a", "-g", "-m", "1"}},
+      {"light", {"-e", "cpu-clock", "-F", "4000", "-a", "-g", "-m", "128"}},
   };
   std::vector<Point> points;
   for (const Point& p : all) {
@@ -326,10 +418,11 @@ std::vector<Point> select_points(const Settings& s) {
 std::string run_line(const Point& point, const Recorder& recorder, int run, const Measure& m) {
   char line[512];
   std::snprintf(line, sizeof line,
-                "%s %s run %d: samples %llu lost %llu lost%% %.2f metric%% %.2f cpu %.3f s bytes %llu%s%s\n",
+                "%s %s run %d: samples %llu lost %llu lost%% %.2f metric%% %.2f cpu %.3f s bytes %llu rate %.0f/s%s%s\n",
                 point.name.c_str(), recorder.name.c_str(), run + 1, static_cast<unsigned long long>(m.samples),
                 static_cast<unsigned long long>(m.lost), 100 * m.lost_fraction, 100 * m.metric, m.cpu_s,
-                static_cast<unsigned long long>(m.bytes), m.problem.empty() ? "" : " PROBLEM: ", m.problem.c_str());
+                static_cast<unsigned long long>(m.bytes), m.rate, m.problem.empty() ? "" : " PROBLEM: ",
+                m.problem.c_str());
   return line;
 }
 
@@ -355,30 +448,49 @@ Results run_all(const std::vector<Point>& points, const std::vector<Recorder>& r
   return results;
 }
 
-// One point's table: medians and their ratios to perf record --aio.
+// One point's table: medians, the workload's speed against the unrecorded
+// loop, and ratios to the best perf column (the fewest records lost).
 void report_point(std::ostream& report, const Point& point, const std::vector<Recorder>& recorders,
                   const std::vector<std::vector<Measure>>& results, const Settings& s) {
   std::string args;
   for (const std::string& a : point.args) args += " " + a;
   report << "\n## " << point.name << ":" << args << " -- sleep " << s.duration_s << "\n";
-  char header[512];
-  std::snprintf(header, sizeof header, "%-15s %9s %9s %7s %8s %7s %8s | %7s %7s %7s %7s %s\n", "recorder", "samples",
-                "lost", "lost%", "metric%", "cpu_s", "MB", "samp/A", "lost/A", "cpu/A", "MB/A", "runs");
-  report << header;
-  Row reference;  // perf record --aio
-  reference.samples = reference.lost = reference.cpu_s = reference.bytes = NAN;
+  std::vector<Row> rows;
+  for (std::size_t k = 0; k < recorders.size(); k++) rows.push_back(summarize(results[k]));
+  double unrecorded = NAN;
+  std::size_t best = recorders.size();
   for (std::size_t k = 0; k < recorders.size(); k++) {
-    if (recorders[k].name == "perf-aio") reference = summarize(results[k]);
+    if (recorders[k].kind == Kind::none) unrecorded = rows[k].rate;
+    if (recorders[k].kind != Kind::perf || rows[k].ok_runs == 0) continue;
+    if (best == recorders.size() || rows[k].lost < rows[best].lost) best = k;
   }
+  Row reference;
+  reference.lost = reference.cpu_s = reference.rate = NAN;
+  if (best < recorders.size()) reference = rows[best];
+  report << "best perf column (fewest lost): " << (best < recorders.size() ? recorders[best].name : "-") << "\n";
+  char header[512];
+  std::snprintf(header, sizeof header, "%-21s %8s %7s %6s %7s %6s %7s %6s | %6s %6s %6s %s\n", "recorder", "samples",
+                "lost", "lost%", "metric%", "cpu_s", "MB", "work%", "lost/B", "cpu/B", "slow/B", "runs");
+  report << header;
   for (std::size_t k = 0; k < recorders.size(); k++) {
-    const Row row = summarize(results[k]);
+    const Row& row = rows[k];
+    // The workload's speed while recorded, in % of the unrecorded loop's;
+    // its slowdown is 100 - that.
+    const double work = 100 * row.rate / unrecorded;
+    const double slow = 100 - work;
+    const double reference_slow = 100 - 100 * reference.rate / unrecorded;
     char line[512];
-    std::snprintf(line, sizeof line, "%-15s %9.0f %9.0f %7.2f %8.2f %7.3f %8.2f | %7s %7s %7s %7s %d/%d%s%s\n",
-                  recorders[k].name.c_str(), row.samples, row.lost, 100 * row.lost_fraction, 100 * row.metric,
-                  row.cpu_s, row.bytes / 1e6, ratio(row.samples, reference.samples).c_str(),
-                  ratio(row.lost, reference.lost).c_str(), ratio(row.cpu_s, reference.cpu_s).c_str(),
-                  ratio(row.bytes, reference.bytes).c_str(), row.ok_runs, s.runs,
-                  row.problem.empty() ? "" : "  problem: ", row.problem.c_str());
+    if (recorders[k].kind == Kind::none) {
+      std::snprintf(line, sizeof line, "%-21s %8s %7s %6s %7s %6s %7s %6.1f | %6s %6s %6s %d/%d  (%.0f iterations/s)\n",
+                    "none (unrecorded)", "-", "-", "-", "-", "-", "-", work, "-", "-", "-", row.ok_runs, s.runs,
+                    row.rate);
+    } else {
+      std::snprintf(line, sizeof line, "%-21s %8.0f %7.0f %6.2f %7.2f %6.3f %7.2f %6.1f | %6s %6s %6s %d/%d%s%s\n",
+                    recorders[k].name.c_str(), row.samples, row.lost, 100 * row.lost_fraction, 100 * row.metric,
+                    row.cpu_s, row.bytes / 1e6, work, ratio(row.lost, reference.lost).c_str(),
+                    ratio(row.cpu_s, reference.cpu_s).c_str(), ratio(slow, reference_slow).c_str(), row.ok_runs,
+                    s.runs, row.problem.empty() ? "" : "  problem: ", row.problem.c_str());
+    }
     report << line;
   }
 }
@@ -396,8 +508,10 @@ int compare(const Settings& s, const std::vector<Point>& points, const std::vect
   const Results results = run_all(points, recorders, s, dir, details);
   report << "# load average after: " << load_average() << "\n";
   for (std::size_t p = 0; p < points.size(); p++) report_point(report, points[p], recorders, results[p], s);
-  report << "\n(medians; /A = ratio to perf record --aio; lost = sum of PERF_RECORD_LOST counts; metric = "
-            "core::LossMeter over the file: lost time / the time its samples span)\n";
+  report << "\n(medians; work% = the busy loop's iterations per second while recorded, in % of the unrecorded "
+            "loop's (its slowdown: 100 - work%); /B = ratio to the best perf column (slow/B: of the slowdowns); lost = "
+            "sum of PERF_RECORD_LOST counts; metric = core::LossMeter over the file: lost time / the time its "
+            "samples span)\n";
   std::cout << report.str();
   if (s.out_path.empty()) return 0;
   std::ofstream out(s.out_path);
@@ -413,13 +527,14 @@ int compare(const Settings& s, const std::vector<Point>& points, const std::vect
 }  // namespace
 
 int main(int argc, char** argv) {
+  map_counters();
   Settings s;
   if (const int status = parse_settings(argc, argv, s); status >= 0) return status;
   if (const int status = find_recorders(argv[0], s); status >= 0) return status;
   const std::vector<Recorder> recorders = select_recorders(s);
   if (recorders.empty()) return ringsim::core::usage_error(kAppName, "--recorders: none of the names is a recorder");
   const std::vector<Point> points = select_points(s);
-  if (points.empty()) return ringsim::core::usage_error(kAppName, "--point " + s.only_point + ": expected dwarf or fp");
+  if (points.empty()) return ringsim::core::usage_error(kAppName, "--point " + s.only_point + ": expected dwarf, fp or light");
   if (const char* dir = std::getenv("BUILD_WORKING_DIRECTORY"); dir != nullptr && *dir != '\0') {
     if (::chdir(dir) != 0) std::cerr << kAppName << ": warning: chdir " << dir << ": " << std::strerror(errno) << "\n";
   }
