@@ -27,7 +27,8 @@
 //     valid: perf's ordered events then holds more in memory).
 //   - A hard error of the writing side stops the reading side at its next
 //     acquire(); what was staged and never written is counted
-//     (drops[output_error]), records and bytes.
+//     (drops[output_error]), records and bytes. Gap and corrupt notes
+//     still pass (they are bookkeeping, not data).
 //
 // Waiting and locking come from the Sync policy: a mutex and condition
 // variables with two threads (real/), wait queues with two fibers (sim/).
@@ -198,6 +199,10 @@ class Staging {
     VERIFY(counts.bytes == bytes);
     reserved_ = false;
     if (stats_.error != 0) {
+      // Copied out of the ring, never to be written: staged and dropped.
+      stats_.chunks++;
+      stats_.bytes += bytes;
+      stats_.records.add(counts);
       stats_.drops.add(DropCause::output_error, counts);
       return -stats_.error;
     }
@@ -319,9 +324,9 @@ class Staging {
     return true;
   }
 
-  // The batch from next() is written (or given up): its entries and bytes
-  // are free.
-  void done(const StagedBatch& batch) {
+  // The batch from next() is written (or, written = false, dropped after a
+  // failure: counted): its entries and bytes are free.
+  void done(const StagedBatch& batch, bool written = true) {
     typename Sync::Guard guard(sync_);
     VERIFY(batch.entries > 0 && batch.entries == held_ && batch.entries <= count_);
     held_ = 0;
@@ -329,16 +334,19 @@ class Staging {
     count_ -= batch.entries;
     VERIFY(batch.end >= tail_ && batch.end <= head_);
     tail_ = batch.end;
-    if (batch.kind == StagedKind::chunks) {
+    if (batch.kind == StagedKind::chunks && written) {
       stats_.writes++;
       stats_.chunks_written += batch.chunks;
       stats_.bytes_written += batch.data.size();
+    } else if (batch.kind == StagedKind::chunks) {
+      stats_.drops.add(DropCause::output_error, batch.counts);
     }
     sync_.notify(StagingSide::space);
   }
 
-  // The writing side failed (errno): the reading side stops at its next
-  // acquire(); everything staged and not written is counted as dropped.
+  // A side failed (errno): the reading side stops at its next acquire()
+  // (a chunk it commits now is counted as dropped); the writing side takes
+  // what is queued and counts its chunks as dropped (done(batch, false)).
   void fail(int error, const std::string& what) {
     typename Sync::Guard guard(sync_);
     fail_locked(error, what);
@@ -430,13 +438,6 @@ class Staging {
       stats_.error = error;
       error_context_ = what;
     }
-    // What is queued will not be written (the writing side's batch in hand
-    // is its own to count).
-    for (std::uint64_t k = held_; k < count_; k++) {
-      const Entry& e = entry(k);
-      if (e.kind == StagedKind::chunks) stats_.drops.add(DropCause::output_error, e.counts);
-    }
-    count_ = held_;
     sync_.notify(StagingSide::space);
     sync_.notify(StagingSide::data);
   }
@@ -473,15 +474,20 @@ concept StagedWriter = requires(W& w, std::span<const std::byte> data, const Rec
 // fails too, and the reading side stops). Returns 0 or -errno.
 template <class Sync, StagedWriter W>
 int drain_staging(Staging<Sync>& staging, W& writer) {
+  int error = 0;
   for (std::uint64_t step = 0; step < staging.options().drain_steps_max; step++) {
     StagedBatch batch;
-    if (!staging.next(batch)) return staging.flush();
+    if (!staging.next(batch)) return error != 0 ? -error : staging.flush();
     int rc = 0;
+    bool written = true;
     switch (batch.kind) {
       case StagedKind::chunks:
-        rc = writer.write_staged(batch.data, batch.counts);
+        // After a failure the rest is counted, not written.
+        written = error == 0;
+        if (written) rc = writer.write_staged(batch.data, batch.counts);
         break;
       case StagedKind::round:
+        if (error != 0) break;
         // A writer that wants to know when the reader's round ended (the
         // simulator's round-order check) takes the time too.
         if constexpr (requires { writer.end_round(true, std::uint64_t{0}); }) {
@@ -490,6 +496,7 @@ int drain_staging(Staging<Sync>& staging, W& writer) {
           rc = writer.end_round(batch.all_drained);
         }
         break;
+      // Notes are bookkeeping, not data: they pass even after a failure.
       case StagedKind::gap:
         writer.note_gap(batch.mapping, batch.range, batch.position);
         break;
@@ -497,12 +504,11 @@ int drain_staging(Staging<Sync>& staging, W& writer) {
         writer.note_corrupt(batch.mapping, batch.range, batch.status);
         break;
     }
-    // Handed to the writer even if it failed: the writer counts what it
-    // could not write.
-    staging.done(batch);
-    if (rc < 0) {
-      staging.fail(-rc, "the writer failed");
-      return rc;
+    // A batch the writer took, even if it failed, is the writer's to count.
+    staging.done(batch, written);
+    if (rc < 0 && error == 0) {
+      error = -rc;
+      staging.fail(error, "the writer failed");  // the reading side stops at its next chunk
     }
   }
   staging.fail(ETIMEDOUT, "the writing side's step budget ran out");

@@ -40,6 +40,9 @@ inline constexpr const char* kBufferStable = "buffer_stable";
 inline constexpr const char* kFlushBeforeSwitch = "flush_before_switch";
 inline constexpr const char* kHardErrorHandled = "hard_error_handled";
 inline constexpr const char* kAuxRefcount = "aux_refcount";
+// Staged runs (a staging buffer between a reading and a writing fiber).
+inline constexpr const char* kStagingWhole = "staging_whole";
+inline constexpr const char* kBackpressureCounted = "backpressure_counted";
 // Replays and campaigns.
 inline constexpr const char* kReplayFaithful = "replay_faithful";
 inline constexpr const char* kDeterminism = "determinism";
@@ -52,7 +55,7 @@ struct PropertyInfo {
   const char* meaning;
 };
 
-inline constexpr std::array<PropertyInfo, 20> kProperties = {{
+inline constexpr std::array<PropertyInfo, 22> kProperties = {{
     {kExactlyOnce, "every run",
      "per CPU, delivered = written, once each, byte-identical, in order, minus reported overwrite gaps"},
     {kLostAccounting, "every run", "LOST counts delivered (+ inside gaps) = reported by the kernel = dropped"},
@@ -78,6 +81,11 @@ inline constexpr std::array<PropertyInfo, 20> kProperties = {{
     {kBufferStable, "output=serial/aio", "a buffer holds the same bytes from submit to completion"},
     {kFlushBeforeSwitch, "output=serial/aio", "no write in flight when a file is closed or another opened"},
     {kHardErrorHandled, "output=serial/aio", "the writer reports exactly the error the disk injected"},
+    {kStagingWhole, "staged runs",
+     "every batch the writing fiber takes is whole records (none torn at the staging buffer's end) with the counts "
+     "staged; every staged chunk is written or counted as dropped, byte for byte"},
+    {kBackpressureCounted, "staged runs",
+     "the staging buffer counts every wait of the reading fiber for room (against the waits the scheduler saw)"},
     {kReplayFaithful, "replays", "the run drew exactly the recorded decisions"},
     {kDeterminism, "every Nth seed", "the same seed gave the same trace hash, output hash and decision count"},
 }};

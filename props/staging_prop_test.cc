@@ -240,8 +240,8 @@ TEST(Staging, FullWaitsForTheWriter) {
 }
 
 // Full, and the writing side frees nothing: the reading side gives up
-// after full_waits_max waits with ETIMEDOUT, and what was staged is
-// counted as dropped, not lost silently.
+// after full_waits_max waits with ETIMEDOUT; what it staged stays queued
+// for the writing side (a slow writer, not a failed one, still writes it).
 TEST(Staging, BackpressureIsCountedAndBounded) {
   World w = make_world(64, 2, 64);
   w.sync.on_space_wait = [] { return true; };  // a writer that never writes
@@ -253,39 +253,72 @@ TEST(Staging, BackpressureIsCountedAndBounded) {
   EXPECT_EQ(s.full, 1u);
   EXPECT_EQ(s.full_waits, 4u);
   EXPECT_EQ(w.sync.space_waits, 4u);
-  EXPECT_EQ(s.drops[core::DropCause::output_error].records.records, 2u);
-  EXPECT_EQ(s.drops[core::DropCause::output_error].records.bytes, 128u);
   EXPECT_NE(w.staging->error_context().find("freed no room"), std::string::npos);
-  StagedBatch none;
+  EXPECT_EQ(w.staging->queued(), 2u);
+  while (w.write_one()) {
+  }
+  EXPECT_EQ(w.written, w.staged);
   w.staging->close();
+  StagedBatch none;
   EXPECT_FALSE(w.staging->next(none));
 }
 
-// The writer fails: the reading side's next acquire gives nothing, its
-// commit in hand is refused, and every staged, unwritten chunk is counted.
+// The writer fails: the reading side's next acquire gives nothing, a
+// commit in hand is counted as dropped, and every staged chunk the writer
+// then takes is counted, not written; notes still pass.
 TEST(Staging, WriterFailureStopsTheReaderAndCountsWhatWasStaged) {
   World w = make_world(64, 4, 64);
-  core::RecordCounts total;
-  for (int i = 0; i < 3; i++) {
-    const std::span<std::byte> b = w.staging->acquire(0);
-    perf_event_header h{PERF_RECORD_SAMPLE, 0, 32};
-    std::memcpy(b.data(), &h, sizeof h);
-    core::RecordCounts counts;
-    core::walk_records(std::span<const std::byte>(b.data(), 32), counts);
-    total.add(counts);
-    ASSERT_EQ(w.staging->commit(0, 32, counts), 0);
-  }
+  for (int i = 0; i < 3; i++) stage_one(w, 32);
+  w.staging->note_gap(0, core::PositionRange{0, 8}, 0);
   StagedBatch b;
-  ASSERT_TRUE(w.staging->next(b));  // the writer holds a batch...
-  w.staging->fail(EIO, "test");     // ...and fails while holding it
-  w.staging->done(b);
+  ASSERT_TRUE(w.staging->next(b));  // the writer holds a batch (two chunks)...
+  ASSERT_EQ(b.chunks, 2u);
+  w.staging->fail(EIO, "test");     // ...fails writing it (its own to count)...
+  w.staging->done(b, true);
   EXPECT_TRUE(w.staging->acquire(0).empty());
   EXPECT_EQ(w.staging->end_round(true), -EIO);
   EXPECT_EQ(w.staging->flush(), -EIO);
+  StagedBatch rest;
+  ASSERT_TRUE(w.staging->next(rest));  // ...then counts the third chunk
+  EXPECT_EQ(rest.kind, StagedKind::chunks);
+  w.staging->done(rest, false);
+  StagedBatch gap;
+  ASSERT_TRUE(w.staging->next(gap));  // the note still passes
+  EXPECT_EQ(gap.kind, StagedKind::gap);
+  w.staging->done(gap);
   const core::StagingStats s = w.staging->stats();
   EXPECT_EQ(s.error, EIO);
-  // The batch in hand was the writer's to count; nothing else was queued.
-  EXPECT_EQ(s.drops[core::DropCause::output_error].records.records + b.counts.records, total.records);
+  EXPECT_EQ(s.drops[core::DropCause::output_error].records.records, 1u);
+  EXPECT_EQ(s.bytes, s.bytes_written + s.drops[core::DropCause::output_error].records.bytes);
+}
+
+// The writing side's loop: a writer that fails stops the reading side;
+// the rest of what is staged is counted, byte for byte.
+struct FailingWriter {
+  int writes_left = 1;
+  std::uint64_t notes = 0;
+  int write_staged(std::span<const std::byte>, const core::RecordCounts&) { return writes_left-- > 0 ? 0 : -ENOSPC; }
+  int end_round(bool) { return 0; }
+  void note_gap(std::size_t, core::PositionRange, std::uint64_t) { notes++; }
+  void note_corrupt(std::size_t, core::PositionRange, core::ReadStatus) { notes++; }
+};
+
+TEST(Staging, DrainStopsAtTheWritersError) {
+  World w = make_world(64, 16, 64);
+  for (int i = 0; i < 4; i++) {
+    stage_one(w, 64);
+    ASSERT_EQ(w.staging->end_round(true), 0);
+  }
+  w.staging->note_gap(0, core::PositionRange{0, 8}, 0);
+  w.staging->close();
+  FailingWriter writer;
+  EXPECT_EQ(core::drain_staging(*w.staging, writer), -ENOSPC);
+  const core::StagingStats s = w.staging->stats();
+  EXPECT_EQ(s.error, ENOSPC);
+  EXPECT_EQ(s.bytes_written, 128u);  // the written batch and the failed one (the writer counts that)
+  EXPECT_EQ(s.drops[core::DropCause::output_error].records.bytes, 128u);
+  EXPECT_EQ(writer.notes, 1u);
+  EXPECT_TRUE(w.staging->acquire(0).empty());
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 #include "sim/config.h"
 
+#include <algorithm>
 #include <sstream>
 
+#include "core/perf_abi.h"
 #include "core/verify.h"
 
 namespace ringsim::sim {
@@ -61,7 +63,12 @@ void set_output(RunConfig& c, Output output) {
     c.rotate_bytes = 0;
     c.disk_capacity_bytes = 0;
     c.disk_open_fails = 0;
+    c.staging_kib = 0;
   }
+}
+
+std::uint64_t RunConfig::chunk_bytes_max() const {
+  return std::max(ring_bytes(), aux_pages ? aux_bytes() + core::kAuxtraceHeaderBytes : std::uint64_t{0});
 }
 
 // An AUX area in non-overwrite mode that a busy PMU overruns: transactions
@@ -78,6 +85,7 @@ static void overrun_aux_area(RunConfig& c) {
 
 void set_mutant(RunConfig& c, Mutant mutant, bool keep_mode_and_output) {
   c.mutant = mutant;
+  c.staging_kib = 0;  // the mutants are bugs of the consumer without staging
   if (keep_mode_and_output) return;
   switch (mutant) {
     case Mutant::none:
@@ -158,6 +166,13 @@ std::string validate_rules(const RunConfig& c) {
            std::to_string(c.disk_latency_ns_min) + ")";
   }
   if (c.rotate_bytes != 0 && c.rotate_bytes < 4096) return "rotate_bytes: must be 0 or at least 4096";
+  if (c.staging_kib != 0 && c.output == Output::memory) {
+    return "staging_kib: a staging buffer stands before the trace writer: needs output=serial or aio";
+  }
+  if (c.staging_kib != 0 && std::uint64_t{c.staging_kib} * 1024 < 2 * c.chunk_bytes_max()) {
+    return "staging_kib: " + std::to_string(c.staging_kib) + " KiB is less than two sink buffers (" +
+           std::to_string(2 * c.chunk_bytes_max()) + " bytes: a ring, or an AUX area and its header, each)";
+  }
   if (c.disk_capacity_bytes != 0 && c.disk_capacity_bytes < 4096) {
     return "disk_capacity_bytes: must be 0 or at least 4096";
   }

@@ -100,6 +100,9 @@ struct RunConfig {
   std::uint32_t disk_eio_per_million = 0;
   std::uint64_t disk_capacity_bytes = 0;            // 0: unlimited; else 4096..2^40
   std::uint32_t disk_open_fails = 0;                // 0 or 1
+  // The staging buffer between the reading fiber and the writing fiber
+  // (core/staging.h), KiB; 0: none (one fiber reads and writes).
+  std::uint32_t staging_kib = 0;                    // 0, or 2 writer buffers..1 GiB (output=serial/aio)
   // AUX areas (one per CPU).
   std::uint32_t aux_pages = 0;                      // 0: none; else 1..256, a power of two
   std::uint32_t aux_overwrite = 0;                  // 1: snapshot mode
@@ -118,6 +121,8 @@ struct RunConfig {
   std::uint64_t aux_bytes() const { return std::uint64_t{aux_pages} * 4096; }
 
   std::uint64_t ring_bytes() const { return std::uint64_t{ring_pages} * 4096; }
+  // A sink buffer: a data-ring chunk or an AUXTRACE record of a whole AUX area.
+  std::uint64_t chunk_bytes_max() const;
   bool operator==(const RunConfig&) const = default;
 };
 

@@ -48,6 +48,7 @@ std::uint32_t SimDisk::in_flight() const {
 }
 
 std::uint32_t SimDisk::in_flight_for_mapping(std::size_t mapping) const {
+  if (config_.slots_of_no_ring) return 0;
   std::uint32_t n = 0;
   for (std::size_t i = 0; i < slots_.size(); i++) {
     const Slot& s = slots_[i];

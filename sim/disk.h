@@ -46,6 +46,9 @@ namespace ringsim::sim {
 struct DiskConfig {
   std::uint32_t slots = 1;
   std::uint32_t slots_per_mapping = 1;
+  // Staged writing: the slots are the writer's own, no ring's
+  // (in_flight_for_mapping is then always 0).
+  bool slots_of_no_ring = false;
   std::uint32_t queue_depth = 8;
   std::uint64_t latency_ns_min = 20'000;
   std::uint64_t latency_ns_max = 200'000;

@@ -575,6 +575,19 @@ std::vector<Param> aux_transaction_rows() {
        .shrink = {RS_TO_ZERO(aux_format)},
        .route = RS_ROUTE(aux_format, p.kernel.aux.format_flags),
        .goes_to = "AuxConfig::format_flags"},
+      {.name = "staging_kib",
+       .help = "a staging buffer of this many KiB between a reading and a writing fiber (0: none; output=serial/aio)",
+       .min = 0, .max = 1u << 20, RS_FIELD(staging_kib),
+       .draw = [](DrawState& s, RunConfig& c) {
+         // Half the disk runs: small (two buffers: backpressure), medium,
+         // large.
+         if (c.output == Output::memory || s.d().draw(2) == 0) return;
+         const std::uint64_t multiple = std::array<std::uint64_t, 3>{2, 4, 16}[s.d().draw(3)];
+         c.staging_kib = static_cast<std::uint32_t>((multiple * c.chunk_bytes_max() + 1023) / 1024);
+       },
+       .shrink = {RS_TO_ZERO(staging_kib)},
+       .route = [](const RunConfig& c, RunPlan& p) { p.staging.bytes = std::uint64_t{c.staging_kib} * 1024; },
+       .goes_to = "core::StagingOptions::bytes; the writer's buffers and the disk's slots (one set, no ring's)"},
       {.name = "mutant", .help = "a deliberately broken consumer (sim/mutants.h)",
        .choices = {"none", "early_release", "no_pause", "drop_lost", "shared_offset", "reuse_buffer",
                    "eagain_busy_loop", "error_resubmit", "aux_early_tail", "aux_no_reenable"},
@@ -773,8 +786,23 @@ RunPlan plan_run(const RunConfig& c) {
   p.disk.slots_per_mapping = per_mapping;
   // A sink buffer takes a data-ring chunk or an AUXTRACE record of a whole
   // AUX area.
-  p.writer.buffer_bytes =
-      std::max(c.ring_bytes(), c.aux_pages ? c.aux_bytes() + core::kAuxtraceHeaderBytes : std::uint64_t{0});
+  p.writer.buffer_bytes = c.chunk_bytes_max();
+  if (p.staging.bytes > 0) {
+    // Staged: the writer's buffers (and the disk's slots) belong to no
+    // ring: one set, each a batch of up to two chunks.
+    p.staging.chunk_bytes_max = c.chunk_bytes_max();
+    p.staging.batch_bytes_max = std::min(2 * c.chunk_bytes_max(), p.staging.bytes / 2);
+    p.staging.wake_bytes = p.staging.batch_bytes_max / 2;
+    // Waits of 1 ms of virtual time; patience far beyond any disk stall
+    // (liveness ends a hung run first).
+    p.staging.wait_ns = 1'000'000;
+    p.staging.full_waits_max = 1'000'000;
+    p.writer.mappings = 1;
+    p.writer.buffer_bytes = p.staging.batch_bytes_max;
+    p.disk.slots = per_mapping;
+    p.disk.slots_per_mapping = per_mapping;
+    p.disk.slots_of_no_ring = true;
+  }
   return p;
 }
 

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "core/record_loop.h"
+#include "core/staging.h"
 #include "core/trace_writer.h"
 #include "sim/config.h"
 #include "sim/disk.h"
@@ -73,6 +74,7 @@ struct RunPlan {
   SessionConfig session;
   DiskConfig disk;
   core::WriterOptions writer;
+  core::StagingOptions staging;  // bytes == 0: not staged
   core::LoopOptions loop;
   SchedulerLimits limits;
   Output output = Output::memory;

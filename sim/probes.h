@@ -70,7 +70,10 @@ namespace ringsim::sim {
   X(stop_without_hangup, "the recording ended on a stop request with no POLLHUP")             \
   X(snapshot_late_writer, "reader: head moved during a snapshot; the oldest records dropped") \
   X(forward_overwrite_read, "reader: a forward read-only ring read by snapshot")              \
-  X(backward_writable_read, "reader: a writable backward ring read and its tail stored")
+  X(backward_writable_read, "reader: a writable backward ring read and its tail stored")        \
+  X(staging_full, "staging: the reading fiber waited for room (backpressure)")                 \
+  X(staging_wrap_skip, "staging: a chunk started at the beginning, not to be torn at the end") \
+  X(staging_batched, "staging: the writer wrote several chunks (of rounds merged) in one write")
 
 enum class Probe : std::uint8_t {
 #define RINGSIM_PROBE_ENUM(name, text) name,

@@ -12,6 +12,7 @@
 #include "sim/output_files.h"
 #include "sim/params.h"
 #include "sim/recording_sink.h"
+#include "sim/staging_sync.h"
 #include "sim/sample.h"
 #include "sim/scheduler.h"
 #include "sim/session.h"
@@ -148,15 +149,65 @@ class Run {
       return;
     }
     RecordingSink<core::TraceWriter<Disk>> sink(writer, result_.output, scheduler_);
-    result_.loop = read_rings(ring_session, sink);
+    if (plan_.staging.bytes > 0) {
+      read_rings_staged(ring_session, sink);
+    } else {
+      result_.loop = read_rings(ring_session, sink);
+    }
     writer.finish();
     result_.writer = writer.stats();
-    for (std::size_t i = 0; i < config_.cpus; i++) {
+    for (std::size_t i = 0; i < plan_.writer.mappings; i++) {  // 1 when staged: the writer's buffers are no ring's
       if (writer.references(i) != 0 && !scheduler_.cancelled()) {
         run_level_.push_back(model::Violation{
             kReleaseSafety, "mapping " + std::to_string(i) + " still holds " + std::to_string(writer.references(i)) +
                                 " references after the writer finished"});
       }
+    }
+  }
+
+  // Staged: this fiber reads the rings into the staging buffer, a writing
+  // fiber drains it into `sink`; this one waits for it before it returns.
+  template <class RingSession, class Sink>
+  void read_rings_staged(RingSession& ring_session, Sink& sink) {
+    FiberSync sync(scheduler_);
+    core::Staging<FiberSync> staging(sync, plan_.staging);
+    bool writer_done = false;
+    scheduler_.spawn("writer", [&] {
+      core::drain_staging(staging, sink);
+      writer_done = true;
+    });
+    result_.loop = read_rings(ring_session, staging);
+    staging.close();
+    // Cancelled waits return at once: the writer ends within a few turns.
+    for (std::uint64_t turn = 0; !writer_done; turn++) {
+      VERIFY_MSG(turn < 100'000'000, "the writing fiber never ended");
+      scheduler_.yield();
+      if (!writer_done && !scheduler_.cancelled()) scheduler_.sleep_for(plan_.staging.wait_ns);
+    }
+    result_.staging = staging.stats();
+    result_.staging_batches = sink.batches();
+    run_level_.insert(run_level_.end(), sink.staging_violations().begin(), sink.staging_violations().end());
+    check_staging(sync);
+  }
+
+  // staging_whole (the byte count) and backpressure_counted.
+  void check_staging(const FiberSync& sync) {
+    const core::StagingStats& s = result_.staging;
+    const core::DropCount& dropped = s.drops[core::DropCause::output_error];
+    if (!scheduler_.cancelled() && s.bytes != s.bytes_written + dropped.records.bytes) {
+      run_level_.push_back(model::Violation{
+          model::kStagingWhole, std::to_string(s.bytes) + " bytes staged, " + std::to_string(s.bytes_written) +
+                                    " written and " + std::to_string(dropped.records.bytes) + " counted as dropped"});
+    }
+    if (s.full_waits != sync.space_waits()) {
+      run_level_.push_back(model::Violation{
+          model::kBackpressureCounted, "the staging counted " + std::to_string(s.full_waits) +
+                                           " waits for room, the scheduler saw " + std::to_string(sync.space_waits())});
+    }
+    if (s.full > s.full_waits) {
+      run_level_.push_back(model::Violation{model::kBackpressureCounted,
+                                            std::to_string(s.full) + " episodes of backpressure in " +
+                                                std::to_string(s.full_waits) + " waits"});
     }
   }
 
@@ -278,6 +329,9 @@ class Run {
     r.probes.hit(Probe::writer_waited_cblock, r.writer.waits_for_cblock);
     r.probes.hit(Probe::output_switch, r.writer.files > 1 ? r.writer.files - 1 : 0);
     r.probes.hit(Probe::snapshot_late_writer, r.loop.ring.late_writes);
+    r.probes.hit(Probe::staging_full, r.staging.full);
+    r.probes.hit(Probe::staging_wrap_skip, r.staging.wrap_skips);
+    if (r.staging.chunks_written > r.staging.writes) r.probes.hit(Probe::staging_batched);
     const bool reads = r.loop.ring.chunks > 0;
     if (reads && config_.mode == core::RingMode::forward_overwrite) r.probes.hit(Probe::forward_overwrite_read);
     if (reads && config_.mode == core::RingMode::backward_writable) r.probes.hit(Probe::backward_writable_read);
@@ -296,6 +350,10 @@ class Run {
                             kHardErrorHandled}) {
         result_.properties.push_back(p);
       }
+    }
+    if (plan_.staging.bytes > 0 && writer_started_) {
+      result_.properties.push_back(model::kStagingWhole);
+      result_.properties.push_back(model::kBackpressureCounted);
     }
   }
 
@@ -399,7 +457,8 @@ class Run {
     // Normal mode, cut by an output error: what the oracle misses at the
     // end is what the writer cut off (data-ring records, not AUXTRACE
     // records) plus what was left in the rings, byte for byte.
-    const core::RecordCounts& cut = result_.writer.drops[core::DropCause::output_error].records;
+    core::RecordCounts cut = result_.writer.drops[core::DropCause::output_error].records;
+    cut.add(result_.staging.drops[core::DropCause::output_error].records);  // staged, never written
     const std::uint64_t cut_ring_bytes =
         cut.bytes - cut.auxtrace_bytes - cut.auxtrace_records * core::kAuxtraceHeaderBytes;
     const std::uint64_t counted = cut_ring_bytes + loop.drops[core::DropCause::abandoned].records.bytes;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/record_loop.h"
+#include "core/staging.h"
 #include "core/trace_writer.h"
 #include "model/perf_data_file.h"
 #include "sim/disk.h"
@@ -70,6 +71,9 @@ struct RunResult {
   // The trace writer and the disk (output=serial or aio).
   core::WriterStats writer;
   DiskStats disk;
+  // The staging buffer (staging_kib > 0).
+  core::StagingStats staging;
+  std::uint64_t staging_batches = 0;
   std::uint64_t files = 0;
   std::uint64_t file_bytes = 0;     // final size of all output files
   std::uint64_t rounds_in_file = 0; // PERF_RECORD_FINISHED_ROUND records

@@ -1,5 +1,6 @@
 #include "sim/scheduler.h"
 
+#include <deque>
 #include <boost/fiber/algo/algorithm.hpp>
 #include <boost/fiber/context.hpp>
 #include <boost/fiber/fiber.hpp>
@@ -29,7 +30,9 @@ struct Waiter {
 
 struct Scheduler::Fibers {
   std::vector<std::string> names;
-  std::vector<boost::fibers::fiber> fibers;
+  // A deque: a fiber spawned by a fiber is appended while run() joins an
+  // earlier one, which must not move.
+  std::deque<boost::fibers::fiber> fibers;
 };
 
 namespace {
