@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
@@ -652,23 +653,29 @@ core::LoopOptions Recording::loop_options() const {
 
 // Two threads: the reading thread (its priority raised) runs the record
 // loop into the staging buffer; this thread starts the events, then writes
-// what is staged. The reading thread polls before the events start: the
-// first samples (a burst while frequency mode finds its period) find it
-// ready. Returns whether the events started.
+// what is staged. The reading thread is created (and raised) before the
+// events start and waits for the word: the first samples (a burst while
+// frequency mode finds its period) find it ready, not still being created.
+// Returns whether the events started.
 bool Recording::record_staged() {
   make_sink();
   ThreadSync sync;
   core::Staging<ThreadSync> staging(sync, so_);
-  std::thread reader([this, &staging] {
+  std::promise<bool> go;
+  std::future<bool> went = go.get_future();
+  std::thread reader([this, &staging, &went] {
     reader_priority_ = apply_thread_priority(o_.reader_priority);
-    core::RecordLoop<RealSession, core::Staging<ThreadSync>> loop(*session_, staging, session_->mode(),
-                                                                   loop_options());
-    loop_ = loop.run();
+    if (went.get()) {
+      core::RecordLoop<RealSession, core::Staging<ThreadSync>> loop(*session_, staging, session_->mode(),
+                                                                     loop_options());
+      loop_ = loop.run();
+    }
     staging.close();
   });
   const bool started = start_events();
   const std::uint64_t start_ns = monotonic_ns();  // as without staging: from the start
-  if (!started) session_->request_stop();  // the reading thread disables the events and ends
+  if (!started) session_->disable_all();
+  go.set_value(started);
   const int drained = core::drain_staging(staging, *sink_);
   if (drained < 0) session_->request_stop();  // the reading thread stops at its next chunk or round
   reader.join();
