@@ -356,6 +356,12 @@ class Staging {
     return error_context_;
   }
 
+  // Bytes held now (chunks staged and not yet written, skipped ends).
+  std::uint64_t held_bytes() {
+    typename Sync::Guard guard(sync_);
+    return head_ - tail_;
+  }
+
   // Checks (tests, the simulator's properties): entries queued now.
   std::uint64_t queued() {
     typename Sync::Guard guard(sync_);

@@ -186,6 +186,7 @@ struct RawOptions {
   std::string switch_text;
   std::string staging_text;
   std::string reader_priority_text;
+  std::string cut_stacks_text;
 };
 
 // Everything after the first "--" is the command, as given: the index of
@@ -262,6 +263,9 @@ void add_output_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
   app.add_option("--reader-priority", raw.reader_priority_text,
                  "the reading thread's scheduling: auto (SCHED_FIFO 1, else nice -20, else normal; default), off, "
                  "fifo[:N] or nice[:N]");
+  app.add_option("--cut-stacks", raw.cut_stacks_text,
+                 "with --call-graph dwarf: cut the samples' user stack dumps: off (default), pressure (while the "
+                 "staging buffer is more than half full, the fuller the shorter), or BYTES (always, to that many)");
   app.add_flag("-q,--quiet", o.quiet, "print errors only");
   app.add_option("--buildid-dir", o.buildid_dir, "the build-id cache to copy the sampled binaries into (default ~/.debug)");
   app.add_flag("-N,--no-buildid-cache", o.no_buildid_cache, "do not copy the sampled binaries into the build-id cache");
@@ -282,6 +286,29 @@ int take_command(const CLI::App& app, int split, int argc, char** argv, RecordOp
   return -1;
 }
 
+// --cut-stacks into `o` (after --call-graph and --staging). -1, or the
+// usage error's status.
+int apply_cut_stacks(const RawOptions& raw, RecordOptions& o) {
+  const std::string& t = raw.cut_stacks_text;
+  if (t.empty() || t == "off") return -1;
+  if (o.call_graph != CallGraph::dwarf) {
+    return core::usage_error(kAppName, "--cut-stacks " + t + ": needs --call-graph dwarf (user stack dumps)");
+  }
+  if (!o.staged) return core::usage_error(kAppName, "--cut-stacks " + t + ": needs the staging buffer (not --staging off)");
+  if (t == "pressure") {
+    o.cut_stacks = RecordOptions::CutStacks::pressure;
+    return -1;
+  }
+  std::uint64_t bytes = 0;
+  if (!parse_u64(t, bytes) || bytes % 8 != 0 || bytes >= o.dwarf_stack_bytes) {
+    return core::usage_error(kAppName, "--cut-stacks " + t + ": expected off, pressure, or a multiple of 8 below the "
+                                           "dump size (" + std::to_string(o.dwarf_stack_bytes) + ")");
+  }
+  o.cut_stacks = RecordOptions::CutStacks::always;
+  o.cut_stack_bytes = static_cast<std::uint32_t>(bytes);
+  return -1;
+}
+
 // --staging and --reader-priority into `o`. -1, or the usage error's
 // status.
 int apply_staging(const RawOptions& raw, RecordOptions& o) {
@@ -295,6 +322,7 @@ int apply_staging(const RawOptions& raw, RecordOptions& o) {
     if (problem.empty() && o.staging_bytes % 8 != 0) problem = raw.staging_text + " is not a multiple of 8 bytes";
     if (!problem.empty()) return core::usage_error(kAppName, "--staging: " + problem + " (or off)");
   }
+  if (const int status = apply_cut_stacks(raw, o); status >= 0) return status;
   if (raw.reader_priority_text.empty()) return -1;
   o.reader_priority_given = true;
   const std::string problem = parse_thread_priority(raw.reader_priority_text, o.reader_priority);

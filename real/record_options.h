@@ -80,6 +80,12 @@ struct RecordOptions {
   // --reader-priority: the reading thread's scheduling (staged only).
   ThreadPriority reader_priority;
   bool reader_priority_given = false;
+  // --cut-stacks (dwarf, staged): off, pressure (cut the user stack dumps
+  // while the staging buffer is more than half full), or always to
+  // cut_stack_bytes.
+  enum class CutStacks : std::uint8_t { off, pressure, always };
+  CutStacks cut_stacks = CutStacks::off;
+  std::uint32_t cut_stack_bytes = 0;
   bool quiet = false;                 // only errors
   // The build-id cache (perf's ~/.debug layout) the hit DSOs are copied
   // into; "" for $HOME/.debug. no_buildid_cache (-N): not filled.

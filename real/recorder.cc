@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/drops.h"
+#include "core/stack_cut.h"
 #include "core/verify.h"
 #include "real/build_ids.h"
 #include "real/clock.h"
@@ -31,7 +32,8 @@
 template class ringsim::core::TraceWriter<ringsim::real::RealDisk>;
 template class ringsim::core::RecordLoop<ringsim::real::RealSession, ringsim::real::RecorderSink>;
 template class ringsim::core::Staging<ringsim::real::ThreadSync>;
-template class ringsim::core::RecordLoop<ringsim::real::RealSession, ringsim::core::Staging<ringsim::real::ThreadSync>>;
+template class ringsim::core::RecordLoop<
+    ringsim::real::RealSession, ringsim::core::StackCutter<ringsim::core::Staging<ringsim::real::ThreadSync>>>;
 
 namespace ringsim::real {
 namespace {
@@ -335,6 +337,7 @@ class Recording {
   void record_until_the_end(bool started);
   core::LoopOptions loop_options() const;
   bool record_staged();
+  core::StackCutPolicy stack_cut_policy() const;
   void check_loop_status();
   void finish(bool started);
   void print_summary(bool started) const;
@@ -364,6 +367,7 @@ class Recording {
   core::WriterOptions wo_;
   core::StagingOptions so_;          // staged recordings
   core::StagingStats staging_;
+  core::StackCutStats stack_cut_;
   PriorityOutcome reader_priority_;  // what the reading thread got
   std::unique_ptr<RealDisk> disk_;
   std::unique_ptr<Writer> writer_;
@@ -661,13 +665,14 @@ bool Recording::record_staged() {
   make_sink();
   ThreadSync sync;
   core::Staging<ThreadSync> staging(sync, so_);
+  core::StackCutter<core::Staging<ThreadSync>> cutter(staging, stack_cut_policy());
   std::promise<bool> go;
   std::future<bool> went = go.get_future();
-  std::thread reader([this, &staging, &went] {
+  std::thread reader([this, &staging, &cutter, &went] {
     reader_priority_ = apply_thread_priority(o_.reader_priority);
     if (went.get()) {
-      core::RecordLoop<RealSession, core::Staging<ThreadSync>> loop(*session_, staging, session_->mode(),
-                                                                     loop_options());
+      core::RecordLoop<RealSession, core::StackCutter<core::Staging<ThreadSync>>> loop(
+          *session_, cutter, session_->mode(), loop_options());
       loop_ = loop.run();
     }
     staging.close();
@@ -680,11 +685,28 @@ bool Recording::record_staged() {
   if (drained < 0) session_->request_stop();  // the reading thread stops at its next chunk or round
   reader.join();
   staging_ = staging.stats();
+  stack_cut_ = cutter.stats();
   if (staging_.error != 0 && writer_->stats().error == 0) {
     fail(kExitIoError, "staging: " + errno_text(staging_.error) + ": " + staging.error_context());
   }
   elapsed_ns_ = monotonic_ns() - start_ns;
   return started;
+}
+
+// --cut-stacks: every event has the first one's sample_type and user
+// registers (make_attrs).
+core::StackCutPolicy Recording::stack_cut_policy() const {
+  core::StackCutPolicy p;
+  using Cut = RecordOptions::CutStacks;
+  p.mode = o_.cut_stacks == Cut::off        ? core::StackCutPolicy::Mode::off
+           : o_.cut_stacks == Cut::pressure ? core::StackCutPolicy::Mode::pressure
+                                            : core::StackCutPolicy::Mode::always;
+  p.keep_bytes = o_.cut_stack_bytes;
+  p.dump_bytes = o_.dwarf_stack_bytes;
+  p.layout.sample_type = attrs_[0].attr.sample_type;
+  p.layout.user_regs = static_cast<std::uint32_t>(__builtin_popcountll(attrs_[0].attr.sample_regs_user));
+  if (p.mode != core::StackCutPolicy::Mode::off) VERIFY(core::stack_cut_problem(p.layout).empty());
+  return p;
 }
 
 void Recording::check_loop_status() {
@@ -835,7 +857,10 @@ void Recording::print_drops() const {
 void Recording::print_writer() const {
   const core::WriterStats& ws = writer_->stats();
   print_line(std::string("writer: ") + core::to_string(wo_.mode) +
-             (wo_.mode == core::WriteMode::aio ? " (" + std::to_string(wo_.cblocks) + " control block(s) per ring)" : "") +
+             (wo_.mode == core::WriteMode::aio
+                  ? " (" + std::to_string(wo_.cblocks) + " control block(s) " +
+                        (o_.staged ? "for the staging buffer)" : "per ring)")
+                  : "") +
              ", chunks " + std::to_string(ws.chunks) + ", bytes completed " + std::to_string(ws.bytes_completed) +
              ", short writes restarted " + std::to_string(ws.short_writes_restarted) + ", EAGAIN retries " +
              std::to_string(ws.eagain_retries) + ", EAGAIN sync fallbacks " + std::to_string(ws.eagain_sync_fallbacks) +
@@ -864,6 +889,12 @@ void Recording::print_staging() const {
              " s: the kernel dropped meanwhile, see records lost), wrap skips " + std::to_string(s.wrap_skips) +
              ", rounds " + std::to_string(s.rounds) + " (" + std::to_string(s.rounds_merged) + " merged, " +
              std::to_string(s.rounds_absorbed) + " absorbed)");
+  if (o_.cut_stacks != RecordOptions::CutStacks::off) {
+    print_line("stack dumps cut: " + std::to_string(stack_cut_.samples_cut) + " samples (" +
+               std::to_string(stack_cut_.bytes_cut) + " bytes, in " + std::to_string(stack_cut_.chunks_cut) +
+               " chunks; " + std::to_string(stack_cut_.dumps_seen) +
+               " dumps looked at while cutting); each one's dyn_size says what it kept");
+  }
   std::string priority = "reader thread: " + to_string(reader_priority_.got);
   if (!reader_priority_.fallback.empty()) priority += " (not higher: " + reader_priority_.fallback + ")";
   print_line(priority);

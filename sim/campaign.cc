@@ -89,6 +89,15 @@ struct Totals {
   std::uint64_t aux_overwritten = 0;
   std::uint64_t aux_truncated = 0;
   std::uint64_t aux_snapshot_runs = 0;
+  // Staged runs (staging_kib > 0).
+  std::uint64_t staged_runs = 0;
+  std::uint64_t staged_chunks = 0;
+  std::uint64_t staged_records = 0;
+  std::uint64_t staged_writes = 0;
+  std::uint64_t staging_full = 0;       // backpressure episodes
+  std::uint64_t staging_full_runs = 0;
+  std::uint64_t staging_wrap_skips = 0;
+  std::uint64_t staging_dropped = 0;    // staged records never written (after an output error)
   // The data-loss metric, over all runs: total lost time / total elapsed.
   std::uint64_t lost_time_ns = 0;
   std::uint64_t elapsed_ns = 0;
@@ -202,6 +211,18 @@ void add_output_figures(Totals& t, const RunResult& r) {
   add_disk_stats(t.disk, r.disk);
 }
 
+void add_staging_figures(Totals& t, const RunResult& r) {
+  if (r.config.staging_kib == 0) return;
+  t.staged_runs++;
+  t.staged_chunks += r.staging.chunks;
+  t.staged_records += r.staging.records.records;
+  t.staged_writes += r.staging.writes;
+  t.staging_full += r.staging.full;
+  if (r.staging.full > 0) t.staging_full_runs++;
+  t.staging_wrap_skips += r.staging.wrap_skips;
+  t.staging_dropped += r.staging.drops[core::DropCause::output_error].records.records;
+}
+
 void add_aux_figures(Totals& t, const RunResult& r) {
   if (r.config.aux_pages > 0) {
     t.aux_runs++;
@@ -234,6 +255,7 @@ void add_run(Totals& t, const RunResult& r) {
   add_kernel_figures(t, r);
   add_output_figures(t, r);
   add_aux_figures(t, r);
+  add_staging_figures(t, r);
   add_checks(t, r);
 }
 
@@ -388,6 +410,10 @@ nlohmann::json summary_json(const CampaignOptions& options, const Totals& t, dou
                  {"hard_error_runs", t.hard_error_runs},         {"records_cut_by_errors", t.records_lost_to_error}};
   j["data_loss_metric"] = t.elapsed_ns ? static_cast<double>(t.lost_time_ns) / static_cast<double>(t.elapsed_ns) : 0.0;
   j["runs_with_loss"] = t.runs_with_loss;
+  j["staging"] = {{"runs", t.staged_runs},          {"chunks", t.staged_chunks}, {"records", t.staged_records},
+                  {"writes", t.staged_writes},       {"full", t.staging_full},
+                  {"full_runs", t.staging_full_runs}, {"wrap_skips", t.staging_wrap_skips},
+                  {"records_dropped", t.staging_dropped}};
   j["aux"] = {{"runs", t.aux_runs},           {"snapshot_runs", t.aux_snapshot_runs}, {"written", t.aux_written},
               {"delivered", t.aux_delivered}, {"overwritten", t.aux_overwritten},   {"truncated", t.aux_truncated}};
   nlohmann::json properties = nlohmann::json::object();
@@ -445,6 +471,11 @@ void print_summary(std::ostream& out, const CampaignOptions& options, const Tota
       << with_commas(t.eagain_retries) << " EAGAIN retries, " << with_commas(t.sync_fallbacks)
       << " synchronous fallbacks, " << with_commas(t.eintr_retries) << " EINTR retries; " << t.hard_error_runs
       << " runs ended by a hard error (" << with_commas(t.records_lost_to_error) << " records cut off)\n";
+  out << "  staging          " << t.staged_runs << " staged runs: " << with_commas(t.staged_chunks)
+      << " chunks in " << with_commas(t.staged_writes) << " writes; full (backpressure) "
+      << with_commas(t.staging_full) << " times in " << t.staging_full_runs << " runs; "
+      << with_commas(t.staging_wrap_skips) << " wrap skips; " << with_commas(t.staging_dropped)
+      << " staged records dropped after an output error\n";
   out << "  AUX              " << t.aux_runs << " runs with AUX areas (" << t.aux_snapshot_runs
       << " in snapshot mode): " << with_commas(t.aux_written) << " bytes written, " << with_commas(t.aux_delivered)
       << " delivered, " << with_commas(t.aux_overwritten) << " overwritten before a snapshot, "

@@ -130,6 +130,11 @@ void add_expected(Expected& e, const RunResult& r) {
   // (checked to be at least the oracle's by clean_finish).
   e.add("aux_gap_bytes", r.writer.error == 0 ? r.oracle.aux_overwritten
                                              : r.loop.aux_drops[core::DropCause::overwritten].records.bytes);
+  // Staged runs: every record the loop committed went through the staging.
+  if (r.config.staging_kib > 0) {
+    e.add("staged_runs", 1);
+    e.add("staged_records", r.loop.records.records);
+  }
   e.add("lost_time_ns", r.loss.lost_time_ns);
   e.add("elapsed_ns", r.loss.last_time_ns - r.loss.first_time_ns);
   for (const std::string& p : r.properties) e.add(("checked " + p).c_str(), 1);
@@ -181,6 +186,9 @@ TEST(CampaignFigures, TheSummaryAddsUpTheIndependentCounts) {
   EXPECT_EQ(j["writer"]["eagain_retries"], x["eagain_retries"]);
   EXPECT_EQ(j["writer"]["hard_error_runs"], x["hard_error_runs"]);
   EXPECT_EQ(j["aux"]["runs"], x["aux_runs"]);
+  EXPECT_EQ(j["staging"]["runs"], x.value("staged_runs", 0));
+  EXPECT_EQ(j["staging"]["records"], x.value("staged_records", 0));
+  EXPECT_GT(x.value("staged_runs", 0), 0) << "the campaign draws staged runs";
   for (const char* k : {"written", "delivered", "overwritten"}) {
     EXPECT_EQ(j["aux"][k], x[std::string("aux_") + k]) << k;
   }

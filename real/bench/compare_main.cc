@@ -17,13 +17,15 @@
 // metric. The recorder's CPU time is its own (wait4's rusage of the
 // recorder process and its threads, user + system; the `sleep` it runs
 // costs nothing), not the workload's. The workload's slowdown: the busy
-// loop's iterations per second while the recorder runs (from its start to
-// its exit, its own start-up and end included), against the same loop
-// unrecorded ("none") in the same series. Medians are printed, with the
-// ratio of each to the best perf column (the one that lost the fewest).
+// loop's iterations per second while recorded, against the same loop
+// unrecorded ("none") in the same series, both measured from 0.6 s after
+// the recorder's start to 0.1 s before its command ends (inside every
+// recorder's recording, whatever it does before and after). Medians are
+// printed, with the ratio of each to the best perf column (the one that
+// lost the fewest).
 //
 // Not a test: it measures, it does not judge. Runs in about
-// 2 points x 6 recorders x runs x (seconds + ~1 s).
+// 3 points x 11 columns x runs x (seconds + ~1.5 s).
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -154,6 +156,15 @@ struct Settings {
 // A recorder gets this much longer than its recording before it is killed
 // (a hang, never a measure).
 constexpr double kRunGraceS = 120;
+// The window in which the workload's speed is measured, inside the
+// recording (which starts within kRateFromS of the recorder's start).
+constexpr double kRateFromS = 0.6;
+constexpr double kRateBeforeEndS = 0.1;
+
+void sleep_until(double t) {
+  const double left = t - now_s();
+  if (left > 0) ::usleep(static_cast<useconds_t>(left * 1e6));
+}
 
 // A file's size, or a directory's files' (perf record --threads).
 std::uint64_t file_size(const std::string& path) {
@@ -207,14 +218,20 @@ ringsim::real::WaitStatus run_under_load(const std::vector<std::string>& argv, c
   options.out = Output::file(log);
   options.err = Output::file(log);
   ringsim::real::Process recorder;
-  const std::uint64_t first = iterations_now();
   const double t0 = now_s();
   const ringsim::real::Error started = recorder.start(argv, options);
   ringsim::real::WaitStatus status;
   if (started.ok()) {
+    // The workload's speed while recorded: from kRateFromS after the start
+    // (every recorder has started recording by then) to kRateBeforeEndS
+    // before its command ends, whatever each recorder does before and after.
+    sleep_until(t0 + kRateFromS);
+    const std::uint64_t first = iterations_now();
+    const double t1 = now_s();
+    sleep_until(t0 + duration_s - kRateBeforeEndS);
+    rate = static_cast<double>(iterations_now() - first) / (now_s() - t1);
     // A deadline far beyond any run: only a hang is cut short.
     status = recorder.wait(static_cast<std::uint64_t>((duration_s + kRunGraceS) * 1e9));
-    rate = static_cast<double>(iterations_now() - first) / (now_s() - t0);
   } else {
     std::ofstream(log, std::ios::app) << started.message << "\n";
   }
@@ -334,7 +351,7 @@ int parse_settings(int argc, char** argv, Settings& s) {
   CLI::App app{"Loss and CPU cost of ringsim-record against perf record (system-wide, both cores busy)", kAppName};
   app.add_option("--runs", s.runs, "runs per recorder and point (default 5); medians are reported")
       ->check(CLI::Range(1, 100));
-  app.add_option("--seconds", s.duration_s, "recording length (default 2)")->check(CLI::Range(0.1, 60.0));
+  app.add_option("--seconds", s.duration_s, "recording length (default 2)")->check(CLI::Range(1.0, 60.0));
   app.add_option("--out", s.out_path, "also write the table (and every run) to FILE");
   app.add_option("--perf", s.perf, "perf (default /usr/bin/perf)");
   app.add_option("--record", s.record, "ringsim-record (default: //real:record from the runfiles)");

@@ -176,6 +176,33 @@ TEST(RecordPermissions, UserSpaceOnlyWorksWithoutCapabilities) {
   EXPECT_GT(samples, 0u) << r.text();
 }
 
+// The reading thread's priority: as root, SCHED_FIFO 1 by default and what
+// --reader-priority asks; without the capability, auto says on one line
+// why it runs at normal priority, and an explicit request is refused
+// before anything is recorded.
+TEST(RecordPermissions, ReaderPriority) {
+  const std::string out = testing::temp_dir("reader-priority") + "/x.data";
+  RunResult r = testing::run_record(concat({"-e", "task-clock:u", "-F", "1000", "-o", out, "--"}, burn(30)));
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  EXPECT_EQ(testing::lines_with(r.err, "reader thread: SCHED_FIFO 1").size(), 1u) << r.err;
+  r = testing::run_record(
+      concat({"-e", "task-clock:u", "-F", "1000", "--reader-priority", "nice:-5", "-o", out, "--"}, burn(30)));
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  EXPECT_EQ(testing::lines_with(r.err, "reader thread: nice -5").size(), 1u) << r.err;
+  r = testing::run_record(concat({"-e", "task-clock:u", "-F", "1000", "-o", out, "--"}, burn(30)), unprivileged());
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  const std::vector<std::string> fallback = testing::lines_with(r.err, "reader thread: normal (not higher: ");
+  ASSERT_EQ(fallback.size(), 1u) << r.err;
+  EXPECT_NE(fallback[0].find("SCHED_FIFO 1"), std::string::npos) << fallback[0];
+  EXPECT_NE(fallback[0].find("nice -20"), std::string::npos) << fallback[0];
+  std::remove(out.c_str());
+  r = testing::run_record(concat({"-e", "task-clock:u", "--reader-priority", "fifo", "-o", out, "--"}, burn(10)),
+                          unprivileged());
+  EXPECT_TRUE(r.exited && r.exit_code == kExitNoPermission) << r.text();
+  expect_one_error_line(r, {"--reader-priority", "SCHED_FIFO 1", "CAP_SYS_NICE"});
+  EXPECT_FALSE(exists(out));
+}
+
 TEST(RecordPermissions, SystemWideWithoutPermissionNamesParanoid) {
   const int paranoid = read_proc_int("/proc/sys/kernel/perf_event_paranoid");
   if (paranoid < 1) GTEST_SKIP() << "perf_event_paranoid is " << paranoid << ": system-wide is allowed unprivileged";

@@ -60,7 +60,51 @@ TEST(RecordOptions, DefaultsAreDocumented) {
   EXPECT_EQ(o.switch_output_bytes, 0u);
   EXPECT_EQ(o.header_interval_ms, 100u);
   EXPECT_EQ(o.realtime_priority, 0u);
+  EXPECT_TRUE(o.staged);
+  EXPECT_EQ(o.staging_bytes, 0u);  // the default size, from the rings
+  EXPECT_EQ(o.reader_priority.kind, ThreadPriority::Kind::automatic);
+  EXPECT_FALSE(o.reader_priority_given);
+  EXPECT_EQ(o.cut_stacks, RecordOptions::CutStacks::off);
   EXPECT_EQ(o.command, (std::vector<std::string>{"sleep", "1"}));
+}
+
+TEST(RecordOptions, StagingReaderPriorityAndStackCutting) {
+  Parsed p = parse({"--staging", "64M", "--reader-priority", "nice:-5", "--call-graph", "dwarf,4096", "--cut-stacks",
+                    "1024", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_EQ(p.options.staging_bytes, std::uint64_t{64} << 20);
+  EXPECT_EQ(p.options.reader_priority, (ThreadPriority{ThreadPriority::Kind::nice, -5}));
+  EXPECT_EQ(p.options.cut_stacks, RecordOptions::CutStacks::always);
+  EXPECT_EQ(p.options.cut_stack_bytes, 1024u);
+  p = parse({"--staging", "off", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_FALSE(p.options.staged);
+  p = parse({"--reader-priority", "fifo", "--call-graph", "dwarf", "--cut-stacks", "pressure", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_EQ(p.options.reader_priority, (ThreadPriority{ThreadPriority::Kind::fifo, 1}));
+  EXPECT_EQ(p.options.cut_stacks, RecordOptions::CutStacks::pressure);
+  p = parse({"--reader-priority", "off", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_EQ(p.options.reader_priority.kind, ThreadPriority::Kind::normal);
+  for (const auto& [args, says] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--staging", "4K", "--", "true"}, "outside 8K..64G"},
+           {{"--staging", "lots", "--", "true"}, "--staging"},
+           {{"--reader-priority", "fifo:0", "--", "true"}, "1..99"},
+           {{"--reader-priority", "nice:-21", "--", "true"}, "-20..19"},
+           {{"--reader-priority", "high", "--", "true"}, "auto, off, fifo[:N] or nice[:N]"},
+           {{"--reader-priority", "auto:1", "--", "true"}, "takes no value"},
+           {{"--staging", "off", "--reader-priority", "fifo", "--", "true"}, "not --staging off"},
+           {{"--cut-stacks", "1024", "--", "true"}, "needs --call-graph dwarf"},
+           {{"--call-graph", "dwarf,4096", "--cut-stacks", "4096", "--", "true"}, "below the dump size"},
+           {{"--call-graph", "dwarf,4096", "--cut-stacks", "100", "--", "true"}, "multiple of 8"},
+           {{"--call-graph", "dwarf", "--staging", "off", "--cut-stacks", "pressure", "--", "true"}, "staging"},
+       }) {
+    const Parsed bad = parse(args);
+    SCOPED_TRACE(::testing::PrintToString(args));
+    EXPECT_EQ(bad.status, 64);
+    EXPECT_NE(bad.err.find(says), std::string::npos) << bad.err;
+    EXPECT_EQ(bad.err.find('\n'), bad.err.size() - 1) << "one line: " << bad.err;
+  }
 }
 
 TEST(RecordOptions, EveryOption) {

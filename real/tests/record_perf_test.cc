@@ -16,6 +16,7 @@
 // only turn a hang into a failure.
 #include <csignal>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -152,6 +153,36 @@ TEST(RecordWithPerf, DwarfCallGraphsUnwindInPerf) {
   EXPECT_GT(ours.samples, 20u);
   const PerfView v = expect_perf_agrees(out, ours);
   EXPECT_NE(v.report.out.find("ringsim_test_burn"), std::string::npos) << v.report.out.substr(0, 3000);
+}
+
+// Dumps cut to 1 KiB (--cut-stacks 1024: every sample, as pressure would
+// cut them): perf reads every sample and still unwinds through the cut
+// stacks (a burn sample's chain goes on past ringsim_test_burn).
+TEST(RecordWithPerf, CutStackDumpsStillUnwindInPerf) {
+  REQUIRE_PERF();
+  const std::string out = testing::temp_dir("dwarf-cut") + "/perf.data";
+  const RunResult r = testing::run_record(
+      concat({"-F", "500", "--call-graph", "dwarf,8192", "--cut-stacks", "1024", "-o", out, "--"}, burn(200)));
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  const Summary ours = summary_of(r);
+  EXPECT_GT(ours.samples, 20u);
+  const std::vector<std::string> cut = testing::lines_with(r.err, "stack dumps cut: ");
+  ASSERT_EQ(cut.size(), 1u) << r.err;
+  const std::uint64_t samples_cut = std::strtoull(cut[0].c_str() + cut[0].find("cut: ") + 5, nullptr, 10);
+  EXPECT_GE(samples_cut, ours.samples / 2) << cut[0];
+  const PerfView v = expect_perf_agrees(out, ours);
+  EXPECT_NE(v.report.out.find("ringsim_test_burn"), std::string::npos) << v.report.out.substr(0, 3000);
+  // perf script: a frame of ringsim_test_burn followed by its caller.
+  const RunResult script = testing::run({testing::perf_path(), "script", "-i", out});
+  ASSERT_TRUE(script.exited && script.exit_code == 0) << script.text();
+  std::istringstream lines(script.out);
+  std::string line, previous;
+  std::uint64_t unwound = 0;
+  for (int i = 0; i < 1'000'000 && std::getline(lines, line); i++) {
+    if (previous.find("ringsim_test_burn") != std::string::npos && line.size() > 1 && line[0] == '\t') unwound++;
+    previous = line;
+  }
+  EXPECT_GT(unwound, 5u) << "no chain goes past ringsim_test_burn:\n" << script.out.substr(0, 3000);
 }
 
 TEST(RecordWithPerf, LostSamplesAreCountedAsPerfCountsThem) {
