@@ -361,7 +361,8 @@ int parse_settings(int argc, char** argv, Settings& s) {
       ->check(CLI::Range(0, 99));
   app.add_option("--recorders", s.only_recorders,
                  "only these recorders (perf, perf-aio, perf-aio4, perf-threads, perf-r1, ringsim-serial, "
-                 "ringsim-aio1, ringsim-aio4, ringsim-staged, ringsim-staged-normal); the unrecorded baseline "
+                 "ringsim-aio1, ringsim-aio4, ringsim-staged, ringsim-staged-normal, ringsim-staged-cut); the "
+                 "unrecorded baseline "
                  "(none) always runs")
       ->delimiter(',');
   return ringsim::core::parse_command_line(app, argc, argv);
@@ -405,6 +406,7 @@ std::vector<Recorder> select_recorders(const Settings& s) {
       {"ringsim-aio4", Kind::ringsim, {"--staging", "off", "--aio", "4"}},
       {"ringsim-staged", Kind::ringsim, {}},
       {"ringsim-staged-normal", Kind::ringsim, {"--reader-priority", "off"}},
+      {"ringsim-staged-cut", Kind::ringsim, {"--cut-stacks", "pressure"}},
   };
   std::vector<Recorder> recorders;
   for (Recorder r : all) {
@@ -455,7 +457,17 @@ Results run_all(const std::vector<Point>& points, const std::vector<Recorder>& r
       for (std::size_t k = 0; k < recorders.size(); k++) {
         std::fprintf(stderr, "\rrun %d/%d  %-6s %-16s", r + 1, s.runs, points[p].name.c_str(),
                      recorders[k].name.c_str());
-        const Measure m = measure_once(points[p], recorders[k], s, dir, r);
+        const bool dwarf = std::find_if(points[p].args.begin(), points[p].args.end(), [](const std::string& a) {
+                             return a.rfind("dwarf", 0) == 0;
+                           }) != points[p].args.end();
+        const bool cuts = std::find(recorders[k].mode_args.begin(), recorders[k].mode_args.end(), "--cut-stacks") !=
+                          recorders[k].mode_args.end();
+        Measure m;
+        if (cuts && !dwarf) {
+          m.problem = "n/a (stack dumps only with dwarf)";
+        } else {
+          m = measure_once(points[p], recorders[k], s, dir, r);
+        }
         results[p][k].push_back(m);
         details << run_line(points[p], recorders[k], r, m);
       }
