@@ -136,8 +136,10 @@ class Staging {
   Staging(Sync& sync, const StagingOptions& options) : sync_(sync), options_(options) {
     const std::string problem = validate(options_);
     VERIFY_MSG(problem.empty(), problem.c_str());
-    // Uninitialised: pages are touched when first used, not at start.
     memory_.reset(new std::byte[options_.bytes]);
+    // Touched now, before any ring is read: the reading side never waits
+    // for a page fault (and its zeroing) in the middle of a recording.
+    std::memset(memory_.get(), 0, options_.bytes);
     // A full entry queue is backpressure too (room_for).
     entries_.resize(static_cast<std::size_t>(entries_for(options_)));
   }
