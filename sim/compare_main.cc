@@ -1,7 +1,9 @@
 // bazel run //sim:compare -- [--seed N] [--runs N] [run options]
 //
 // The same seeds, workloads and disk model, written with serial write()
-// and with AIO at 1, 2 and 4 control blocks, side by side: records the
+// and with AIO at 1, 2 and 4 control blocks, and staged (a reading and a
+// writing fiber over a staging buffer of 16 sink buffers, core/staging.h)
+// with serial write() and AIO 1, side by side: records the
 // kernel dropped (and reported with LOST records), the fraction of samples
 // lost, and the data-loss metric of the perf AIO series (lost time /
 // elapsed time). Each seed's workload (records, sizes, gaps) is a function
@@ -31,6 +33,7 @@ struct Mode {
   const char* name;
   Output output;
   std::uint32_t cblocks;
+  std::uint32_t staging_buffers = 0;  // staging_kib in sink buffers; 0: not staged
 };
 
 struct Column {
@@ -152,7 +155,8 @@ bool write_json(const std::string& path, const std::vector<Mode>& modes, const s
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app("Serial write() vs AIO with 1, 2 and 4 control blocks, on the same seeds and disk model.", "compare");
+  CLI::App app("Serial write() vs AIO with 1, 2 and 4 control blocks vs staged, on the same seeds and disk model.",
+               "compare");
   std::uint64_t first_seed = 1;
   std::uint64_t runs = 200;
   std::string json_path;
@@ -167,7 +171,9 @@ int main(int argc, char** argv) {
   const std::vector<Mode> modes = {{"serial write()", Output::serial, 1},
                                    {"AIO, 1 cblock", Output::aio, 1},
                                    {"AIO, 2 cblocks", Output::aio, 2},
-                                   {"AIO, 4 cblocks", Output::aio, 4}};
+                                   {"AIO, 4 cblocks", Output::aio, 4},
+                                   {"staged, serial", Output::serial, 1, 16},
+                                   {"staged, AIO 1", Output::aio, 1, 16}};
   std::vector<Column> columns(modes.size());
   int exit_code = kExitOk;
   for (std::uint64_t i = 0; i < runs; i++) {
@@ -176,6 +182,8 @@ int main(int argc, char** argv) {
       RunConfig config = base;
       set_output(config, modes[m].output);
       config.cblocks = modes[m].cblocks;
+      config.staging_kib =
+          static_cast<std::uint32_t>((modes[m].staging_buffers * config.chunk_bytes_max() + 1023) / 1024);
       if (const std::string e = validate(config); !e.empty()) {
         return ringsim::core::usage_error("compare", "seed " + std::to_string(config.seed) + ": " + e);
       }
