@@ -1,6 +1,6 @@
 // core::Staging's Sync policy for two threads: a priority-inheritance mutex
-// and a condition variable per side (one waiter each: the reading and the
-// writing thread).
+// and a semaphore per side (one waiter each: the reading and the writing
+// thread).
 //
 // Priority inheritance: the reading thread runs SCHED_FIFO, the writing
 // thread at normal priority on cores the workload saturates. With a plain
@@ -15,9 +15,10 @@
 
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
+#include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <semaphore>
 
 #include "core/staging.h"
 #include "core/verify.h"
@@ -58,20 +59,40 @@ class ThreadSync {
     std::unique_lock<PriorityInheritingMutex> lock_;
   };
 
+  // With the guard held (the caller has just seen it must wait): lets go,
+  // waits for a notify of `side` or the timeout, takes the lock again.
   bool wait(Guard& guard, core::StagingSide side, std::uint64_t timeout_ns) {
-    condition(side).wait_for(guard.lock_, std::chrono::nanoseconds(timeout_ns));
+    Signal& s = signal(side);
+    s.raised.store(false, std::memory_order_relaxed);  // a notify from now on releases the semaphore
+    guard.lock_.unlock();
+    s.semaphore.try_acquire_for(std::chrono::nanoseconds(timeout_ns));
+    guard.lock_.lock();
     return true;
   }
-  void notify(core::StagingSide side) { condition(side).notify_one(); }
+  // With the guard held. Lock-free (an atomic exchange, at most one futex
+  // wake): the SCHED_FIFO reading thread never waits on a lock the writing
+  // thread could hold while preempted, as it would inside a condition
+  // variable's own mutex.
+  void notify(core::StagingSide side) {
+    Signal& s = signal(side);
+    if (!s.raised.exchange(true, std::memory_order_relaxed)) s.semaphore.release();
+  }
   std::uint64_t now_ns() { return monotonic_ns(); }
 
  private:
-  std::condition_variable_any& condition(core::StagingSide side) {
-    return side == core::StagingSide::space ? space_ : data_;
-  }
+  // A wakeup that is never lost: raised is cleared (under the lock) before
+  // the waiter lets go of the lock; a notify after that releases the
+  // semaphore once. Its count stays at most 2 (a stale one, consumed by the
+  // next wait as a spurious wakeup, plus one).
+  struct Signal {
+    std::atomic<bool> raised{false};
+    std::counting_semaphore<4> semaphore{0};
+  };
+  Signal& signal(core::StagingSide side) { return side == core::StagingSide::space ? space_ : data_; }
+
   PriorityInheritingMutex mutex_;
-  std::condition_variable_any space_;
-  std::condition_variable_any data_;
+  Signal space_;
+  Signal data_;
 };
 
 }  // namespace ringsim::real
