@@ -179,8 +179,9 @@ class Run {
     result_.loop = read_rings(ring_session, staging);
     staging.close();
     // Cancelled waits return at once: the writer ends within a few turns.
-    for (std::uint64_t turn = 0; !writer_done; turn++) {
-      VERIFY_MSG(turn < 100'000'000, "the writing fiber never ended");
+    std::uint64_t turns = 0;
+    while (!writer_done) {  // set by the writing fiber
+      VERIFY_MSG(++turns < 100'000'000, "the writing fiber never ended");
       scheduler_.yield();
       if (!writer_done && !scheduler_.cancelled()) scheduler_.sleep_for(plan_.staging.wait_ns);
     }
