@@ -28,6 +28,7 @@
 // 3 points x 11 columns x runs x (seconds + ~1.5 s).
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -100,6 +101,9 @@ __attribute__((noinline)) std::uint64_t busy_top(std::uint64_t x) { return busy_
 
 // Runs in a forked child until it is killed: `threads` threads spinning.
 [[noreturn]] int busy_loop(int threads) {
+  // Dies with the benchmark (killed or interrupted), not left spinning.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() == 1) ::_exit(0);
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; t++) {
     workers.emplace_back([t] {
