@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -164,17 +165,39 @@ std::string add_entry(const fs::path& dir, const core::BuildIdEntry& e, const st
 std::string find_hit_dsos(std::span<const std::byte> data, std::uint64_t data_offset,
                           const std::vector<core::EventDescription>& events, HitDsos& out) {
   const core::PerfDataView view = core::data_view(data, data_offset, events);
-  HitScan scan(out);
+  // In time order, as perf's ordered events see them: a ring read before
+  // another in the same round can put a sample in the file ahead of the
+  // MMAP2 (from another CPU's ring) of the library it hit, e.g. the dynamic
+  // loader's right after exec. Records without a time (synthesized ones)
+  // count as time 0; equal times keep file order.
+  struct Timed {
+    std::uint64_t time_ns;
+    std::span<const std::byte> record;
+  };
+  std::vector<Timed> timed;
   core::RecordCounts counts;
   const core::WalkResult walk =
       core::walk_records(view.data, counts, [&](const perf_event_header& h, std::span<const std::byte> r) {
-        if (h.type == PERF_RECORD_MMAP || h.type == PERF_RECORD_MMAP2) scan.mmap(h, r);
-        if (h.type == PERF_RECORD_FORK && h.size >= 16) scan.fork(r);
-        if (h.type == PERF_RECORD_COMM && h.size >= 16) scan.exec(h, r);
-        if (h.type != PERF_RECORD_SAMPLE) return;
-        const core::PerfDataAttr* attr = view.attr_of(h, r);
-        if (attr != nullptr) scan.sample(h, r, attr->attr.sample_type);
+        const bool wanted = h.type == PERF_RECORD_MMAP || h.type == PERF_RECORD_MMAP2 ||
+                            (h.type == PERF_RECORD_FORK && h.size >= 16) ||
+                            (h.type == PERF_RECORD_COMM && h.size >= 16) || h.type == PERF_RECORD_SAMPLE;
+        if (!wanted) return;
+        std::uint64_t time_ns = 0;
+        if (!view.time_of(h, r, time_ns)) time_ns = 0;
+        timed.push_back(Timed{time_ns, r});
       });
+  std::stable_sort(timed.begin(), timed.end(), [](const Timed& a, const Timed& b) { return a.time_ns < b.time_ns; });
+  HitScan scan(out);
+  for (const Timed& t : timed) {
+    perf_event_header h{};
+    std::memcpy(&h, t.record.data(), sizeof h);
+    if (h.type == PERF_RECORD_MMAP || h.type == PERF_RECORD_MMAP2) scan.mmap(h, t.record);
+    if (h.type == PERF_RECORD_FORK) scan.fork(t.record);
+    if (h.type == PERF_RECORD_COMM) scan.exec(h, t.record);
+    if (h.type != PERF_RECORD_SAMPLE) continue;
+    const core::PerfDataAttr* attr = view.attr_of(h, t.record);
+    if (attr != nullptr) scan.sample(h, t.record, attr->attr.sample_type);
+  }
   if (walk.error == core::RecordError::none) return "";
   return "data section: record at offset " + std::to_string(walk.valid_bytes) + ": " + core::to_string(walk.error);
 }
