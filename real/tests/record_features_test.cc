@@ -52,9 +52,14 @@ RunResult record_perfs(const std::string& out, const std::vector<std::string>& a
   const std::vector<std::string> argv = concat(
       concat({testing::perf_path(), "--buildid-dir", cache, "record", "-q", "-k", "CLOCK_MONOTONIC", "-o", out}, args),
       concat({"--"}, command));
+  // perf 6.1 sometimes aborts in its own build-id pass ("assertion failed
+  // at util/build-id.c:1010", once twice in a row under tsan): up to four
+  // tries, each abort printed.
   RunResult r = testing::run(argv);
-  if (!r.exited && WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGABRT) {
-    std::printf("perf record aborted (its own bug, not ours): recording again once\n%s\n", r.err.c_str());
+  for (int attempt = 1; attempt < 4 && !r.exited && WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGABRT;
+       attempt++) {
+    std::printf("perf record aborted (its own bug, not ours): recording again (try %d)\n%s\n", attempt + 1,
+                r.err.c_str());
     std::filesystem::remove(out);
     r = testing::run(argv);
   }
