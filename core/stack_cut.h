@@ -95,6 +95,8 @@ class StackCutter {
     return buffer_;
   }
   int commit(std::size_t mapping, std::uint64_t bytes, const RecordCounts& counts) {
+    // Off: nothing to ask the staging (held_bytes() takes its lock).
+    if (policy_.mode == StackCutPolicy::Mode::off) return inner_.commit(mapping, bytes, counts);
     const std::uint64_t keep = policy_.keep(inner_.held_bytes(), inner_.options().bytes);
     if (keep == UINT64_MAX) return inner_.commit(mapping, bytes, counts);
     RecordCounts cut = counts;

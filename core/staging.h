@@ -159,6 +159,7 @@ class Staging {
     typename Sync::Guard guard(sync_);
     VERIFY_MSG(!reserved_, "acquire twice without commit or abandon");
     const std::uint64_t n = options_.chunk_bytes_max;
+    bool waited = false;
     std::uint64_t waited_from = 0;
     // Bounded by time (wait_ns * full_waits_max of waiting for this chunk)
     // and by count (each wait ends at a notify or after wait_ns).
@@ -167,8 +168,9 @@ class Staging {
     for (std::uint64_t wait = 0;; wait++) {
       if (stats_.error != 0) break;
       if (room_for(n)) break;
-      if (wait == 0) {
+      if (!waited) {
         stats_.full++;
+        waited = true;
         waited_from = sync_.now_ns();
       }
       if (wait == waits_max || sync_.now_ns() - waited_from >= patience_ns) {
@@ -182,7 +184,7 @@ class Staging {
         break;
       }
     }
-    if (stats_.full_waits > 0 && waited_from != 0) stats_.full_ns += sync_.now_ns() - waited_from;
+    if (waited) stats_.full_ns += sync_.now_ns() - waited_from;
     if (stats_.error != 0) return {};
     const std::uint64_t start = start_for(n);
     if (start != head_) {
@@ -231,22 +233,12 @@ class Staging {
 
   void note_gap(std::size_t mapping, PositionRange range, std::uint64_t position) {
     typename Sync::Guard guard(sync_);
-    Entry& e = push();
-    e.kind = StagedKind::gap;
-    e.mapping = static_cast<std::uint32_t>(mapping);
-    e.range = range;
-    e.position = position;
-    sync_.notify(StagingSide::data);
+    push_note(StagedKind::gap, mapping, range).position = position;
   }
 
   void note_corrupt(std::size_t mapping, PositionRange range, ReadStatus status) {
     typename Sync::Guard guard(sync_);
-    Entry& e = push();
-    e.kind = StagedKind::corrupt;
-    e.mapping = static_cast<std::uint32_t>(mapping);
-    e.range = range;
-    e.status = status;
-    sync_.notify(StagingSide::data);
+    push_note(StagedKind::corrupt, mapping, range).status = status;
   }
 
   // Staged bytes belong to no ring.
@@ -385,6 +377,16 @@ class Staging {
   };
 
   Entry& entry(std::uint64_t k) { return entries_[(first_ + k) % entries_.size()]; }
+
+  // A gap or corrupt note, the writing side woken for it (with the guard held).
+  Entry& push_note(StagedKind kind, std::size_t mapping, PositionRange range) {
+    Entry& e = push();
+    e.kind = kind;
+    e.mapping = static_cast<std::uint32_t>(mapping);
+    e.range = range;
+    sync_.notify(StagingSide::data);
+    return e;
+  }
 
   Entry& push() {
     VERIFY_MSG(count_ < entries_.size(), "staging entry queue full");  // bounded by construction

@@ -194,14 +194,10 @@ class TraceWriter {
       cb.state = State::free;
       return -stats_.error;
     }
-    cb.chunk = reserve(bytes, counts);
+    cb.chunk = reserve_chunk(bytes, counts);
     cb.bytes = bytes;
     cb.written = 0;
     cb.retries = 0;
-    stats_.chunks++;
-    stats_.bytes_committed += bytes;
-    stats_.records.add(counts);
-    round_bytes_ += bytes;
     if (options_.mode == WriteMode::serial) {
       const int rc = write_sync(std::span<const std::byte>(cb.buffer.data(), bytes), chunk(cb.chunk).offset,
                                 "write");
@@ -304,11 +300,7 @@ class TraceWriter {
       stats_.drops.add(DropCause::output_error, counts);
       return -stats_.error;
     }
-    const std::uint64_t id = reserve(data.size(), counts);
-    stats_.chunks++;
-    stats_.bytes_committed += data.size();
-    stats_.records.add(counts);
-    round_bytes_ += data.size();
+    const std::uint64_t id = reserve_chunk(data.size(), counts);
     const int rc = write_sync(data, chunk(id).offset, "write");
     if (rc == 0) complete_chunk(id);
     return rc;
@@ -386,6 +378,17 @@ class TraceWriter {
     // Reservations are dropped once everything before them is written; a
     // write that never completes ends the run (flush's bound) long before.
     VERIFY(chunks_.size() <= kChunksTrackedMax);
+    return id;
+  }
+
+  // A chunk read from the rings (not a marker, not synthesized records):
+  // reserved and counted. Returns its id.
+  std::uint64_t reserve_chunk(std::uint64_t bytes, const RecordCounts& counts) {
+    const std::uint64_t id = reserve(bytes, counts);
+    stats_.chunks++;
+    stats_.bytes_committed += bytes;
+    stats_.records.add(counts);
+    round_bytes_ += bytes;
     return id;
   }
 

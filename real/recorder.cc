@@ -676,31 +676,23 @@ bool Recording::record_staged() {
   ThreadSync sync;
   core::Staging<ThreadSync> staging(sync, so_);
   core::StackCutter<core::Staging<ThreadSync>> cutter(staging, stack_cut_policy());
-  std::promise<bool> go;
-  std::future<bool> went = go.get_future();
   std::promise<Error> enabled;
   std::future<Error> enable_result = enabled.get_future();
-  std::thread reader([this, &staging, &cutter, &went, &enabled] {
+  std::thread reader([this, &staging, &cutter, &enabled] {
     reader_priority_ = apply_thread_priority(o_.reader_priority);
-    if (went.get()) {
-      const Error e = o_.command_target() ? Error{} : session_->enable_all();
-      enabled.set_value(e);
-      if (e.ok()) {
-        core::RecordLoop<RealSession, core::StackCutter<core::Staging<ThreadSync>>> loop(
-            *session_, cutter, session_->mode(), loop_options());
-        loop_ = loop.run();
-      } else {
-        session_->disable_all();
-      }
+    const Error e = o_.command_target() ? Error{} : session_->enable_all();
+    enabled.set_value(e);
+    if (e.ok()) {
+      core::RecordLoop<RealSession, core::StackCutter<core::Staging<ThreadSync>>> loop(*session_, cutter,
+                                                                                         session_->mode(), loop_options());
+      loop_ = loop.run();
+    } else {
+      session_->disable_all();
     }
     staging.close();
   });
-  bool started = status_ == kExitOk;
-  go.set_value(started);
-  if (started) {
-    const Error e = enable_result.get();
-    started = e.ok() ? release_command() : fail(kExitOsError, e.message);
-  }
+  const Error enable_error = enable_result.get();
+  const bool started = enable_error.ok() ? release_command() : fail(kExitOsError, enable_error.message);
   const std::uint64_t start_ns = monotonic_ns();  // as without staging: from the start
   if (!started) session_->request_stop();  // the reading thread disables the events and ends
   const int drained = core::drain_staging(staging, *sink_);

@@ -55,7 +55,8 @@ TEST(RecordUsage, HelpListsTheOptions) {
   const RunResult r = testing::run_record({"--help"});
   EXPECT_TRUE(r.exited && r.exit_code == 0) << r.text();
   for (const char* option : {"--output", "--all-cpus", "--event", "--freq", "--count", "--call-graph", "--mmap-pages",
-                             "--aio", "--overwrite", "--switch-output"}) {
+                             "--aio", "--overwrite", "--switch-output", "--staging", "--reader-priority",
+                             "--cut-stacks"}) {
     EXPECT_NE(r.out.find(option), std::string::npos) << option;
   }
 }
@@ -97,6 +98,16 @@ TEST(RecordUsage, BadOptionsAndValuesAreOneLineErrors) {
     expect_one_error_line(r, {c.needle, "(see --help)"});
     EXPECT_FALSE(exists(out)) << "a usage error created the output file";
   }
+}
+
+// A staging buffer that cannot hold two rings is known only once the rings
+// are mapped: one line naming both sizes, exit 64, and no output file.
+TEST(RecordErrors, StagingSmallerThanTwoRings) {
+  const std::string out = testing::temp_dir("staging-small") + "/x.data";
+  const RunResult r = testing::run_record({"-e", "task-clock:u", "-m", "8", "--staging", "40K", "-o", out, "--", "true"});
+  EXPECT_TRUE(r.exited && r.exit_code == 64) << r.text();
+  expect_one_error_line(r, {"--staging 40960", "less than twice", "-m 8", "32768 bytes"});
+  EXPECT_FALSE(exists(out));
 }
 
 TEST(RecordErrors, UnsupportedEventNamesItAndCreatesNoFile) {
