@@ -17,8 +17,12 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
+#include <set>
 #include <thread>
+
+#include "real/testing/recording_lock.h"
 
 namespace ringsim::real::testing {
 namespace {
@@ -116,16 +120,49 @@ int prepare_child(const ChildSetup& setup) {
 
 }  // namespace
 
+namespace {
+
+std::mutex g_recordings_mutex;
+std::set<pid_t> g_recordings;  // started recorders that hold a count of the recording lock
+
+// The recorder, or perf record: side-band events (recording_lock.h).
+bool is_recording(const std::vector<std::string>& argv) {
+  if (argv.empty()) return false;
+  if (argv[0] == record_path()) return true;
+  if (argv[0] != perf_path()) return false;
+  for (const std::string& a : argv) {
+    if (a == "record") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 Error start(Process& process, const std::vector<std::string>& argv, const ChildSetup& setup) {
   ProcessOptions options;
   options.out = Output::captured();
   options.err = Output::captured();
   options.prepare = [setup] { return prepare_child(setup); };
-  return process.start(argv, options);
+  const bool recording = is_recording(argv) && acquire_recording_lock(kRecordingLockWaitS);
+  Error started = process.start(argv, options);
+  if (recording && process.started()) {
+    std::lock_guard<std::mutex> guard(g_recordings_mutex);
+    g_recordings.insert(process.pid());
+  } else if (recording) {
+    release_recording_lock();
+  }
+  return started;
 }
 
 RunResult finish(Process& process, std::uint64_t deadline_ns) {
+  const pid_t pid = process.pid();
   const WaitStatus w = process.wait(deadline_ns);
+  bool recording = false;
+  {
+    std::lock_guard<std::mutex> guard(g_recordings_mutex);
+    recording = g_recordings.erase(pid) > 0;
+  }
+  if (recording) release_recording_lock();
   RunResult r;
   r.status = w.status;
   r.exited = w.exited();

@@ -55,7 +55,10 @@ struct ChildSetup {
 };
 
 // Starts argv (real/process.h) with stdout and stderr captured and `setup`
-// applied in the child before exec.
+// applied in the child before exec. A recording (the recorder, or `perf
+// record`) holds the machine's recording lock (recording_lock.h) from
+// start() to finish(), waiting for it at most kRecordingLockWaitS.
+inline constexpr int kRecordingLockWaitS = 240;
 Error start(Process& process, const std::vector<std::string>& argv, const ChildSetup& setup = {});
 // Waits for it (SIGKILL at the deadline) and collects what it wrote.
 RunResult finish(Process& process, std::uint64_t deadline_ns = kDeadlineNs);

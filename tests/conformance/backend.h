@@ -17,6 +17,9 @@ namespace ringsim::conformance {
 // an MMAP2 record (its path decides the record's size).
 struct SuiteFiles {
   std::string exec_file;
+  // Whether mapping its first page gives the kernel a build-id
+  // (build_id_parse: a GNU build-id note inside that page).
+  bool exec_has_build_id = false;
 };
 
 class Backend {

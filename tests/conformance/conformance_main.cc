@@ -2,7 +2,8 @@
 //
 // Runs every scenario (or one) on the real kernel and on the simulated
 // one, prints the table, and exits 1 if any differs (or, with --repeat, if
-// the real kernel did not log the same in every run). -v prints both logs
+// the real kernel did not log the same in every run, or another process's
+// build-id recording made a scenario's real log foreign). -v prints both logs
 // of every scenario that did not match (of all with --scenario). --list
 // prints the scenarios as docs/conformance.md's table (name, rows, what).
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "real/testing/recording_lock.h"
 #include "tests/conformance/real_kernel.h"
 #include "tests/conformance/sim_kernel.h"
 #include "tests/conformance/suite.h"
@@ -57,6 +59,8 @@ int main_(int argc, char** argv) {
     }
     return 0;
   }
+  // Side-band is machine-wide: not beside our own recorder tests.
+  const real::testing::RecordingLockScope lock;
   const SuiteFiles files = suite_files();
   std::string why;
   const bool real_ok = RealKernel::available(why);
@@ -72,7 +76,7 @@ int main_(int argc, char** argv) {
     Outcome o;
     o.scenario = &s;
     if (real) o = run_scenario(s, *real, sim, options.repeat, real_log, sim_log);
-    failed = failed || o.status == Status::differ || o.status == Status::unstable;
+    failed = failed || o.status == Status::differ || o.status == Status::unstable || o.status == Status::foreign;
     if (options.verbose && real && (o.status != Status::match || !options.only.empty())) {
       std::printf("== %s: real kernel\n%s== %s: simulated kernel\n%s", s.name.c_str(), format(s, real_log).c_str(),
                   s.name.c_str(), format(s, sim_log).c_str());

@@ -171,6 +171,7 @@ int RealKernel::open(std::size_t event) {
   attr.comm = spec.comm;
   attr.task = spec.task;
   attr.mmap = attr.mmap2 = spec.mmap2;
+  attr.build_id = spec.build_id;
   attr.write_backward = spec.backward;
   attr.watermark = spec.watermark;
   if (spec.watermark) {
@@ -178,8 +179,9 @@ int RealKernel::open(std::size_t event) {
   } else {
     attr.wakeup_events = spec.wakeup_events;
   }
-  const bool on_child = spec.target == Target::child || spec.target == Target::child_cpu0 ||
-                        spec.target == Target::system_cpu0;
+  // A CPU-wide tracepoint is filtered on the child's pid; a dummy one is not.
+  const bool filtered = spec.target == Target::system_cpu0 && spec.source != Source::dummy;
+  const bool on_child = spec.target == Target::child || spec.target == Target::child_cpu0 || filtered;
   if (on_child && child_ <= 0) return ESRCH;
   const pid_t pid = spec.target == Target::system_cpu0 ? -1 : on_child ? child_ : 0;
   const int cpu = spec.target == Target::self || spec.target == Target::child ? -1 : 0;
@@ -187,7 +189,7 @@ int RealKernel::open(std::size_t event) {
   if (fd < 0) return errno;
   events_[event].fd = fd;
   VERIFY(ioctl(fd, PERF_EVENT_IOC_ID, &events_[event].id) == 0);
-  if (spec.target == Target::system_cpu0) {
+  if (filtered) {
     // Only the child's calls: the rest of the machine runs on CPU 0 too.
     const std::string filter = "common_pid == " + std::to_string(child_);
     VERIFY(ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter.c_str()) == 0);

@@ -22,7 +22,9 @@ const char* to_string(Source source);
 // Whose actions an event follows: this thread (pid 0, cpu -1), this thread
 // on CPU 0 only (pid 0, cpu 0), the scenario's child (pid child, cpu -1 or
 // cpu 0), or CPU 0 system-wide (pid -1, cpu 0) with a tracepoint filter on
-// the child's pid, so that the rest of the machine adds nothing.
+// the child's pid, so that the rest of the machine adds nothing (a dummy
+// event cannot be filtered: it sees the side-band of all of CPU 0, this
+// thread's included; a scenario does not read its ring).
 enum class Target : std::uint8_t { self, self_cpu0, child, child_cpu0, system_cpu0 };
 
 struct EventSpec {
@@ -34,6 +36,7 @@ struct EventSpec {
   bool comm = false;
   bool task = false;
   bool mmap2 = false;  // attr.mmap2 (and attr.mmap): executable mappings
+  bool build_id = false;  // attr.build_id: MMAP2 records carry the file's build-id
   bool backward = false;  // attr.write_backward
   std::uint32_t wakeup_events = 0;
   bool watermark = false;  // attr.watermark: wakeup_watermark counts, wakeup_events is ignored

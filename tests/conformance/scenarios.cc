@@ -387,6 +387,39 @@ void add_shared(std::vector<Scenario>& out) {
                   enable(C), getppid(), getuid(), getpid(), getuid(2), getppid(), read_checking_time(A)}});
 }
 
+// Row 20: perf_event_mmap_output leaves PERF_RECORD_MISC_MMAP_BUILD_ID in
+// the mmap event all events share. B, CPU-wide with attr.build_id (another
+// session, as `perf record -a --buildid-mmap` would open), is iterated
+// before A (this task's, no build_id): A's MMAP2 says build-id over a
+// device/inode body. B's ring (all of CPU 0's side-band) is never read.
+void add_build_id_misc(std::vector<Scenario>& out) {
+  EventSpec task_side = tp(Source::dummy, kBare);
+  task_side.mmap2 = true;
+  EventSpec session = on(Target::system_cpu0, tp(Source::dummy, kBare));
+  session.mmap2 = session.build_id = true;
+  Scenario leak{"mmap2-misc-from-another-session", "20",
+                "a CPU-wide event with attr.build_id writes the MMAP2 first; this task's event without build_id gets "
+                "misc USER|BUILD_ID over a device/inode body",
+                {task_side, session},
+                {open(A), map(A), open(B), map(B, 16), enable(A), enable(B), act(Action::mmap_exec), read(A), poll(A)}};
+  leak.poll_after_each_step = false;
+  out.push_back(leak);
+  Scenario no_ring{"mmap2-misc-session-without-ring", "20",
+                   "the same build-id event with no ring writes nothing and leaves misc alone: this task's MMAP2 says "
+                   "USER only",
+                   {task_side, session},
+                   {open(A), map(A), open(B), enable(A), enable(B), act(Action::mmap_exec), read(A), poll(A)}};
+  no_ring.poll_after_each_step = false;
+  out.push_back(no_ring);
+  EventSpec own = task_side;
+  own.build_id = true;
+  Scenario asked{"mmap2-build-id-asked", "20",
+                 "an event that asked for build-ids: its MMAP2 carries the file's build-id (misc USER|BUILD_ID), of "
+                 "the same size as a device/inode body",
+                 {own}, concat({start(A), {act(Action::mmap_exec), read(A)}})};
+  out.push_back(asked);
+}
+
 std::vector<Scenario> make_scenarios() {
   std::vector<Scenario> out;
   add_records(out);
@@ -397,6 +430,7 @@ std::vector<Scenario> make_scenarios() {
   add_wakeups(out);
   add_hangups(out);
   add_shared(out);
+  add_build_id_misc(out);
   return out;
 }
 

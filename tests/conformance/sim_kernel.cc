@@ -39,6 +39,7 @@ void SimKernel::begin(const Scenario& scenario) {
   rings_.clear();
   finished_.clear();
   now_ns_ = 0;
+  opens_ = 0;
   child_alive_ = false;
 }
 
@@ -64,6 +65,7 @@ int SimKernel::open(std::size_t event) {
   VERIFY(!e.open);
   if (task_of(spec.target) == 2 && !child_alive_) return ESRCH;
   e.open = true;
+  e.opened = ++opens_;
   e.attrs.identity.id = 1000 + event;
   e.attrs.identity.pid = e.attrs.identity.tid = on_child(spec.target) ? 101 : 100;
   e.attrs.identity.layout = trailer_layout(spec);
@@ -148,6 +150,9 @@ int SimKernel::control(std::size_t event, Op op) {
 }
 
 bool SimKernel::follows(const EventSpec& spec, bool by_child) const {
+  // A CPU-wide dummy event has no filter: everything on CPU 0, where the
+  // runner and the child are pinned.
+  if (spec.target == Target::system_cpu0 && spec.source == Source::dummy) return true;
   return by_child ? task_of(spec.target) != 1 : task_of(spec.target) == 1;
 }
 
@@ -167,37 +172,77 @@ bool SimKernel::reached(const EventSpec& spec, Action action) const {
   return false;
 }
 
+// perf_iterate_sb's order for side-band: the CPU-wide side-band events of
+// this CPU (pmu_sb_events), then the task's context; both lists take new
+// events at the head (list_add_rcu), so the newest comes first.
+std::vector<std::size_t> SimKernel::sideband_order() const {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < events_.size(); i++) {
+    if (events_[i].open) order.push_back(i);
+  }
+  std::sort(order.begin(), order.end(), [this](std::size_t a, std::size_t b) {
+    const bool cpu_wide_a = scenario_->events[a].target == Target::system_cpu0;
+    const bool cpu_wide_b = scenario_->events[b].target == Target::system_cpu0;
+    if (cpu_wide_a != cpu_wide_b) return cpu_wide_a;
+    return events_[a].opened > events_[b].opened;
+  });
+  return order;
+}
+
+// One side-band record of `action` for `event`. MMAP2: perf_event_mmap_output
+// sets PERF_RECORD_MISC_MMAP_BUILD_ID in the mmap event that every event
+// shares, when an event with attr.build_id writes one and the file has a
+// build-id, and restores only size and type afterwards: `misc_build_id`
+// carries it to the events iterated later (fidelity row 20).
+void SimKernel::sideband(std::size_t event, Action action, const std::string& name, bool& misc_build_id) {
+  const EventSpec& spec = scenario_->events[event];
+  switch (action) {
+    case Action::comm:
+      output(event, PERF_RECORD_COMM, 0, sideband_bytes(PERF_RECORD_COMM, spec, name));
+      return;
+    case Action::fork:
+      output(event, PERF_RECORD_FORK, 0, sideband_bytes(PERF_RECORD_FORK, spec));
+      return;
+    case Action::mmap_exec: {
+      const bool own = spec.build_id && files_.exec_has_build_id;
+      const std::uint16_t misc = PERF_RECORD_MISC_USER | (own || misc_build_id ? PERF_RECORD_MISC_MMAP_BUILD_ID : 0);
+      const bool written = output(event, PERF_RECORD_MMAP2, misc, sideband_bytes(PERF_RECORD_MMAP2, spec, files_.exec_file));
+      misc_build_id = misc_build_id || (own && written);
+      return;
+    }
+    default:
+      break;
+  }
+  VERIFY_MSG(false, "not a side-band action");
+}
+
 void SimKernel::act(Action action, bool by_child, const std::string& name) {
   VERIFY(!by_child || child_alive_);
   now_ns_ += kActionNs;
-  for (std::size_t i = 0; i < events_.size(); i++) {
+  const bool is_sideband = action == Action::comm || action == Action::fork || action == Action::mmap_exec;
+  bool misc_build_id = false;  // the shared mmap event's misc, for this action
+  for (const std::size_t i : sideband_order()) {
     const Event& e = events_[i];
     const EventSpec& spec = scenario_->events[i];
-    if (!e.open || !e.enabled || e.exited || !follows(spec, by_child) || !reached(spec, action)) continue;
-    switch (action) {
-      case Action::comm:
-        output(i, PERF_RECORD_COMM, 0, sideband_bytes(PERF_RECORD_COMM, spec, name));
-        break;
-      case Action::fork:
-        output(i, PERF_RECORD_FORK, 0, sideband_bytes(PERF_RECORD_FORK, spec));
-        break;
-      case Action::mmap_exec:
-        output(i, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, sideband_bytes(PERF_RECORD_MMAP2, spec, files_.exec_file));
-        break;
-      default:  // a sample, from user space
-        output(i, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, sample_bytes(spec));
-        break;
+    if (!e.enabled || e.exited || !follows(spec, by_child) || !reached(spec, action)) continue;
+    if (is_sideband) {
+      sideband(i, action, name, misc_build_id);
+    } else {  // a sample, from user space
+      output(i, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, sample_bytes(spec));
     }
   }
 }
 
 // __perf_output_begin finds no ring: the record vanishes, uncounted.
-void SimKernel::output(std::size_t event, std::uint32_t type, std::uint16_t misc, std::uint32_t size) {
+// Whether it was written.
+bool SimKernel::output(std::size_t event, std::uint32_t type, std::uint16_t misc, std::uint32_t size) {
   Event& e = events_[event];
-  if (e.ring == kNoRing || !rings_[e.ring]->ring) return;
+  if (e.ring == kNoRing || !rings_[e.ring]->ring) return false;
   scratch_.resize(size);
   build_record(scratch_, type, misc, scenario_->events[event], e.attrs.identity.id, now_ns_);
-  if (rings_[e.ring]->ring->output(e.attrs, scratch_, now_ns_) != sim::SimRing::Output::written) e.lost_samples++;
+  if (rings_[e.ring]->ring->output(e.attrs, scratch_, now_ns_) == sim::SimRing::Output::written) return true;
+  e.lost_samples++;
+  return false;
 }
 
 void SimKernel::spawn_child() {

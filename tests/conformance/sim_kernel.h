@@ -8,7 +8,10 @@
 // the record), records of events without a ring vanish, SET_OUTPUT's
 // rules, the child's exit (PERF_RECORD_EXIT into its enabled events, then
 // EXIT state: POLLHUP), PAUSE_OUTPUT on the ring, PERF_FORMAT_LOST per
-// event. It never looks at the real kernel's log.
+// event, the order side-band reaches events (perf_iterate_sb: CPU-wide
+// events first, then the task's, each list newest first) and the MMAP2
+// misc that one event's attr.build_id leaves to the events after it
+// (fidelity row 20). It never looks at the real kernel's log.
 #pragma once
 
 #include <array>
@@ -60,6 +63,7 @@ class SimKernel final : public Backend {
     bool enabled = false;
     bool exited = false;
     bool mapped = false;  // its own mapping
+    std::uint64_t opened = 0;  // open order: the kernel's lists put the newest first
     int ring = kNoRing;   // index in rings_ (its own or SET_OUTPUT's)
     std::uint64_t lost_samples = 0;
     sim::EventAttrs attrs;
@@ -75,7 +79,9 @@ class SimKernel final : public Backend {
 
   bool follows(const EventSpec& spec, bool by_child) const;
   bool reached(const EventSpec& spec, Action action) const;
-  void output(std::size_t event, std::uint32_t type, std::uint16_t misc, std::uint32_t size);
+  std::vector<std::size_t> sideband_order() const;
+  void sideband(std::size_t event, Action action, const std::string& name, bool& misc_build_id);
+  bool output(std::size_t event, std::uint32_t type, std::uint16_t misc, std::uint32_t size);
   sim::SimRing& ring_of(std::size_t owner);
   void exit_child_events();
 
@@ -86,6 +92,7 @@ class SimKernel final : public Backend {
   std::vector<model::KernelLog> finished_;
   std::vector<std::byte> scratch_;
   std::uint64_t now_ns_ = 0;
+  std::uint64_t opens_ = 0;
   bool child_alive_ = false;
 };
 

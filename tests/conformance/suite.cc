@@ -1,10 +1,14 @@
 #include "tests/conformance/suite.h"
 
+#include <elf.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <cstring>
 #include <sstream>
 
 #include "core/verify.h"
@@ -19,9 +23,43 @@ const char* to_string(Status status) {
     case Status::known: return "known";
     case Status::unstable: return "UNSTABLE";
     case Status::skipped: return "SKIPPED";
+    case Status::foreign: return "FOREIGN";
   }
   return "?";
 }
+
+namespace {
+
+constexpr std::size_t kPageBytes = 4096;
+
+// What build_id_parse finds in the first page of an ELF file: a PT_NOTE
+// inside the page holding an NT_GNU_BUILD_ID note.
+bool build_id_in_first_page(const std::string& path) {
+  unsigned char page[kPageBytes] = {};
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  VERIFY(fd >= 0);
+  const ssize_t n = pread(fd, page, sizeof page, 0);
+  close(fd);
+  VERIFY(n >= static_cast<ssize_t>(sizeof(Elf64_Ehdr)));
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, page, sizeof eh);
+  for (std::size_t i = 0; i < eh.e_phnum && i < 64; i++) {
+    Elf64_Phdr ph;
+    const std::size_t at = eh.e_phoff + i * sizeof ph;
+    if (at + sizeof ph > static_cast<std::size_t>(n)) return false;
+    std::memcpy(&ph, page + at, sizeof ph);
+    if (ph.p_type != PT_NOTE || ph.p_offset + ph.p_filesz > static_cast<std::size_t>(n)) continue;
+    for (std::size_t note = ph.p_offset; note + sizeof(Elf64_Nhdr) <= ph.p_offset + ph.p_filesz;) {
+      Elf64_Nhdr nh;
+      std::memcpy(&nh, page + note, sizeof nh);
+      if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4) return true;
+      note += sizeof nh + ((nh.n_namesz + 3) & ~3u) + ((nh.n_descsz + 3) & ~3u);
+    }
+  }
+  return false;
+}
+
+}  // namespace
 
 SuiteFiles suite_files() {
   char path[PATH_MAX];
@@ -29,7 +67,22 @@ SuiteFiles suite_files() {
   VERIFY(n > 0);
   SuiteFiles files;
   files.exec_file.assign(path, static_cast<std::size_t>(n));
+  files.exec_has_build_id = build_id_in_first_page(files.exec_file);
   return files;
+}
+
+std::string foreign_influence(const Scenario& scenario, const Log& real_log) {
+  for (const EventSpec& e : scenario.events) {
+    if (e.build_id) return "";  // the scenario's own build-id event: the simulated kernel models it
+  }
+  for (const Observation& o : real_log.entries()) {
+    if (o.kind != Kind::record || o.type != PERF_RECORD_MMAP2) continue;
+    if ((o.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) == 0) continue;
+    return "step " + std::to_string(o.step) + ": the real kernel's " + value(o) +
+           " says build-id, which no event of this scenario asked for: another process on this machine records "
+           "with build-ids (attr.build_id; fidelity row 20), so this observable is not the scenario's own";
+  }
+  return "";
 }
 
 namespace {
@@ -63,6 +116,12 @@ Outcome run_scenario(const Scenario& scenario, Backend& real, Backend& simulated
       out.difference = refused;
       return out;
     }
+    const std::string foreign = foreign_influence(scenario, real_log);
+    if (!foreign.empty()) {
+      out.status = Status::foreign;
+      out.difference = foreign;
+      return out;
+    }
     if (i == 0 && repeat > 1) first = real_log;
     if (i == 0) continue;
     const Comparison again = compare(scenario, first, real_log);
@@ -86,7 +145,7 @@ std::string table(const std::vector<Outcome>& outcomes, const std::string& skipp
   char line[256];
   std::snprintf(line, sizeof line, "%-42s %6s %12s  %s\n", "scenario", "steps", "observables", "result");
   out << line;
-  std::size_t counts[5] = {}, observables = 0;
+  std::size_t counts[6] = {}, observables = 0;
   for (const Outcome& o : outcomes) {
     std::snprintf(line, sizeof line, "%-42s %6zu %12zu  %s\n", o.scenario->name.c_str(), o.scenario->steps.size(),
                   o.observables, to_string(o.status));
@@ -94,9 +153,10 @@ std::string table(const std::vector<Outcome>& outcomes, const std::string& skipp
     counts[static_cast<int>(o.status)]++;
     observables += o.observables;
   }
-  std::snprintf(line, sizeof line, "%-42s %6s %12zu  %zu match, %zu differ, %zu known, %zu unstable, %zu skipped\n",
-                ("total: " + std::to_string(outcomes.size()) + " scenarios").c_str(), "", observables,
-                counts[0], counts[1], counts[2], counts[3], counts[4]);
+  std::snprintf(line, sizeof line,
+                "%-42s %6s %12zu  %zu match, %zu differ, %zu known, %zu unstable, %zu skipped, %zu foreign\n",
+                ("total: " + std::to_string(outcomes.size()) + " scenarios").c_str(), "", observables, counts[0],
+                counts[1], counts[2], counts[3], counts[4], counts[5]);
   out << line;
   if (!skipped_why.empty()) out << "skipped: " << skipped_why << "\n";
   out << "\nnot produced on this machine (fidelity.md row: behaviour: why; what the simulated kernel does):\n";

@@ -12,7 +12,10 @@
 
 namespace ringsim::conformance {
 
-enum class Status { match, differ, known, unstable, skipped };
+// foreign: the real kernel's log shows another process's doing (an
+// observable that machine-wide state changes), neither a match nor a
+// difference of the simulated kernel.
+enum class Status { match, differ, known, unstable, skipped, foreign };
 const char* to_string(Status status);
 
 struct Outcome {
@@ -25,6 +28,11 @@ struct Outcome {
 // The files the scenarios use (the executable mapped for MMAP2: this
 // program's own file).
 SuiteFiles suite_files();
+
+// "" or why the real kernel's log cannot be the scenario's own: an MMAP2
+// whose misc says build-id when no event of the scenario asked for one
+// (another process records with attr.build_id: fidelity row 20).
+std::string foreign_influence(const Scenario& scenario, const Log& real_log);
 
 // Runs `scenario` on both kernels (the real one `repeat` times: every run
 // must log the same) and compares. `real_log` and `sim_log` keep the last
