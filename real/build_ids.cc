@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 
+#include "core/mmap2.h"
 #include "core/perf_abi.h"
 #include "core/records.h"
 
@@ -27,7 +28,9 @@ struct Map {
 // The state of the walk: every mapping seen, per process.
 class HitScan {
  public:
-  explicit HitScan(HitDsos& out) : out_(out) {}
+  // asked_build_ids: every event that writes MMAP2 set attr.build_id, so
+  // the misc bit is the kernel's word for this record (core/mmap2.h).
+  HitScan(HitDsos& out, bool asked_build_ids) : out_(out), asked_build_ids_(asked_build_ids) {}
 
   void mmap(const perf_event_header& h, std::span<const std::byte> r) {
     const bool two = h.type == PERF_RECORD_MMAP2;
@@ -41,10 +44,17 @@ class HitScan {
     const char* name = reinterpret_cast<const char*>(r.data() + name_at);
     const std::string path(name, strnlen(name, h.size - name_at));
     BuildId id;
-    if (two && (h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) != 0) {
-      const std::uint8_t size = core::load<std::uint8_t>(r.data() + 40);
-      const auto* bytes = reinterpret_cast<const std::uint8_t*>(r.data() + 44);
-      if (size > 0 && size <= 20) id.assign(bytes, bytes + size);
+    if (two) {
+      core::Mmap2Identity identity;
+      const std::string problem = core::decode_mmap2(r.first(h.size), asked_build_ids_, identity);
+      if (!problem.empty()) {
+        out_.bad_mmap2++;
+        return;  // no mapping, and no build-id, from a corrupt record
+      }
+      if (identity.has_build_id && identity.build_id_size > 0) {
+        id.assign(identity.build_id.begin(), identity.build_id.begin() + identity.build_id_size);
+      }
+      if (identity.misc_says_build_id && !identity.has_build_id) out_.untrusted_build_id_misc++;
     }
     if (pid < 0) return;  // the kernel's own mapping: kernel samples say so by their mode
     maps_[pid].push_back(Map{addr, addr + len, dso(path, id)});
@@ -104,6 +114,7 @@ class HitScan {
   }
 
   HitDsos& out_;
+  const bool asked_build_ids_;
   std::map<std::int32_t, std::vector<Map>> maps_;
   std::vector<HitDso> dsos_;
   std::vector<bool> hit_;
@@ -187,7 +198,11 @@ std::string find_hit_dsos(std::span<const std::byte> data, std::uint64_t data_of
         timed.push_back(Timed{time_ns, r});
       });
   std::stable_sort(timed.begin(), timed.end(), [](const Timed& a, const Timed& b) { return a.time_ns < b.time_ns; });
-  HitScan scan(out);
+  bool asked_build_ids = true;
+  for (const core::EventDescription& e : events) {
+    if (e.attr.mmap2 && !e.attr.build_id) asked_build_ids = false;
+  }
+  HitScan scan(out, asked_build_ids);
   for (const Timed& t : timed) {
     perf_event_header h{};
     std::memcpy(&h, t.record.data(), sizeof h);

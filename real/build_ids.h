@@ -6,7 +6,9 @@
 //      or the kernel (kernel mode). As perf 6.1: sample IPs, not call
 //      chains;
 //   2. their build-ids: from the MMAP2 record when the kernel put one there
-//      (attr.build_id, Linux 5.12+), else from the ELF notes of the file at
+//      (attr.build_id, Linux 5.12+; the misc bit is trusted only when every
+//      event writing MMAP2 asked for build-ids: core/mmap2.h), else from
+//      the ELF notes of the file at
 //      its path now; the kernel's from /sys/kernel/notes; [vdso] always
 //      (perf lists it whether hit or not);
 //   3. the cache (perf's ~/.debug layout, so that perf archive and perf
@@ -36,6 +38,10 @@ struct HitDsos {
   std::vector<HitDso> user;  // in order of first hit
   std::uint64_t samples = 0;
   std::uint64_t unresolved = 0;  // user samples in no known mapping
+  // MMAP2 records whose misc said build-id for an event that never asked
+  // for one: a device/inode body, read as such (docs/fidelity.md row 20).
+  std::uint64_t untrusted_build_id_misc = 0;
+  std::uint64_t bad_mmap2 = 0;  // MMAP2 records too short, or a build-id over 20 bytes
 };
 
 // Walks a data section (at file offset data_offset, of a file with these

@@ -775,6 +775,9 @@ bool Recording::file_features(const core::FinishedFile& file, core::PerfFeatures
   HitDsos hits;
   find_hit_dsos(data, file.data_offset, head_->events(), hits);
   std::vector<std::string> problems;
+  if (hits.bad_mmap2 > 0) {
+    problems.push_back(std::to_string(hits.bad_mmap2) + " MMAP2 records too short or with a build-id over 20 bytes");
+  }
   out.file.build_ids = build_id_entries(hits, problems);
   for (const std::string& p : problems) features_.note_build_id_problem(p);
   features_.files++;

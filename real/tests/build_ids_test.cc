@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -40,15 +41,17 @@ void sample(std::vector<std::byte>& out, std::uint64_t ip, std::uint64_t time) {
 
 // An MMAP2 of `path` at [start, start + len) for kPid, with its sample_id
 // trailer (pid/tid, time, identifier).
+// `body`: the 24 bytes of maj/min, ino, ino_generation (or build-id).
 void mmap2(std::vector<std::byte>& out, std::uint64_t addr, std::uint64_t len, const std::string& path,
-           std::uint64_t time) {
+           std::uint64_t time, std::uint16_t misc = PERF_RECORD_MISC_USER,
+           const std::array<std::uint64_t, 3>& body = {0, 0, 0}) {
   const std::size_t start = out.size();
   out.resize(start + 8);
   put32x2(out, kPid, kPid);
   put64(out, addr);
   put64(out, len);
   put64(out, 0);                 // pgoff
-  for (int k = 0; k < 3; k++) put64(out, 0);  // maj/min, ino, ino_generation
+  for (const std::uint64_t word : body) put64(out, word);
   put32x2(out, 5, 2);            // prot, flags
   std::string name = path;
   name.resize((path.size() / 8 + 1) * 8, '\0');
@@ -56,12 +59,14 @@ void mmap2(std::vector<std::byte>& out, std::uint64_t addr, std::uint64_t len, c
   put32x2(out, kPid, kPid);
   put64(out, time);
   put64(out, kId);
-  finish(out, start, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
+  finish(out, start, PERF_RECORD_MMAP2, misc);
 }
 
-std::vector<core::EventDescription> events() {
+std::vector<core::EventDescription> events(bool mmap2 = false, bool build_id = false) {
   core::EventDescription e;
   e.attr.size = sizeof e.attr;
+  e.attr.mmap = e.attr.mmap2 = mmap2;
+  e.attr.build_id = build_id;
   e.attr.sample_type = kType;
   e.attr.sample_id_all = 1;
   e.ids = {kId};
@@ -92,6 +97,54 @@ TEST(HitDsos, AMappingAfterTheSampleDoesNotCount) {
   ASSERT_EQ(find_hit_dsos(data, 0, events(), hits), "");
   EXPECT_EQ(hits.unresolved, 1u);
   EXPECT_TRUE(hits.user.empty());
+}
+
+// docs/fidelity.md row 20: Linux leaves PERF_RECORD_MISC_MMAP_BUILD_ID
+// set over a device/inode body (here /dev/sda1's 8:1, inode 1234) for an
+// event that never asked for build-ids. Read as a build-id it would be 8
+// bytes of min and inode (with /dev/vda's 254:0, 254 bytes: perf 6.1
+// overflows its stack on it); the DSO must keep no build-id from it, and
+// the untrusted bit is counted.
+TEST(HitDsos, ABuildIdMiscOnAnEventThatNeverAskedIsNotTrusted) {
+  const std::uint16_t lying = PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID;
+  std::vector<std::byte> data;
+  mmap2(data, 0x7f0000000000, 0x10000, "/usr/lib/x.so", 100, lying, {8 | std::uint64_t{1} << 32, 1234, 0});
+  sample(data, 0x7f0000001000, 200);
+  HitDsos hits;
+  ASSERT_EQ(find_hit_dsos(data, 0, events(true, false), hits), "");
+  ASSERT_EQ(hits.user.size(), 1u);
+  EXPECT_TRUE(hits.user[0].id.empty());
+  EXPECT_EQ(hits.untrusted_build_id_misc, 1u);
+  EXPECT_EQ(hits.bad_mmap2, 0u);
+}
+
+// The control: an event that asked for build-ids gets the kernel's word
+// (a 20-byte build-id 01 02 .. 14 after its size byte).
+TEST(HitDsos, ABuildIdTheEventAskedForIsTaken) {
+  const std::uint16_t misc = PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID;
+  std::array<std::uint64_t, 3> body{};
+  std::array<std::uint8_t, 24> bytes{};
+  bytes[0] = 20;
+  for (int k = 0; k < 20; k++) bytes[4 + k] = static_cast<std::uint8_t>(k + 1);
+  std::memcpy(body.data(), bytes.data(), bytes.size());
+  std::vector<std::byte> data;
+  mmap2(data, 0x7f0000000000, 0x10000, "/usr/lib/x.so", 100, misc, body);
+  sample(data, 0x7f0000001000, 200);
+  HitDsos hits;
+  ASSERT_EQ(find_hit_dsos(data, 0, events(true, true), hits), "");
+  ASSERT_EQ(hits.user.size(), 1u);
+  ASSERT_EQ(hits.user[0].id.size(), 20u);
+  EXPECT_EQ(hits.user[0].id[0], 1u);
+  EXPECT_EQ(hits.user[0].id[19], 20u);
+  EXPECT_EQ(hits.untrusted_build_id_misc, 0u);
+  // The same body with a size of 254 on an event that asked: corrupt, counted.
+  data.clear();
+  body[0] = 254;
+  mmap2(data, 0x7f0000000000, 0x10000, "/usr/lib/x.so", 100, misc, body);
+  HitDsos bad;
+  ASSERT_EQ(find_hit_dsos(data, 0, events(true, true), bad), "");
+  EXPECT_EQ(bad.bad_mmap2, 1u);
+  EXPECT_TRUE(bad.user.empty());
 }
 
 }  // namespace
