@@ -10,6 +10,11 @@
 //   - Whole chunks only, never torn across the buffer's end: a chunk that
 //     would not fit before the end starts at the beginning instead, and the
 //     bytes skipped are counted (wrap_skips).
+//   - A batch is adjacent bytes of the buffer, never past its end: a chunk
+//     of the largest size can end exactly at the end, and the next one
+//     then starts at the same position, at the beginning of the buffer.
+//     Adjacent positions are not adjacent bytes there: the batch stops
+//     (end_cuts).
 //   - Nothing refers to a kernel ring once its bytes are staged:
 //     references() is always 0, so rings are released as soon as they are
 //     drained (the writer's buffers are its own).
@@ -102,6 +107,7 @@ struct StagingStats {
   std::uint64_t rounds_absorbed = 0; // dropped by the writing side: more data was already staged after them
   std::uint64_t wrap_skips = 0;      // chunks started at the beginning, not to be torn at the end
   std::uint64_t wrap_skip_bytes = 0;
+  std::uint64_t end_cuts = 0;        // batches stopped at a chunk that ended exactly at the buffer's end
   std::uint64_t full = 0;            // backpressure: acquire() found no room (episodes)
   std::uint64_t full_waits = 0;      // its waits
   std::uint64_t full_ns = 0;         // time the reading side spent waiting for room
@@ -210,6 +216,8 @@ class Staging {
       stats_.drops.add(DropCause::output_error, counts);
       return -stats_.error;
     }
+    // Inside the buffer (acquire() chose a start where the largest chunk fits).
+    VERIFY(reserved_start_ % options_.bytes + bytes <= options_.bytes);
     Entry& e = push();
     e.kind = StagedKind::chunks;
     e.mapping = static_cast<std::uint32_t>(mapping);
@@ -430,6 +438,12 @@ class Staging {
         continue;
       }
       if (e.kind != StagedKind::chunks || e.begin != end || end + e.bytes - begin > options_.batch_bytes_max) break;
+      if (end % options_.bytes == 0) {
+        // The batch so far ends exactly at the buffer's end; e starts at
+        // its beginning.
+        stats_.end_cuts++;
+        break;
+      }
       end += e.bytes;
       batch.counts.add(e.counts);
       batch.chunks++;
@@ -439,6 +453,8 @@ class Staging {
     }
     batch.entries = taken;
     batch.end = end;
+    VERIFY(end - begin <= options_.batch_bytes_max);
+    VERIFY_MSG(begin % options_.bytes + (end - begin) <= options_.bytes, "a staged batch runs past the buffer's end");
     batch.data = std::span<const std::byte>(memory_.get() + begin % options_.bytes, end - begin);
   }
 

@@ -94,33 +94,58 @@ struct World {
 // The checks need no model state: the world records what it did.
 struct Model {};
 
+// Writes records of `sizes` into buffer (from acquire()) while they fit,
+// and commits them as one chunk.
+void stage_records(World& w, std::span<std::byte> buffer, const std::vector<std::uint16_t>& sizes) {
+  std::uint64_t at = 0;
+  for (const std::uint16_t size : sizes) {
+    if (at + size > buffer.size()) break;
+    perf_event_header h{};
+    h.type = PERF_RECORD_SAMPLE;
+    h.size = size;
+    std::memcpy(buffer.data() + at, &h, sizeof h);
+    for (std::uint64_t k = sizeof h; k < size; k += 8) {
+      const std::uint64_t v = w.next_value++;
+      std::memcpy(buffer.data() + at + k, &v, 8);
+    }
+    at += size;
+  }
+  core::RecordCounts counts;
+  RC_ASSERT(core::walk_records(std::span<const std::byte>(buffer.data(), at), counts).error ==
+            core::RecordError::none);
+  w.staged.insert(w.staged.end(), buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(at));
+  w.staged_counts.add(counts);
+  RC_ASSERT(w.staging->commit(0, at, counts) == 0);
+}
+
 struct Stage : rc::state::Command<Model, World> {
   std::vector<std::uint16_t> sizes = *rc::gen::container<std::vector<std::uint16_t>>(
       *rc::gen::inRange(1, 6), rc::gen::map(rc::gen::inRange(1, 40), [](int k) { return std::uint16_t(8 * k); }));
   void run(const Model&, World& w) const override {
     const std::span<std::byte> buffer = w.staging->acquire(0);
     RC_ASSERT(!buffer.empty());
-    std::uint64_t at = 0;
-    for (const std::uint16_t size : sizes) {
-      if (at + size > buffer.size()) break;
-      perf_event_header h{};
-      h.type = PERF_RECORD_SAMPLE;
-      h.size = size;
-      std::memcpy(buffer.data() + at, &h, sizeof h);
-      for (std::uint64_t k = sizeof h; k < size; k += 8) {
-        const std::uint64_t v = w.next_value++;
-        std::memcpy(buffer.data() + at + k, &v, 8);
-      }
-      at += size;
-    }
-    core::RecordCounts counts;
-    RC_ASSERT(core::walk_records(std::span<const std::byte>(buffer.data(), at), counts).error ==
-              core::RecordError::none);
-    w.staged.insert(w.staged.end(), buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(at));
-    w.staged_counts.add(counts);
-    RC_ASSERT(w.staging->commit(0, at, counts) == 0);
+    stage_records(w, buffer, sizes);
   }
   void show(std::ostream& os) const override { os << "Stage(" << sizes.size() << " records)"; }
+};
+
+// Stages a chunk that fills its whole reservation (chunk_bytes_max: a full
+// ring, a wrapped AUX snapshot with its header), records of up to 320
+// bytes. Such chunks end exactly at the buffer's end whenever the buffer
+// holds a whole number of them (issue 23).
+struct StageFull : rc::state::Command<Model, World> {
+  std::uint16_t record_max = static_cast<std::uint16_t>(8 * *rc::gen::inRange(1, 41));
+  void run(const Model&, World& w) const override {
+    const std::span<std::byte> buffer = w.staging->acquire(0);
+    RC_ASSERT(!buffer.empty());
+    std::vector<std::uint16_t> sizes;
+    for (std::uint64_t left = buffer.size(); left > 0;) {
+      sizes.push_back(static_cast<std::uint16_t>(std::min<std::uint64_t>(left, record_max)));
+      left -= sizes.back();
+    }
+    stage_records(w, buffer, sizes);
+  }
+  void show(std::ostream& os) const override { os << "StageFull(records of " << record_max << " bytes)"; }
 };
 
 struct Round : rc::state::Command<Model, World> {
@@ -164,7 +189,7 @@ RC_GTEST_PROP(Staging, DeliversEveryByteWholeAndInOrder, ()) {
   // Each wait lets the writer take one batch (notes and rounds included).
   World w = make_world(chunk_max, multiple, batch_max, 100'000);
   w.sync.on_space_wait = [&w] { return w.write_one(); };
-  rc::state::check(Model{}, w, rc::state::gen::execOneOfWithArgs<Stage, Stage, Stage, Round, Round, Gap, Write>());
+  rc::state::check(Model{}, w, rc::state::gen::execOneOfWithArgs<Stage, Stage, StageFull, Round, Round, Gap, Write>());
   // Drain the rest.
   for (int i = 0; i < 1'000'000 && w.write_one(); i++) {
   }
@@ -185,6 +210,7 @@ RC_GTEST_PROP(Staging, DeliversEveryByteWholeAndInOrder, ()) {
   RC_ASSERT(!s.drops.any());
   RC_TAG(s.wrap_skips > 0 ? "wrapped" : "no wrap");
   RC_TAG(s.full > 0 ? "backpressure" : "no backpressure");
+  RC_TAG(s.end_cuts > 0 ? "batch cut at the end" : "no cut");
 }
 
 // Stages one chunk of a single record of `size` bytes.
@@ -219,6 +245,34 @@ TEST(Staging, ChunkNeverCrossesTheEnd) {
   }
   EXPECT_EQ(w.written, w.staged);
   EXPECT_EQ(w.staging->stats().writes, 3u);
+}
+
+// A chunk of the largest size that ends exactly at the buffer's end is
+// followed by one at the beginning: adjacent positions, not adjacent
+// bytes. The writing side takes them in two batches, never one that runs
+// past the end (issue 23: a wrapped AUX snapshot there tore the batch and
+// read past the buffer).
+TEST(Staging, ChunkEndingAtTheEndIsNotBatchedWithTheNext) {
+  World w = make_world(64, 2, 128);  // 128 bytes, batches of up to two chunks
+  stage_one(w, 64);                  // [0, 64)
+  ASSERT_EQ(w.staging->end_round(true), 0);
+  ASSERT_TRUE(w.write_one());  // [0, 64); the round stays queued (the buffer is not empty: no restart at 0)
+  stage_one(w, 64);            // [64, 128): ends at the end
+  stage_one(w, 8);             // [128, 136): offset 0
+  ASSERT_TRUE(w.write_one());  // the round
+  StagedBatch b;
+  ASSERT_TRUE(w.staging->next(b));
+  EXPECT_EQ(b.chunks, 1u);
+  EXPECT_EQ(b.data.size(), 64u);
+  w.written.insert(w.written.end(), b.data.begin(), b.data.end());
+  w.staging->done(b);
+  while (w.write_one()) {
+  }
+  EXPECT_EQ(w.written, w.staged);
+  const core::StagingStats s = w.staging->stats();
+  EXPECT_EQ(s.writes, 3u);
+  EXPECT_EQ(s.end_cuts, 1u);
+  EXPECT_EQ(s.wrap_skips, 0u);
 }
 
 // Full: the reading side waits while the writing side frees room (each

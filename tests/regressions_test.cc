@@ -1,0 +1,141 @@
+// Runs that once failed, run again: each is the configuration a campaign
+// drew for its seed (the line its failure report printed after "config:"),
+// with the run's decisions from that seed, i.e. exactly the run
+// `bazel run //sim:campaign -- --seed=S --runs=1` made when it failed. The
+// configuration is kept here, not re-drawn, so a later change to the draw
+// cannot turn a regression test into some other run.
+//
+// Issue 23: a staged AUX snapshot torn (staging_whole; under ASan a
+// heap-buffer-overflow in core::drain_staging). A wrapped offset-head
+// snapshot is a chunk of the largest size (the AUX area and its AUXTRACE
+// header); one that ended exactly at the staging buffer's end was taken in
+// one batch with the chunk staged after it at the buffer's beginning, so
+// the batch ran past the end of the buffer.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sim/config.h"
+#include "sim/params.h"
+#include "sim/run.h"
+
+namespace ringsim::sim {
+namespace {
+
+// A "config:" line back into a RunConfig: every field of the table, once.
+RunConfig parse_config_line(const std::string& line) {
+  RunConfig c;
+  std::istringstream in(line);
+  std::uint64_t fields = 0;
+  for (std::string word; in >> word; fields++) {
+    const std::size_t eq = word.find('=');
+    EXPECT_NE(eq, std::string::npos) << word;
+    if (eq == std::string::npos) continue;
+    const Param* param = find_param(word.substr(0, eq));
+    EXPECT_NE(param, nullptr) << word;
+    if (param == nullptr) continue;
+    std::uint64_t value = 0;
+    EXPECT_TRUE(param->parse(word.substr(eq + 1), value)) << word;
+    param->set(c, value);
+  }
+  EXPECT_EQ(describe(c), line) << "a field missing or out of order";
+  EXPECT_EQ(validate(c), "");
+  return c;
+}
+
+struct Case {
+  const char* issue;
+  const char* config;
+  // What the run must still exercise, so that it keeps testing its fix.
+  bool (*reaches)(const RunResult&);
+};
+
+// Issue 23: a staged batch stopped at a chunk that ended exactly at the
+// staging buffer's end.
+bool batch_cut_at_the_end(const RunResult& r) { return r.staging.end_cuts > 0; }
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.issue; }
+
+class Regression : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Regression, Passes) {
+  const RunConfig config = parse_config_line(GetParam().config);
+  const RunResult r = run_simulation(config);  // the run's decisions from its seed, as the campaign draws them
+  for (const model::Violation& v : r.violations) ADD_FAILURE() << v.property << ": " << v.detail;
+  EXPECT_TRUE(r.ok()) << "reproduce: " << reproduce_command(config);
+  EXPECT_TRUE(GetParam().reaches(r)) << "the run no longer reaches the corner it failed in";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Issue23, Regression,
+    ::testing::Values(
+        Case{"seed_7008851",
+             "seed=7008851 cpus=4 ring_pages=4 mode=normal size_mix=small records_per_cpu=58 wakeup_events=0 "
+             "wakeup_watermark_bytes=0 gap_ns_max=1152 burst_per_million=14979 burst_records_max=185 "
+             "events_per_cpu=1 sideband=0 scope=task endless=0 nest_per_million=5038 late_write_per_million=28903 "
+             "poll_timeout_ns=48000000 syscall_ns=3005 copy_ns_per_kib=1719 snapshot_interval_ns=866768 "
+             "stop_at_ns=0 drain_chunks_max=2 yield_per_million=7499 poll_eintr_per_million=21094 "
+             "copy_interrupt_per_million=56193 quiet_budget_ns=10000000000 switches_max=2000000 output=aio "
+             "cblocks=2 eagain_attempts_max=16 rotate_bytes=757760 disk_queue_depth=16 disk_latency_ns_min=12736 "
+             "disk_latency_ns_max=388933 disk_ns_per_kib=3365 disk_stall_per_million=0 disk_stall_ns=9347020 "
+             "disk_short_per_million=0 disk_eagain_per_million=0 disk_eagain_burst_per_million=0 "
+             "disk_eagain_burst_ns=1744643 disk_eintr_per_million=0 disk_suspend_eintr_per_million=0 "
+             "disk_eio_per_million=0 disk_capacity_bytes=0 disk_open_fails=0 aux_pages=4 aux_overwrite=1 "
+             "aux_watermark_bytes=14720 aux_offset_heads=1 aux_late=1 aux_bursts=385 aux_burst_bytes_max=1749 "
+             "aux_gap_ns_max=95116 aux_transaction_ns=0 aux_partial_per_million=62722 aux_collision_per_million=0 "
+             "aux_format=29696 staging_kib=65",
+             batch_cut_at_the_end},
+        Case{"seed_7014967",
+             "seed=7014967 cpus=2 ring_pages=16 mode=normal size_mix=mixed records_per_cpu=3776 wakeup_events=48 "
+             "wakeup_watermark_bytes=0 gap_ns_max=4608 burst_per_million=26203 burst_records_max=175 "
+             "events_per_cpu=1 sideband=0 scope=task endless=0 nest_per_million=0 late_write_per_million=0 "
+             "poll_timeout_ns=13000000 syscall_ns=2270 copy_ns_per_kib=740 snapshot_interval_ns=435927 "
+             "stop_at_ns=0 drain_chunks_max=1 yield_per_million=16720 poll_eintr_per_million=8690 "
+             "copy_interrupt_per_million=25066 quiet_budget_ns=10000000000 switches_max=2000000 output=aio "
+             "cblocks=3 eagain_attempts_max=16 rotate_bytes=0 disk_queue_depth=4 disk_latency_ns_min=32639 "
+             "disk_latency_ns_max=418340 disk_ns_per_kib=1473 disk_stall_per_million=14167 disk_stall_ns=6685446 "
+             "disk_short_per_million=85259 disk_eagain_per_million=147453 disk_eagain_burst_per_million=17639 "
+             "disk_eagain_burst_ns=797309 disk_eintr_per_million=58553 disk_suspend_eintr_per_million=93143 "
+             "disk_eio_per_million=0 disk_capacity_bytes=0 disk_open_fails=0 aux_pages=16 aux_overwrite=1 "
+             "aux_watermark_bytes=0 aux_offset_heads=1 aux_late=0 aux_bursts=273 aux_burst_bytes_max=7394 "
+             "aux_gap_ns_max=23400 aux_transaction_ns=141042 aux_partial_per_million=25946 "
+             "aux_collision_per_million=0 aux_format=0 staging_kib=257",
+             batch_cut_at_the_end},
+        Case{"seed_9010837",
+             "seed=9010837 cpus=1 ring_pages=8 mode=normal size_mix=mixed records_per_cpu=212 wakeup_events=0 "
+             "wakeup_watermark_bytes=30056 gap_ns_max=5760 burst_per_million=1726 burst_records_max=107 "
+             "events_per_cpu=1 sideband=0 scope=task endless=0 nest_per_million=0 late_write_per_million=44458 "
+             "poll_timeout_ns=65000000 syscall_ns=1169 copy_ns_per_kib=594 snapshot_interval_ns=265115 "
+             "stop_at_ns=0 drain_chunks_max=1 yield_per_million=173912 poll_eintr_per_million=40195 "
+             "copy_interrupt_per_million=64523 quiet_budget_ns=10000000000 switches_max=2000000 output=aio "
+             "cblocks=4 eagain_attempts_max=16 rotate_bytes=0 disk_queue_depth=6 disk_latency_ns_min=14055 "
+             "disk_latency_ns_max=510699 disk_ns_per_kib=3755 disk_stall_per_million=11623 disk_stall_ns=8622861 "
+             "disk_short_per_million=199485 disk_eagain_per_million=190623 disk_eagain_burst_per_million=7257 "
+             "disk_eagain_burst_ns=1318995 disk_eintr_per_million=28470 disk_suspend_eintr_per_million=91782 "
+             "disk_eio_per_million=0 disk_capacity_bytes=0 disk_open_fails=0 aux_pages=8 aux_overwrite=1 "
+             "aux_watermark_bytes=20520 aux_offset_heads=1 aux_late=0 aux_bursts=237 aux_burst_bytes_max=4706 "
+             "aux_gap_ns_max=84484 aux_transaction_ns=26241 aux_partial_per_million=17628 "
+             "aux_collision_per_million=0 aux_format=0 staging_kib=129",
+             batch_cut_at_the_end},
+        Case{"seed_9014347",
+             "seed=9014347 cpus=2 ring_pages=8 mode=backward_writable size_mix=large records_per_cpu=1728 "
+             "wakeup_events=0 wakeup_watermark_bytes=0 gap_ns_max=168 burst_per_million=32984 burst_records_max=15 "
+             "events_per_cpu=1 sideband=0 scope=task endless=0 nest_per_million=0 late_write_per_million=49396 "
+             "poll_timeout_ns=13000000 syscall_ns=4052 copy_ns_per_kib=925 snapshot_interval_ns=45114 stop_at_ns=0 "
+             "drain_chunks_max=3 yield_per_million=65494 poll_eintr_per_million=407 "
+             "copy_interrupt_per_million=51873 quiet_budget_ns=10000000000 switches_max=2000000 output=serial "
+             "cblocks=3 eagain_attempts_max=2 rotate_bytes=0 disk_queue_depth=6 disk_latency_ns_min=7082 "
+             "disk_latency_ns_max=66305 disk_ns_per_kib=3066 disk_stall_per_million=0 disk_stall_ns=6117920 "
+             "disk_short_per_million=0 disk_eagain_per_million=0 disk_eagain_burst_per_million=0 "
+             "disk_eagain_burst_ns=1723723 disk_eintr_per_million=0 disk_suspend_eintr_per_million=0 "
+             "disk_eio_per_million=0 disk_capacity_bytes=0 disk_open_fails=0 aux_pages=16 aux_overwrite=1 "
+             "aux_watermark_bytes=0 aux_offset_heads=1 aux_late=1 aux_bursts=392 aux_burst_bytes_max=6007 "
+             "aux_gap_ns_max=20271 aux_transaction_ns=186469 aux_partial_per_million=42707 "
+             "aux_collision_per_million=99798 aux_format=0 staging_kib=257",
+             batch_cut_at_the_end}),
+    [](const ::testing::TestParamInfo<Case>& p) { return std::string(p.param.issue); });
+
+}  // namespace
+}  // namespace ringsim::sim
