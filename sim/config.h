@@ -61,7 +61,8 @@ struct RunConfig {
   std::uint32_t burst_per_million = 20'000;  // 0..1,000,000
   std::uint32_t burst_records_max = 64;      // 1..100,000
   std::uint32_t events_per_cpu = 1;          // sampling events sharing a CPU's ring
-  std::uint32_t sideband = 0;                // 1: a dummy event writes side-band records
+  std::uint32_t sideband = 0;                // 1: a dummy event writes side-band records; 2: and
+                                             // another session's build-id misc lands on its MMAP2
   Scope scope = Scope::task;
   std::uint32_t endless = 0;                 // 1: producers run until a stop request
   std::uint32_t nest_per_million = 0;        // a writer interrupted by another

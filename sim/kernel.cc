@@ -226,8 +226,9 @@ void Kernel::build(std::size_t cpu, const Planned& p, std::vector<std::byte>& ou
     build_sample(bytes, e.attrs.identity, scheduler_.now_ns(), e.sequence, config_.payload_seed);
     log_.cpus[cpu].samples_attempted++;
   } else {
-    build_sideband(bytes, p.type, e.attrs.identity, scheduler_.now_ns(), e.sequence);
+    build_sideband(bytes, p.type, e.attrs.identity, scheduler_.now_ns(), e.sequence, config_.foreign_build_id_misc);
     probes_.hit(Probe::sideband_record);
+    if (p.type == PERF_RECORD_MMAP2 && config_.foreign_build_id_misc) probes_.hit(Probe::foreign_build_id_misc);
   }
   e.sequence++;
 }

@@ -62,6 +62,10 @@ struct KernelConfig {
   bool per_task = true;                      // events follow a task (POLLHUP at exit) or are system-wide
   std::uint32_t events_per_cpu = 1;          // sampling events sharing a CPU's ring (1..3)
   bool sideband = false;                     // a dummy event writes side-band records
+  // Another session's CPU-wide event with attr.build_id is offered every
+  // mmap first: the dummy event's MMAP2 says build-id (misc) over its
+  // device/inode body (docs/fidelity.md row 20).
+  bool foreign_build_id_misc = false;
   std::uint32_t nest_per_million = 0;        // a writer interrupted by the next record
   std::uint32_t late_write_per_million = 0;  // a writer held between its check and its copy
   SizeMix size_mix = SizeMix::small;

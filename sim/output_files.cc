@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 
+#include "core/mmap2.h"
 #include "core/perf_abi.h"
 #include "core/perf_data.h"
 #include "core/verify.h"
@@ -212,6 +213,23 @@ class FileReader {
     out_.output.cpus[h.cpu].aux.push_back(std::move(chunk));
   }
 
+  // What a consumer reads from an MMAP2 (core/mmap2.h): the simulated
+  // events never ask for build-ids, so every body is the kernel's device and
+  // inode, whatever its misc says (another session's bit: row 20).
+  void mmap2(const model::PerfRecord& r, const std::string& name) {
+    core::Mmap2Identity identity;
+    const std::string problem = core::decode_mmap2(r.bytes, /*asked_build_id=*/false, identity);
+    const std::string at = name + ": the MMAP2 at data offset " + std::to_string(r.offset);
+    if (!problem.empty()) {
+      violate(at + ": " + problem);
+    } else if (identity.has_build_id) {
+      violate(at + " was read as a build-id its event never asked for (fidelity row 20)");
+    } else if (identity.maj != kSimMmapMajor || identity.min != kSimMmapMinor) {
+      violate(at + " reads as device " + std::to_string(identity.maj) + ":" + std::to_string(identity.min) +
+              ", the kernel wrote 8:1");
+    }
+  }
+
   void record(const model::PerfDataFile& parsed, const model::PerfRecord& r, const std::string& name) {
     if (r.type == core::kRecordFinishedRound) {
       if (r.size != 8) violate(name + ": a finished-round record of " + std::to_string(r.size) + " bytes");
@@ -230,6 +248,7 @@ class FileReader {
               ") is not a record of a simulated event");
       return;
     }
+    if (r.type == PERF_RECORD_MMAP2) mmap2(r, name);
     std::uint64_t time_ns = 0;
     if (parsed.time_of(r, time_ns)) order_.record(name, r, cpu->second, time_ns, out_.order_violations);
     std::vector<std::byte>& bytes = out_.output.cpus[cpu->second].bytes;

@@ -158,12 +158,18 @@ std::vector<Param> event_rows() {
        .shrink = {RS_TO(events_per_cpu, 1)},
        .route = RS_ROUTE(events_per_cpu, p.kernel.events_per_cpu),
        .goes_to = "KernelConfig::events_per_cpu"},
-      {.name = "sideband", .help = "1: a dummy event writes COMM, MMAP2, FORK, SWITCH, THROTTLE and EXIT records",
-       .min = 0, .max = 1, RS_FIELD(sideband),
-       .draw = [](DrawState& s, RunConfig& c) { c.sideband = s.d().draw(3) == 0 ? 1 : 0; },
-       .shrink = {RS_TO_ZERO(sideband)},
-       .route = [](const RunConfig& c, RunPlan& p) { p.kernel.sideband = c.sideband != 0; },
-       .goes_to = "KernelConfig::sideband"},
+      {.name = "sideband",
+       .help = "1: a dummy event writes COMM, MMAP2, FORK, SWITCH, THROTTLE and EXIT records; 2: and another "
+               "session's build-id event leaves the build-id misc bit on its MMAP2 (fidelity row 20)",
+       .min = 0, .max = 2, RS_FIELD(sideband),
+       .draw = [](DrawState& s, RunConfig& c) { c.sideband = s.d().draw(3) == 0 ? 1 + s.d().draw(2) : 0; },
+       .shrink = {RS_TO_ZERO(sideband), [](RunConfig& c) { return c.sideband == 2 ? (c.sideband = 1, true) : false; }},
+       .route =
+           [](const RunConfig& c, RunPlan& p) {
+             p.kernel.sideband = c.sideband != 0;
+             p.kernel.foreign_build_id_misc = c.sideband == 2;
+           },
+       .goes_to = "KernelConfig::sideband, KernelConfig::foreign_build_id_misc"},
       {.name = "scope", .help = "whom the events follow: a task (POLLHUP at its exit) or the whole system (never)",
        .choices = {"task", "system_wide"}, RS_FIELD(scope),
        .draw = [](DrawState& s, RunConfig& c) { c.scope = s.d().draw(5) == 0 ? Scope::system_wide : Scope::task; },
@@ -791,6 +797,7 @@ RunPlan plan_run(const RunConfig& c) {
     // Staged: the writer's buffers (and the disk's slots) belong to no
     // ring: one set, each a batch of up to two chunks.
     p.staging.chunk_bytes_max = c.chunk_bytes_max();
+    p.staging.bytes = p.staging.bytes / c.chunk_bytes_max() * c.chunk_bytes_max();  // EXPERIMENT
     p.staging.batch_bytes_max = std::min(2 * c.chunk_bytes_max(), p.staging.bytes / 2);
     p.staging.wake_bytes = p.staging.batch_bytes_max / 2;
     // Waits of 1 ms of virtual time; patience far beyond any disk stall

@@ -65,6 +65,7 @@ namespace ringsim::sim {
   X(oversize_overwrite, "a record larger than the area went into a read-only ring")           \
   X(lost_unreported_at_end, "drops pending when the ring's events ended: never reported")      \
   X(sideband_record, "the kernel wrote a side-band record (COMM, MMAP2, FORK, EXIT, ...)")     \
+  X(foreign_build_id_misc, "an MMAP2 said build-id over a device/inode body (another session's, row 20)") \
   X(shared_ring_write, "an event wrote into another event's ring (SET_OUTPUT)")               \
   X(hangup_per_task, "POLLHUP: every per-task event of a ring exited")                        \
   X(stop_without_hangup, "the recording ended on a stop request with no POLLHUP")             \
@@ -73,7 +74,8 @@ namespace ringsim::sim {
   X(backward_writable_read, "reader: a writable backward ring read and its tail stored")        \
   X(staging_full, "staging: the reading fiber waited for room (backpressure)")                 \
   X(staging_wrap_skip, "staging: a chunk started at the beginning, not to be torn at the end") \
-  X(staging_batched, "staging: the writer wrote several chunks (of rounds merged) in one write")
+  X(staging_batched, "staging: the writer wrote several chunks (of rounds merged) in one write") \
+  X(staging_end_cut, "staging: a batch stopped at a chunk that ended exactly at the buffer's end")
 
 enum class Probe : std::uint8_t {
 #define RINGSIM_PROBE_ENUM(name, text) name,

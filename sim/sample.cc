@@ -101,13 +101,15 @@ std::uint32_t sideband_bytes(std::uint32_t type, RecordLayout layout) {
 }
 
 void build_sideband(std::span<std::byte> out, std::uint32_t type, const EventIdentity& e, std::uint64_t time_ns,
-                    std::uint64_t sequence) {
+                    std::uint64_t sequence, bool foreign_build_id_misc) {
   const std::size_t size = sideband_bytes(type, e.layout);
   VERIFY(out.size() == size);
   std::memset(out.data(), 0, size);
   std::byte* p = out.data();
   std::uint16_t misc = 0;
-  if (type == PERF_RECORD_MMAP2) misc = PERF_RECORD_MISC_USER;
+  if (type == PERF_RECORD_MMAP2) {
+    misc = PERF_RECORD_MISC_USER | (foreign_build_id_misc ? PERF_RECORD_MISC_MMAP_BUILD_ID : 0);
+  }
   if (type == PERF_RECORD_SWITCH) misc = (sequence & 1) ? PERF_RECORD_MISC_SWITCH_OUT : 0;
   put_header(p, type, misc, static_cast<std::uint16_t>(size));
   const std::uint32_t parent = e.pid > 1 ? e.pid - 1 : 1;
@@ -142,6 +144,10 @@ void build_sideband(std::span<std::byte> out, std::uint32_t type, const EventIde
       put(p + 16, &address, 8);
       put(p + 24, &length, 8);
       put(p + 32, &pgoff, 8);
+      const std::uint64_t ino = 0x1000 + sequence % 1000;
+      put(p + 40, &kSimMmapMajor, 4);
+      put(p + 44, &kSimMmapMinor, 4);
+      put(p + 48, &ino, 8);
       const std::uint32_t prot = 5, flags = 2;
       put(p + 64, &prot, 4);
       put(p + 68, &flags, 4);

@@ -84,7 +84,14 @@ void build_lost(std::span<std::byte> out, const EventIdentity& event, std::uint6
 // Side-band records (PERF_RECORD_COMM, FORK, EXIT, SWITCH, THROTTLE,
 // UNTHROTTLE, MMAP2) of the event, with misc as the kernel sets it.
 std::uint32_t sideband_bytes(std::uint32_t type, RecordLayout layout);
+// foreign_build_id_misc: an MMAP2's misc also says build-id, over its
+// device/inode body (another session's build-id event: fidelity row 20).
 void build_sideband(std::span<std::byte> out, std::uint32_t type, const EventIdentity& event, std::uint64_t time_ns,
-                    std::uint64_t sequence);
+                    std::uint64_t sequence, bool foreign_build_id_misc = false);
+
+// The device of the simulated kernel's MMAP2 bodies (/dev/sda1: read as a
+// build-id, 8 bytes of min and inode).
+inline constexpr std::uint32_t kSimMmapMajor = 8;
+inline constexpr std::uint32_t kSimMmapMinor = 1;
 
 }  // namespace ringsim::sim

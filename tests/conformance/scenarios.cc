@@ -399,7 +399,7 @@ void add_build_id_misc(std::vector<Scenario>& out) {
   session.mmap2 = session.build_id = true;
   Scenario leak{"mmap2-misc-from-another-session", "20",
                 "a CPU-wide event with attr.build_id writes the MMAP2 first; this task's event without build_id gets "
-                "misc USER|BUILD_ID over a device/inode body",
+                "misc 0x4002 (user, build-id) over a device/inode body",
                 {task_side, session},
                 {open(A), map(A), open(B), map(B, 16), enable(A), enable(B), act(Action::mmap_exec), read(A), poll(A)}};
   leak.poll_after_each_step = false;
@@ -414,8 +414,8 @@ void add_build_id_misc(std::vector<Scenario>& out) {
   EventSpec own = task_side;
   own.build_id = true;
   Scenario asked{"mmap2-build-id-asked", "20",
-                 "an event that asked for build-ids: its MMAP2 carries the file's build-id (misc USER|BUILD_ID), of "
-                 "the same size as a device/inode body",
+                 "an event that asked for build-ids: its MMAP2 carries the file's build-id (misc 0x4002), of the "
+                 "same size as a device/inode body",
                  {own}, concat({start(A), {act(Action::mmap_exec), read(A)}})};
   out.push_back(asked);
 }
