@@ -447,15 +447,19 @@ std::string check_options(const RecordOptions& o) {
 namespace {
 
 // What every event samples: period or frequency, sample_type, call chains.
+// PERF_SAMPLE_PERIOD only in frequency mode, as perf: with a fixed period
+// (-c) the kernel samples a software event at *every* occurrence when the
+// sample asks for its period (perf_swevent_event: the count is reported as
+// the period), so -c 10000 -e page-faults would record every fault.
 void set_sampling(const RecordOptions& o, std::uint64_t register_mask, perf_event_attr& attr) {
+  attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
   if (o.period > 0) {
     attr.sample_period = o.period;
   } else {
     attr.freq = 1;
     attr.sample_freq = o.freq_hz;
+    attr.sample_type |= PERF_SAMPLE_PERIOD;
   }
-  attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-                     PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
   if (o.call_graph != CallGraph::none) attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
   if (o.call_graph == CallGraph::dwarf) {
     // As perf: the kernel part of the chain from the kernel, the user part

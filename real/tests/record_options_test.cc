@@ -298,6 +298,19 @@ TEST(RecordOptions, AttrForACommand) {
   EXPECT_EQ(attr.write_backward, 0u);
 }
 
+// A fixed period (-c): no PERF_SAMPLE_PERIOD, as perf (the kernel would
+// sample a software event at every occurrence otherwise: issue 22).
+TEST(RecordOptions, AFixedPeriodLeavesThePeriodOutOfTheSample) {
+  RecordOptions o;
+  o.command = {"true"};
+  o.period = 10000;
+  perf_event_attr attr{};
+  ASSERT_EQ(make_attr(o, attr), "");
+  EXPECT_EQ(attr.freq, 0u);
+  EXPECT_EQ(attr.sample_period, 10000u);
+  EXPECT_EQ(attr.sample_type & PERF_SAMPLE_PERIOD, 0u);
+}
+
 TEST(RecordOptions, AttrSystemWideWithCallChainsAndOverwrite) {
   RecordOptions o;
   o.system_wide = true;
