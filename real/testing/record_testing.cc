@@ -125,13 +125,14 @@ namespace {
 std::mutex g_recordings_mutex;
 std::set<pid_t> g_recordings;  // started recorders that hold a count of the recording lock
 
-// The recorder, or perf record: side-band events (recording_lock.h).
+// The recorder, or perf record, also behind a wrapper (`env LD_PRELOAD=...
+// recorder`): side-band events (recording_lock.h).
 bool is_recording(const std::vector<std::string>& argv) {
-  if (argv.empty()) return false;
-  if (argv[0] == record_path()) return true;
-  if (argv[0] != perf_path()) return false;
+  bool perf = false;
   for (const std::string& a : argv) {
-    if (a == "record") return true;
+    if (a == record_path()) return true;
+    if (a == perf_path()) perf = true;
+    if (perf && a == "record") return true;
   }
   return false;
 }
