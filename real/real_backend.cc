@@ -73,7 +73,13 @@ void drain_wake_fd(int fd) {
   VERIFY(got == static_cast<ssize_t>(sizeof count) || (got < 0 && errno == EAGAIN));
 }
 
-void on_stop_signal(int) { signal_stop_request(); }
+std::atomic<int> g_stop_signal{0};  // the first stop signal received
+
+void on_stop_signal(int signal) {
+  int none = 0;
+  g_stop_signal.compare_exchange_strong(none, signal, std::memory_order_acq_rel);
+  signal_stop_request();
+}
 void on_snapshot_signal(int) { signal_snapshot_request(); }
 
 Error prefixed(std::size_t index, std::size_t count, const Error& error) {
@@ -495,6 +501,8 @@ void signal_stop_request() {
   g_signal_stop.store(true, std::memory_order_release);
   wake();
 }
+
+int received_stop_signal() { return g_stop_signal.load(std::memory_order_acquire); }
 
 void signal_snapshot_request() {
   g_signal_snapshot.store(true, std::memory_order_release);

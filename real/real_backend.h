@@ -210,6 +210,9 @@ void restore_signal_handlers();
 
 // What the handlers call; async-signal-safe.
 void signal_stop_request();
+// The first stop signal (SIGINT, SIGTERM) the handlers installed by the
+// signal set received, or 0.
+int received_stop_signal();
 void signal_snapshot_request();
 
 static_assert(core::RingMapping<RealMapping>);

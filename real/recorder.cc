@@ -317,6 +317,8 @@ class Recording {
  public:
   explicit Recording(const RecordOptions& o) : o_(o), has_command_(!o.command.empty()) {}
   int run();
+  // The signal that ended the command (0: it exited, or none ran).
+  int command_signal() const;
 
  private:
   bool fail(int status, const std::string& line);
@@ -401,7 +403,17 @@ int Recording::run() {
   finish(started);
   if (status_ != kExitOk) print_error(error_line_);
   if (!o_.quiet) print_summary(started);
+  // As perf record: the recording went well, so the status is the
+  // command's (exit code; killed by a signal: record() ends by it).
+  if (status_ == kExitOk && has_command_ && command_.ran() && command_.end().exited()) {
+    return command_.end().exit_code();
+  }
   return status_;
+}
+
+int Recording::command_signal() const {
+  if (!has_command_ || !command_.ran() || !command_.end().signaled()) return 0;
+  return command_.end().term_signal();
 }
 
 bool Recording::fail(int status, const std::string& line) {
@@ -783,7 +795,7 @@ bool Recording::file_features(const core::FinishedFile& file, core::PerfFeatures
   features_.files++;
   features_.build_ids += out.file.build_ids.size();
   if (!buildid_dir_.empty()) {
-    const std::string cached = fill_build_id_cache(buildid_dir_, out.file.build_ids);
+    const std::string cached = fill_build_id_cache(buildid_dir_, out.file.build_ids, hits);
     if (!cached.empty() && features_.cache_problem.empty()) features_.cache_problem = cached;
   }
   return true;
@@ -935,9 +947,42 @@ void Recording::print_costs() const {
 
 }  // namespace
 
+namespace {
+
+// Ends this process by `signal`, as the command ended (perf record does
+// the same): a shell sees 128 + signal. No core dump of the recorder's own.
+[[noreturn]] void end_by_signal(int signal) {
+  const rlimit no_core{0, 0};
+  ::setrlimit(RLIMIT_CORE, &no_core);
+  std::fflush(nullptr);
+  struct sigaction dfl{};
+  dfl.sa_handler = SIG_DFL;
+  ::sigaction(signal, &dfl, nullptr);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, signal);
+  ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
+  ::raise(signal);
+  std::_Exit(128 + signal);  // a signal whose default is to ignore it
+}
+
+}  // namespace
+
 int record(const RecordOptions& options) {
-  Recording recording(options);
-  return recording.run();
+  int command_signal = 0;
+  int status = kExitOk;
+  {
+    Recording recording(options);
+    status = recording.run();
+    command_signal = recording.command_signal();
+  }
+  // As perf record (__cmd_record, record__sig_exit): a command ended by a
+  // signal (also the SIGTERM the recorder sends it when stopped first)
+  // ends the recorder by that signal; else a stop signal the recorder
+  // received is re-raised; else the command's exit code.
+  if (status == kExitOk && command_signal != 0) end_by_signal(command_signal);
+  if (status == kExitOk && received_stop_signal() != 0) end_by_signal(received_stop_signal());
+  return status;
 }
 
 }  // namespace ringsim::real

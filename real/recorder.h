@@ -119,7 +119,11 @@ class RecorderSink {
 static_assert(core::ChunkSink<RecorderSink>);
 
 // Records as `options` say; prints errors (one line each) and the summary
-// on stderr. Returns the exit status.
+// on stderr. Returns the exit status: an error's, else the command's exit
+// code (as perf record). As perf record, once the file is complete: a
+// command ended by signal N (also the SIGTERM sent to it when the recorder
+// is stopped first) ends this process by N; else a stop signal the
+// recorder received (SIGINT, SIGTERM) ends it by that signal.
 int record(const RecordOptions& options);
 
 }  // namespace ringsim::real

@@ -14,6 +14,8 @@
 // time, the signals are sent once the file shows what the test waits for
 // (the header the recorder rewrites while recording), and the deadlines
 // only turn a hang into a failure.
+#include <sys/wait.h>
+
 #include <csignal>
 #include <fstream>
 #include <sstream>
@@ -127,6 +129,51 @@ TEST(RecordWithPerf, AFixedPeriodOnPageFaultsSamplesAsPerfDoes) {
   const testing::ModelView none_view = testing::model_view({none_file});
   ASSERT_EQ(none_view.problem, "");
   EXPECT_EQ(none_view.loss.samples, 0u);
+}
+
+// Issue 19: the exit status is the command's, as perf record's: its exit
+// code, or the recorder ends by the signal that ended the command.
+TEST(RecordWithPerf, TheExitStatusIsTheCommandsAsPerfs) {
+  REQUIRE_PERF();
+  const std::string dir = testing::temp_dir("exit-status");
+  int k = 0;
+  for (const char* script : {"exit 0", "exit 3", "exit 255", "kill -TERM $$", "kill -KILL $$", "kill -USR1 $$"}) {
+    SCOPED_TRACE(script);
+    const std::vector<std::string> command = {"--", "/bin/sh", "-c", script};
+    const std::string n = std::to_string(k++);
+    const RunResult ours = testing::run_record(concat({"-q", "-o", dir + "/ours" + n + ".data"}, command));
+    const RunResult perf =
+        testing::run(concat({testing::perf_path(), "record", "-q", "-o", dir + "/perf" + n + ".data"}, command));
+    EXPECT_EQ(ours.exited, perf.exited) << "ours: " << ours.text() << "\nperf: " << perf.text();
+    EXPECT_EQ(ours.exit_code, perf.exit_code);
+    EXPECT_EQ(WIFSIGNALED(ours.status), WIFSIGNALED(perf.status));
+    if (WIFSIGNALED(perf.status)) {
+      EXPECT_EQ(WTERMSIG(ours.status), WTERMSIG(perf.status));
+    }
+  }
+  // The recorder itself stopped by SIGINT or SIGTERM while the command runs.
+  for (const int signal : {SIGINT, SIGTERM}) {
+    SCOPED_TRACE(strsignal(signal));
+    const std::string n = std::to_string(k++);
+    RunResult results[2];
+    for (int who = 0; who < 2; who++) {
+      const std::string out = dir + (who == 0 ? "/ours" : "/perf") + n + ".data";
+      const std::vector<std::string> argv =
+          who == 0 ? concat({testing::record_path(), "-q", "-o", out, "--"}, {"sleep", "30"})
+                   : concat({testing::perf_path(), "record", "-q", "-o", out, "--"}, {"sleep", "30"});
+      Process p;
+      ASSERT_TRUE(testing::start(p, argv).ok());
+      ASSERT_TRUE(testing::wait_until([&] { return testing::file_size(out) > 0; }));
+      p.signal(signal);
+      results[who] = testing::finish(p);
+    }
+    EXPECT_EQ(results[0].exited, results[1].exited) << "ours: " << results[0].text() << "\nperf: " << results[1].text();
+    EXPECT_EQ(results[0].exit_code, results[1].exit_code);
+    EXPECT_EQ(WIFSIGNALED(results[0].status), WIFSIGNALED(results[1].status));
+    if (WIFSIGNALED(results[1].status)) {
+      EXPECT_EQ(WTERMSIG(results[0].status), WTERMSIG(results[1].status));
+    }
+  }
 }
 
 TEST(RecordWithPerf, SystemWideWithFramePointerChains) {
@@ -277,7 +324,8 @@ TEST(RecordWithPerf, SigtermStopsASystemWideRecording) {
   ASSERT_TRUE(testing::wait_until([&] { return testing::header_data_size(out) > start_bytes; }));
   p.signal(SIGTERM);
   const RunResult r = testing::finish(p);
-  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  // As perf record: the file finished, then the signal re-raised.
+  ASSERT_TRUE(!r.exited && WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGTERM) << r.text();
   EXPECT_NE(r.err.find("loop: stopped"), std::string::npos) << r.text();
   const Summary ours = summary_of(r);
   EXPECT_GT(ours.samples, 0u);
@@ -310,7 +358,7 @@ TEST(RecordWithPerf, OverwriteSnapshotsOnSigusr2AndAtTheEnd) {
   }
   p.signal(SIGINT);
   const RunResult r = testing::finish(p);
-  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  ASSERT_TRUE(!r.exited && WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGINT) << r.text();
   const std::vector<std::string> loop = testing::lines_with(r.err, "ringsim-record: loop: ");
   ASSERT_EQ(loop.size(), 1u) << r.text();
   const std::uint64_t snapshots = std::strtoull(loop[0].c_str() + loop[0].find("snapshots ") + 10, nullptr, 10);

@@ -30,6 +30,7 @@
 // disk, zero in serial mode for the AIO-only ones.
 #include <linux/perf_event.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <cstdio>
 #include <map>
@@ -335,11 +336,15 @@ TEST(RecordSummary, RotationCountsItsFilesAndTheSideBandItKept) {
 TEST(RecordSummary, TheCommandsExitStatusAndSignal) {
   const std::string dir = testing::temp_dir("summary-status");
   RunResult r = testing::run_record({"-o", dir + "/a.data", "--", "sh", "-c", "exit 3"});
-  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  ASSERT_TRUE(r.exited && r.exit_code == 3) << r.text();  // the command's status, as perf record
   EXPECT_EQ(line_of(r.err, "command exited with status 3: "), "sh -c exit 3");
   r = testing::run_record({"-o", dir + "/b.data", "--", "sh", "-c", "kill -9 $$"});
-  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  // Ended by the command's signal, as perf record (a shell sees 137).
+  ASSERT_TRUE(!r.exited && WIFSIGNALED(r.status) && WTERMSIG(r.status) == 9) << r.text();
   EXPECT_EQ(line_of(r.err, "command ended by signal 9: "), "sh -c kill -9 $$");
+  // Both files are whole: the summary and the file come first.
+  EXPECT_EQ(testing::model_view({dir + "/a.data"}).problem, "");
+  EXPECT_EQ(testing::model_view({dir + "/b.data"}).problem, "");
 }
 
 TEST(RecordSummary, NoHeaderCheckpointsWithoutAnInterval) {
