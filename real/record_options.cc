@@ -1,6 +1,7 @@
 #include "real/record_options.h"
 
 #include <asm/perf_regs.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
@@ -180,7 +181,8 @@ struct RawOptions {
   std::vector<std::string> pids;
   std::vector<std::string> tids;
   CLI::Option* freq_option = nullptr;
-  std::uint64_t freq = 0;
+  std::string freq_text;  // N or max
+  std::string mmap_text;  // pages, or a size with a suffix (perf's -m 8M)
   bool callchain_fp = false;
   std::string call_graph_text;
   std::string switch_text;
@@ -218,8 +220,9 @@ void add_sampling_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
   app.add_option("-p,--pid", raw.pids, "attach to these running processes (comma-separated), with their threads")
       ->delimiter(',');
   app.add_option("-t,--tid", raw.tids, "attach to these threads only (comma-separated)")->delimiter(',');
-  raw.freq_option = app.add_option("-F,--freq", raw.freq, "samples per second per CPU (default 4000)")
-                        ->check(CLI::Range(std::uint64_t{1}, std::numeric_limits<std::uint64_t>::max()));
+  raw.freq_option = app.add_option("-F,--freq", raw.freq_text,
+                                   "samples per second per CPU (default 4000), or max "
+                                   "(/proc/sys/kernel/perf_event_max_sample_rate)");
   auto* count_option = app.add_option("-c,--count", o.period, "sample every PERIOD events (instead of -F)")
                            ->check(CLI::Range(std::uint64_t{1}, (std::uint64_t{1} << 63) - 1));
   raw.freq_option->excludes(count_option);
@@ -233,18 +236,12 @@ void add_sampling_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
 // --header-interval-ms, -r, -q.
 void add_output_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
   app.add_option("-o,--output", o.output, "output file (default perf.data)");
-  app.add_option("-m,--mmap-pages", o.mmap_pages, "data pages per ring, a power of two (default 128)")
-      ->check(CLI::Range(std::uint64_t{1}, kMmapPagesMax))
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            std::uint64_t v = 0;
-            if (!parse_u64(text, v) || v == 0 || (v & (v - 1)) != 0) return text + " is not a power of two";
-            return "";
-          },
-          "POWER_OF_TWO"));
+  app.add_option("-m,--mmap-pages", raw.mmap_text,
+                 "data pages per ring, a power of two (default 128), or their size with a suffix B, K, M, G "
+                 "(e.g. 8M, as perf)");
   app.add_option("--aio", o.aio_cblocks,
-                 "asynchronous writes with N control blocks per ring (1..4); 0: serial pwrite (default " +
-                     std::to_string(kAioDefault) + ")")
+                 "asynchronous writes with N control blocks per ring (1..4; bare --aio: 1, as perf); 0: serial "
+                 "pwrite (default " + std::to_string(kAioDefault) + ")")
       ->check(CLI::Range(std::uint32_t{0}, kAioMax));
   app.add_flag("--overwrite", o.overwrite,
                "overwrite mode: rings keep the newest records (write_backward); written on SIGUSR2 and at the end");
@@ -331,6 +328,47 @@ int apply_staging(const RawOptions& raw, RecordOptions& o) {
   return -1;
 }
 
+// -F (N or max) and -m (pages, or a size as perf takes it: 8M is 2048
+// pages of 4 KiB) into `o`. "" or the problem.
+std::string apply_freq_and_pages(const RawOptions& raw, RecordOptions& o) {
+  if (raw.freq_option->count() > 0) {
+    if (raw.freq_text == "max") {
+      o.freq_hz = max_sample_rate_hz();
+      if (o.freq_hz == 0) return "-F max: /proc/sys/kernel/perf_event_max_sample_rate cannot be read";
+    } else if (!parse_u64(raw.freq_text, o.freq_hz) || o.freq_hz == 0) {
+      return "-F/--freq " + raw.freq_text + ": expected a frequency of at least 1 (samples per second), or max";
+    }
+  }
+  if (raw.mmap_text.empty()) return "";
+  if (parse_u64(raw.mmap_text, o.mmap_pages)) return "";
+  std::uint64_t bytes = 0;
+  if (std::string problem = parse_size(raw.mmap_text, bytes); !problem.empty()) return "-m/--mmap-pages: " + problem;
+  const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  if (bytes == 0 || bytes % page != 0) {
+    return "-m/--mmap-pages " + raw.mmap_text + ": not a whole number of " + std::to_string(page) + "-byte pages";
+  }
+  o.mmap_pages = bytes / page;
+  if ((o.mmap_pages & (o.mmap_pages - 1)) != 0) {
+    return "-m/--mmap-pages " + raw.mmap_text + ": " + std::to_string(o.mmap_pages) +
+           " pages is not a power of two (perf would round it up, with a warning; give the size you want)";
+  }
+  return "";
+}
+
+// A bare --aio (as perf's --aio[=n]: 1 control block) when no number
+// follows; --aio N and --aio=N as given.
+std::vector<char*> with_bare_aio(int argc, char** argv, int split) {
+  static char kAioOne[] = "--aio=1";
+  std::vector<char*> out(argv, argv + argc);
+  for (int i = 1; i < split; i++) {
+    if (std::string_view(argv[i]) != "--aio") continue;
+    std::uint64_t n = 0;
+    const bool number_follows = i + 1 < split && parse_u64(argv[i + 1], n);
+    if (!number_follows) out[static_cast<std::size_t>(i)] = kAioOne;
+  }
+  return out;
+}
+
 // -F, -g, --call-graph and --switch-output into `o`. -1, or the usage
 // error's status.
 int apply(const RawOptions& raw, RecordOptions& o) {
@@ -342,7 +380,9 @@ int apply(const RawOptions& raw, RecordOptions& o) {
       }
     }
   }
-  if (raw.freq_option->count() > 0) o.freq_hz = raw.freq;
+  if (const std::string problem = apply_freq_and_pages(raw, o); !problem.empty()) {
+    return core::usage_error(kAppName, problem);
+  }
   if (raw.callchain_fp) o.call_graph = CallGraph::fp;
   if (!raw.call_graph_text.empty()) {
     const std::string problem = parse_call_graph(raw.call_graph_text, o.call_graph, o.dwarf_stack_bytes);
@@ -369,7 +409,8 @@ int parse_record_command_line(int argc, char** argv, RecordOptions& out) {
   add_sampling_options(app, o, raw);
   add_output_options(app, o, raw);
   app.prefix_command(true);
-  if (const int status = core::parse_command_line(app, split, argv); status >= 0) return status;
+  std::vector<char*> args = with_bare_aio(argc, argv, split);
+  if (const int status = core::parse_command_line(app, split, args.data()); status >= 0) return status;
   if (const int status = take_command(app, split, argc, argv, o); status >= 0) return status;
   if (const int status = apply(raw, o); status >= 0) return status;
   for (int i = 0; i < argc; i++) o.argv.push_back(argv[i]);
@@ -433,7 +474,8 @@ std::string check_options(const RecordOptions& o) {
     }
   }
   if (o.mmap_pages == 0 || (o.mmap_pages & (o.mmap_pages - 1)) != 0 || o.mmap_pages > kMmapPagesMax) {
-    return "-m " + std::to_string(o.mmap_pages) + ": expected a power of two in 1.." + std::to_string(kMmapPagesMax);
+    return "-m/--mmap-pages " + std::to_string(o.mmap_pages) + ": expected a power of two in 1.." +
+           std::to_string(kMmapPagesMax) + " (pages), or a size such as 8M";
   }
   if (o.aio_cblocks > kAioMax) return "--aio " + std::to_string(o.aio_cblocks) + " is outside 0..4";
   if (std::string problem = check_events(o); !problem.empty()) return problem;

@@ -300,6 +300,38 @@ TEST(RecordOptions, AttrForACommand) {
 
 // A fixed period (-c): no PERF_SAMPLE_PERIOD, as perf (the kernel would
 // sample a software event at every occurrence otherwise: issue 22).
+// perf's spellings (issue 19): -m with a size, -F max, a bare --aio.
+TEST(RecordOptions, PerfSpellingsOfSizesFrequencyAndAio) {
+  Parsed p = parse({"-m", "8M", "-o", "x.data", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_EQ(p.options.mmap_pages, 2048u);
+  p = parse({"-m", "64K", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_EQ(p.options.mmap_pages, 16u);
+  p = parse({"-m", "12K", "--", "true"});  // 3 pages
+  EXPECT_EQ(p.status, 64);
+  p = parse({"-m", "5000B", "--", "true"});  // not whole pages
+  EXPECT_EQ(p.status, 64);
+  p = parse({"-F", "max", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_GT(p.options.freq_hz, 0u);
+  p = parse({"-F", "fast", "--", "true"});
+  EXPECT_EQ(p.status, 64);
+  p = parse({"--aio", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_EQ(p.options.aio_cblocks, 1u);
+  p = parse({"--aio", "-o", "x.data", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_EQ(p.options.aio_cblocks, 1u);
+  EXPECT_EQ(p.options.output, "x.data");
+  p = parse({"--aio", "3", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_EQ(p.options.aio_cblocks, 3u);
+  p = parse({"--aio=2", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_EQ(p.options.aio_cblocks, 2u);
+}
+
 TEST(RecordOptions, AFixedPeriodLeavesThePeriodOutOfTheSample) {
   RecordOptions o;
   o.command = {"true"};
