@@ -57,7 +57,7 @@ class HitScan {
       if (identity.misc_says_build_id && !identity.has_build_id) out_.untrusted_build_id_misc++;
     }
     if (pid < 0) return;  // the kernel's own mapping: kernel samples say so by their mode
-    maps_[pid].push_back(Map{addr, addr + len, dso(path, id)});
+    maps_[pid].push_back(Map{addr, addr + len, dso(path, id, pid)});
   }
 
   void fork(std::span<const std::byte> r) {
@@ -95,13 +95,13 @@ class HitScan {
   }
 
  private:
-  std::size_t dso(const std::string& path, const BuildId& id) {
+  std::size_t dso(const std::string& path, const BuildId& id, std::int32_t pid) {
     const auto it = index_.find(path);
     if (it != index_.end()) {
       if (!id.empty()) dsos_[it->second].id = id;
       return it->second;
     }
-    dsos_.push_back(HitDso{path, id});
+    dsos_.push_back(HitDso{path, id, dso_source(path, pid)});
     hit_.push_back(false);
     index_[path] = dsos_.size() - 1;
     return dsos_.size() - 1;
@@ -120,6 +120,16 @@ class HitScan {
   std::vector<bool> hit_;
   std::map<std::string, std::size_t> index_;
 };
+
+}  // namespace
+
+std::string dso_source(const std::string& path, std::int32_t pid) {
+  if (path.empty() || path.front() != '/' || pid <= 0) return path;
+  const std::string through_root = "/proc/" + std::to_string(pid) + "/root" + path;
+  return ::access(through_root.c_str(), R_OK) == 0 ? through_root : path;
+}
+
+namespace {
 
 // A file, by hard link or (across file systems) by copy; "" or the problem.
 std::string link_or_copy(const std::string& from, const fs::path& to) {
@@ -147,8 +157,19 @@ std::string write_bytes(const std::vector<std::byte>& bytes, const fs::path& to)
   return out ? "" : "write " + to.string() + " failed";
 }
 
+// "" if the ELF file at `source` has build-id `want`, else why not.
+std::string verify_build_id(const std::string& name, const std::string& source, const BuildId& want) {
+  BuildId have;
+  if (const std::string p = elf_file_build_id(source, have); !p.empty()) return name + ": not cached: " + p;
+  if (have == want) return "";
+  return name + ": not cached: the file at " + source + " has build-id " + core::to_hex(have) +
+         ", the recording saw " + core::to_hex(want) + " (changed since, or another file of that path)";
+}
+
 // One entry: DIR/<name>/<hex>/<file> made by `make`, and the .build-id link.
-std::string add_entry(const fs::path& dir, const core::BuildIdEntry& e, const std::vector<std::byte>& vdso) {
+// `source`: where a user file is read.
+std::string add_entry(const fs::path& dir, const core::BuildIdEntry& e, const std::string& source,
+                      const std::vector<std::byte>& vdso) {
   const std::string hex = core::to_hex(e.id);
   if (hex.size() < 3) return e.name + ": build-id too short";
   const bool kernel = e.name == "[kernel.kallsyms]";
@@ -161,7 +182,10 @@ std::string add_entry(const fs::path& dir, const core::BuildIdEntry& e, const st
   if (error) return "mkdir " + entry.string() + ": " + error.message();
   std::string problem;
   if (!fs::exists(file)) {
-    problem = kernel ? copy_stream("/proc/kallsyms", file) : is_vdso ? write_bytes(vdso, file) : link_or_copy(e.name, file);
+    if (!kernel && !is_vdso) {
+      if (std::string p = verify_build_id(e.name, source, e.id); !p.empty()) return p;
+    }
+    problem = kernel ? copy_stream("/proc/kallsyms", file) : is_vdso ? write_bytes(vdso, file) : link_or_copy(source, file);
   }
   if (!problem.empty()) return problem;
   const fs::path link_dir = dir / ".build-id" / hex.substr(0, 2);
@@ -232,7 +256,7 @@ std::vector<core::BuildIdEntry> build_id_entries(const HitDsos& hits, std::vecto
     if (dso.name.empty() || dso.name.front() != '/' || dso.name.rfind("//", 0) == 0) continue;
     id = dso.id;
     if (id.empty()) {
-      if (const std::string p = elf_file_build_id(dso.name, id); !p.empty()) {
+      if (const std::string p = elf_file_build_id(dso.source.empty() ? dso.name : dso.source, id); !p.empty()) {
         problems.push_back(p);
         continue;
       }
@@ -250,12 +274,16 @@ std::vector<core::BuildIdEntry> build_id_entries(const HitDsos& hits, std::vecto
   return entries;
 }
 
-std::string fill_build_id_cache(const std::string& dir, const std::vector<core::BuildIdEntry>& entries) {
+std::string fill_build_id_cache(const std::string& dir, const std::vector<core::BuildIdEntry>& entries,
+                                const HitDsos& hits) {
   std::string first;
   std::vector<std::byte> vdso;
+  std::map<std::string, std::string> sources;
+  for (const HitDso& d : hits.user) sources[d.name] = d.source.empty() ? d.name : d.source;
   for (const core::BuildIdEntry& e : entries) {
     if (e.name == "[vdso]" && vdso.empty() && !vdso_image(vdso).empty()) continue;
-    const std::string problem = add_entry(dir, e, vdso);
+    const auto source = sources.find(e.name);
+    const std::string problem = add_entry(dir, e, source == sources.end() ? e.name : source->second, vdso);
     if (first.empty() && !problem.empty()) first = problem;
   }
   return first;

@@ -31,6 +31,10 @@ namespace ringsim::real {
 struct HitDso {
   std::string name;  // the mapping's path as the record gave it
   BuildId id;        // from its MMAP2 record, when the kernel gave one
+  // Where the file is read: /proc/PID/root/NAME while the process that
+  // mapped it lives (its mount namespace: a container's file, not the
+  // host's of the same path), else NAME.
+  std::string source;
 };
 
 struct HitDsos {
@@ -54,9 +58,18 @@ std::string find_hit_dsos(std::span<const std::byte> data, std::uint64_t data_of
 // a build-id, [vdso]. problems: one line per DSO left out and why.
 std::vector<core::BuildIdEntry> build_id_entries(const HitDsos& hits, std::vector<std::string>& problems);
 
-// Adds `entries` to the cache at `dir` (entries already there are kept).
-// "" or the first problem (the others are still tried).
-std::string fill_build_id_cache(const std::string& dir, const std::vector<core::BuildIdEntry>& entries);
+// Adds `entries` to the cache at `dir` (entries already there are kept),
+// each user file read from its source in `hits` (its name if absent) and
+// only if that file's own build-id is the entry's: a file changed since the
+// recording, or another of the same path, is never cached under a build-id
+// it does not have. "" or the first problem (the others are still tried).
+std::string fill_build_id_cache(const std::string& dir, const std::vector<core::BuildIdEntry>& entries,
+                                const HitDsos& hits);
+
+// Where `path`, as process `pid` mapped it, is read now: through
+// /proc/PID/root (the process's mount namespace) while the process lives,
+// else `path` itself.
+std::string dso_source(const std::string& path, std::int32_t pid);
 
 // $HOME/.debug ("" without HOME).
 std::string default_build_id_dir();

@@ -4,8 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <array>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -145,6 +149,39 @@ TEST(HitDsos, ABuildIdTheEventAskedForIsTaken) {
   ASSERT_EQ(find_hit_dsos(data, 0, events(true, true), bad), "");
   EXPECT_EQ(bad.bad_mmap2, 1u);
   EXPECT_TRUE(bad.user.empty());
+}
+
+// Issue 19: a file is cached only under its own build-id. The recording
+// saw one build-id; the file at that path now (changed since, or another
+// mount namespace's file of the same path) has another: not cached, said.
+TEST(BuildIdCache, AFileIsNeverCachedUnderABuildIdItDoesNotHave) {
+  const std::string path = "/bin/true";
+  BuildId real_id;
+  ASSERT_EQ(elf_file_build_id(path, real_id), "");
+  const std::string dir = ::testing::TempDir() + "/build-id-cache-verify";
+  std::filesystem::remove_all(dir);
+  BuildId wrong(20, 0xab);
+  const std::string problem =
+      fill_build_id_cache(dir, {core::BuildIdEntry{PERF_RECORD_MISC_USER, -1, wrong, path}}, HitDsos{});
+  EXPECT_NE(problem.find("not cached"), std::string::npos) << problem;
+  EXPECT_NE(problem.find(core::to_hex(real_id)), std::string::npos) << problem;
+  EXPECT_FALSE(std::filesystem::exists(dir + path + "/" + core::to_hex(wrong) + "/elf"));
+  // The control: its own build-id is cached.
+  EXPECT_EQ(fill_build_id_cache(dir, {core::BuildIdEntry{PERF_RECORD_MISC_USER, -1, real_id, path}}, HitDsos{}), "");
+  EXPECT_TRUE(std::filesystem::exists(dir + path + "/" + core::to_hex(real_id) + "/elf"));
+}
+
+// A live process's files are read through its root (its mount namespace);
+// a process that is gone leaves the path as recorded.
+TEST(BuildIdCache, FilesAreReadThroughTheProcesssRoot) {
+  EXPECT_EQ(dso_source("/bin/true", static_cast<std::int32_t>(getpid())),
+            "/proc/" + std::to_string(getpid()) + "/root/bin/true");
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);
+  EXPECT_EQ(dso_source("/bin/true", static_cast<std::int32_t>(child)), "/bin/true");
+  EXPECT_EQ(dso_source("[vdso]", static_cast<std::int32_t>(getpid())), "[vdso]");
 }
 
 }  // namespace
