@@ -122,7 +122,19 @@ int RealDisk::open_output(std::uint32_t index) {
     fd_ = -1;
   }
   const std::string path = output_path(path_, index);
-  const int fd = ::open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+  // As perf record: a non-empty file of that name is kept as NAME.old (one
+  // earlier recording, never truncated), and a new file is the user's own
+  // (0600: a recording shows what every process on the machine ran).
+  struct stat existing {};
+  if (::stat(path.c_str(), &existing) == 0 && S_ISREG(existing.st_mode) && existing.st_size > 0) {
+    if (::rename(path.c_str(), (path + ".old").c_str()) != 0) {
+      const int error = errno;
+      VERIFY(error > 0);
+      return -error;
+    }
+    counters_.files_kept_as_old++;
+  }
+  const int fd = ::open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0600);
   if (fd < 0) {
     const int error = errno;
     VERIFY(error > 0);

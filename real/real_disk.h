@@ -78,6 +78,7 @@ std::string output_error_message(int error, const std::string& path, const std::
 
 struct DiskCounters {
   std::uint64_t files_opened = 0;
+  std::uint64_t files_kept_as_old = 0;  // a non-empty file of the name renamed NAME.old first
   std::uint64_t sync_writes = 0;
   std::uint64_t sync_short_writes = 0;
   std::uint64_t aio_submitted = 0;

@@ -827,6 +827,10 @@ void Recording::print_files(const FileStats& back) const {
   for (const std::string& p : disk_->paths()) files += (files.empty() ? "" : ", ") + p;
   print_line("wrote " + std::to_string(back.files) + " file(s): " + (files.empty() ? "none" : files) + ", " +
              std::to_string(back.file_bytes) + " bytes (data sections " + std::to_string(back.data_bytes) + " bytes)");
+  if (disk_->counters().files_kept_as_old > 0) {
+    print_line("kept " + std::to_string(disk_->counters().files_kept_as_old) +
+               " earlier file(s) of the same name as NAME.old");
+  }
   print_line("samples written: " + std::to_string(ws.records.samples - cut.samples));
   print_line("records lost: " + std::to_string(ws.records.lost_sum - cut.lost_sum) + " (sum of " +
              std::to_string(ws.records.lost_records - cut.lost_records) + " PERF_RECORD_LOST records)");

@@ -78,14 +78,15 @@ TEST(RealDisk, WritesAtOffsetsTruncatesAndRotates) {
   EXPECT_EQ(disk.close_output(), 0);
   EXPECT_EQ(read_file(path + ".1"), "hello");
   EXPECT_EQ(disk.paths(), (std::vector<std::string>{path, path + ".1"}));
-  // Truncating: a second open of file 0 starts empty.
+  // A second open of file 0 starts empty (the earlier one, if not empty, is
+  // kept as .old: RecordSummary.AnEarlierFileIsKeptAsOldAndTheNewOneIsPrivate).
   ASSERT_EQ(disk.open_output(0), 0);
   EXPECT_EQ(read_file(path), "");
   EXPECT_EQ(disk.remove_output(), 0);
   EXPECT_FALSE(exists(path));
   struct stat st {};
   ASSERT_EQ(stat((path + ".1").c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 0777, 0644u & ~static_cast<unsigned>(umask(022)));
+  EXPECT_EQ(st.st_mode & 0777, 0600u & ~static_cast<unsigned>(umask(022)));  // as perf record
 }
 
 TEST(RealDisk, OpenErrorsAreErrnosTheRecorderExplains) {

@@ -33,6 +33,8 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -345,6 +347,30 @@ TEST(RecordSummary, TheCommandsExitStatusAndSignal) {
   // Both files are whole: the summary and the file come first.
   EXPECT_EQ(testing::model_view({dir + "/a.data"}).problem, "");
   EXPECT_EQ(testing::model_view({dir + "/b.data"}).problem, "");
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// As perf record: an earlier recording of the same name is kept as
+// NAME.old (never truncated), and a new file is mode 0600.
+TEST(RecordSummary, AnEarlierFileIsKeptAsOldAndTheNewOneIsPrivate) {
+  const std::string out = testing::temp_dir("summary-old") + "/perf.data";
+  RunResult r = testing::run_record({"-o", out, "--", "true"});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  const std::string first = read_all(out);
+  ASSERT_FALSE(first.empty());
+  struct stat st {};
+  ASSERT_EQ(stat(out.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  r = testing::run_record({"-o", out, "--", "true"});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  EXPECT_EQ(read_all(out + ".old"), first);
+  EXPECT_EQ(testing::model_view({out + ".old"}).problem, "");
+  EXPECT_EQ(testing::model_view({out}).problem, "");
+  EXPECT_EQ(line_of(r.err, "kept 1 earlier file(s) of the same name as NAME.old"), "");
 }
 
 TEST(RecordSummary, NoHeaderCheckpointsWithoutAnInterval) {
