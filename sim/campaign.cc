@@ -89,7 +89,7 @@ struct Totals {
   std::uint64_t aux_overwritten = 0;
   std::uint64_t aux_truncated = 0;
   std::uint64_t aux_snapshot_runs = 0;
-  // Staged runs (staging_kib > 0).
+  // Staged runs (staging_bytes > 0).
   std::uint64_t staged_runs = 0;
   std::uint64_t staged_chunks = 0;
   std::uint64_t staged_records = 0;
@@ -212,7 +212,7 @@ void add_output_figures(Totals& t, const RunResult& r) {
 }
 
 void add_staging_figures(Totals& t, const RunResult& r) {
-  if (r.config.staging_kib == 0) return;
+  if (r.config.staging_bytes == 0) return;
   t.staged_runs++;
   t.staged_chunks += r.staging.chunks;
   t.staged_records += r.staging.records.records;

@@ -33,7 +33,7 @@ struct Mode {
   const char* name;
   Output output;
   std::uint32_t cblocks;
-  std::uint32_t staging_buffers = 0;  // staging_kib in sink buffers; 0: not staged
+  std::uint32_t staging_buffers = 0;  // staging_bytes in sink buffers; 0: not staged
 };
 
 struct Column {
@@ -182,8 +182,7 @@ int main(int argc, char** argv) {
       RunConfig config = base;
       set_output(config, modes[m].output);
       config.cblocks = modes[m].cblocks;
-      config.staging_kib =
-          static_cast<std::uint32_t>((modes[m].staging_buffers * config.chunk_bytes_max() + 1023) / 1024);
+      config.staging_bytes = (modes[m].staging_buffers * config.chunk_bytes_max() + 1023) / 1024 * 1024;
       if (const std::string e = validate(config); !e.empty()) {
         return ringsim::core::usage_error("compare", "seed " + std::to_string(config.seed) + ": " + e);
       }

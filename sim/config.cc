@@ -63,7 +63,7 @@ void set_output(RunConfig& c, Output output) {
     c.rotate_bytes = 0;
     c.disk_capacity_bytes = 0;
     c.disk_open_fails = 0;
-    c.staging_kib = 0;
+    c.staging_bytes = 0;
   }
 }
 
@@ -85,7 +85,7 @@ static void overrun_aux_area(RunConfig& c) {
 
 void set_mutant(RunConfig& c, Mutant mutant, bool keep_mode_and_output) {
   c.mutant = mutant;
-  c.staging_kib = 0;  // the mutants are bugs of the consumer without staging
+  c.staging_bytes = 0;  // the mutants are bugs of the consumer without staging
   if (keep_mode_and_output) return;
   switch (mutant) {
     case Mutant::none:
@@ -166,12 +166,15 @@ std::string validate_rules(const RunConfig& c) {
            std::to_string(c.disk_latency_ns_min) + ")";
   }
   if (c.rotate_bytes != 0 && c.rotate_bytes < 4096) return "rotate_bytes: must be 0 or at least 4096";
-  if (c.staging_kib != 0 && c.output == Output::memory) {
-    return "staging_kib: a staging buffer stands before the trace writer: needs output=serial or aio";
+  if (c.staging_bytes != 0 && c.output == Output::memory) {
+    return "staging_bytes: a staging buffer stands before the trace writer: needs output=serial or aio";
   }
-  if (c.staging_kib != 0 && std::uint64_t{c.staging_kib} * 1024 < 2 * c.chunk_bytes_max()) {
-    return "staging_kib: " + std::to_string(c.staging_kib) + " KiB is less than two sink buffers (" +
+  if (c.staging_bytes != 0 && c.staging_bytes < 2 * c.chunk_bytes_max()) {
+    return "staging_bytes: " + std::to_string(c.staging_bytes) + " is less than two sink buffers (" +
            std::to_string(2 * c.chunk_bytes_max()) + " bytes: a ring, or an AUX area and its header, each)";
+  }
+  if (c.staging_bytes % 8 != 0) {
+    return "staging_bytes: " + std::to_string(c.staging_bytes) + " is not a multiple of 8";
   }
   if (c.disk_capacity_bytes != 0 && c.disk_capacity_bytes < 4096) {
     return "disk_capacity_bytes: must be 0 or at least 4096";

@@ -102,8 +102,8 @@ struct RunConfig {
   std::uint64_t disk_capacity_bytes = 0;            // 0: unlimited; else 4096..2^40
   std::uint32_t disk_open_fails = 0;                // 0 or 1
   // The staging buffer between the reading fiber and the writing fiber
-  // (core/staging.h), KiB; 0: none (one fiber reads and writes).
-  std::uint32_t staging_kib = 0;                    // 0, or 2 writer buffers..1 GiB (output=serial/aio)
+  // (core/staging.h), bytes; 0: none (one fiber reads and writes).
+  std::uint64_t staging_bytes = 0;                  // 0, or 2 writer buffers..1 GiB by 8s (output=serial/aio)
   // AUX areas (one per CPU).
   std::uint32_t aux_pages = 0;                      // 0: none; else 1..256, a power of two
   std::uint32_t aux_overwrite = 0;                  // 1: snapshot mode

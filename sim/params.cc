@@ -483,13 +483,18 @@ std::vector<Param> aux_rows() {
   return {
       {.name = "aux_pages", .help = "AUX area pages per CPU (0: none; a power of two)", .min = 0, .max = 256,
        RS_FIELD(aux_pages),
-       .draw = [](DrawState& s, RunConfig& c) { c.aux_pages = s.aux() ? 1u << s.d().between(0, 4) : 0; },
+       .draw = [](DrawState& s, RunConfig& c) {
+         c.aux_pages = s.aux() ? 1u << s.d().between(0, 4) : 0;
+         if (s.staged_aux(c)) c.aux_pages = std::max(c.aux_pages, c.ring_pages);
+       },
        .shrink = {[](RunConfig& c) { return c.aux_pages != 0 ? (clear_aux(c), true) : false; },
                   RS_HALVE(aux_pages, 1)},
        .route = [](const RunConfig& c, RunPlan& p) { p.kernel.aux.size_bytes = c.aux_bytes(); },
        .goes_to = "AuxConfig::size_bytes, the writer's buffer size"},
       {.name = "aux_overwrite", .help = "1: AUX snapshot (overwrite) mode", .min = 0, .max = 1, RS_FIELD(aux_overwrite),
-       .draw = [](DrawState& s, RunConfig& c) { c.aux_overwrite = s.aux() && s.d().draw(3) == 0 ? 1 : 0; },
+       .draw = [](DrawState& s, RunConfig& c) {
+         c.aux_overwrite = s.aux() && (s.staged_aux(c) || s.d().draw(3) == 0) ? 1 : 0;
+       },
        .shrink = {[](RunConfig& c) {
          if (c.aux_overwrite == 0) return false;
          c.aux_overwrite = 0;
@@ -523,12 +528,13 @@ std::vector<Param> aux_rows() {
   };
 }
 
-// The PMU's transactions, and the mutant.
+// The PMU's transactions.
 std::vector<Param> aux_transaction_rows() {
   return {
       {.name = "aux_bursts", .help = "AUX transactions per CPU", .min = 0, .max = 1'000'000, RS_FIELD(aux_bursts),
        .draw = [](DrawState& s, RunConfig& c) {
-         if (s.aux()) c.aux_bursts = static_cast<std::uint32_t>(s.d().between(1, 400));
+         if (s.aux()) c.aux_bursts = static_cast<std::uint32_t>(s.staged_aux(c) ? s.d().between(1'000, 2'000)
+                                                                                  : s.d().between(1, 400));
        },
        .shrink = {RS_HALVE(aux_bursts, 1)},
        .route = RS_ROUTE(aux_bursts, p.kernel.aux.bursts),
@@ -536,7 +542,10 @@ std::vector<Param> aux_transaction_rows() {
       {.name = "aux_burst_bytes_max", .help = "largest AUX transaction, bytes (each draws 1..this)", .min = 1,
        .max = std::uint64_t{1} << 20, RS_FIELD(aux_burst_bytes_max),
        .draw = [](DrawState& s, RunConfig& c) {
-         if (s.aux()) c.aux_burst_bytes_max = s.d().between(1, c.aux_bytes() / 4);
+         // Issue 23's corner: many, not large (the area still wraps).
+         const std::uint64_t quarter = c.aux_bytes() / 4;
+         const std::uint64_t high = s.staged_aux(c) ? std::min<std::uint64_t>(quarter, 4096) : quarter;
+         if (s.aux()) c.aux_burst_bytes_max = s.d().between(1, high);
        },
        .shrink = {RS_HALVE(aux_burst_bytes_max, 1)},
        .route = RS_ROUTE(aux_burst_bytes_max, p.kernel.aux.burst_bytes_max),
@@ -581,18 +590,33 @@ std::vector<Param> aux_transaction_rows() {
        .shrink = {RS_TO_ZERO(aux_format)},
        .route = RS_ROUTE(aux_format, p.kernel.aux.format_flags),
        .goes_to = "AuxConfig::format_flags"},
-      {.name = "staging_kib",
-       .help = "a staging buffer of this many KiB between a reading and a writing fiber (0: none; output=serial/aio)",
-       .min = 0, .max = 1u << 20, RS_FIELD(staging_kib),
+  };
+}
+
+// The staging buffer, and the mutant.
+std::vector<Param> staging_rows() {
+  return {
+      {.name = "staging_bytes",
+       .help = "a staging buffer of this many bytes between a reading and a writing fiber (0: none; a multiple of "
+               "8; output=serial/aio)",
+       .min = 0, .max = 1u << 30, RS_FIELD(staging_bytes),
        .draw = [](DrawState& s, RunConfig& c) {
          // Half the disk runs: small (two buffers: backpressure), medium,
-         // large.
+         // large; half of them a whole number of the largest chunks, as the
+         // recorder sizes its buffer (such a chunk can end exactly at the
+         // buffer's end), the others rounded up to a KiB. Issue 23's corner:
+         // four whole chunks.
+         if (s.staged_aux(c)) {
+           c.staging_bytes = 4 * c.chunk_bytes_max();
+           return;
+         }
          if (c.output == Output::memory || s.d().draw(2) == 0) return;
          const std::uint64_t multiple = std::array<std::uint64_t, 3>{2, 4, 16}[s.d().draw(3)];
-         c.staging_kib = static_cast<std::uint32_t>((multiple * c.chunk_bytes_max() + 1023) / 1024);
+         const std::uint64_t whole = multiple * c.chunk_bytes_max();
+         c.staging_bytes = s.d().draw(2) == 0 ? whole : (whole + 1023) / 1024 * 1024;
        },
-       .shrink = {RS_TO_ZERO(staging_kib)},
-       .route = [](const RunConfig& c, RunPlan& p) { p.staging.bytes = std::uint64_t{c.staging_kib} * 1024; },
+       .shrink = {RS_TO_ZERO(staging_bytes)},
+       .route = [](const RunConfig& c, RunPlan& p) { p.staging.bytes = c.staging_bytes; },
        .goes_to = "core::StagingOptions::bytes; the writer's buffers and the disk's slots (one set, no ring's)"},
       {.name = "mutant", .help = "a deliberately broken consumer (sim/mutants.h)",
        .choices = {"none", "early_release", "no_pause", "drop_lost", "shared_offset", "reuse_buffer",
@@ -617,7 +641,7 @@ std::vector<Param> build_table() {
   std::vector<Param> table;
   for (auto rows : {kernel_rows(), workload_rows(), event_rows(), consumer_rows(), request_rows(), scheduling_rows(), output_rows(),
                     disk_fault_rows(),
-                    disk_error_rows(), aux_rows(), aux_transaction_rows()}) {
+                    disk_error_rows(), aux_rows(), aux_transaction_rows(), staging_rows()}) {
     for (Param& p : rows) table.push_back(std::move(p));
   }
   for (const Param& p : table) {
@@ -649,6 +673,11 @@ bool DrawState::faulty() {
 bool DrawState::aux() {
   if (!aux_) aux_ = draws_.draw(3) == 0;
   return *aux_;
+}
+
+bool DrawState::staged_aux(const RunConfig& c) {
+  if (!staged_aux_) staged_aux_ = aux() && c.output != Output::memory && draws_.draw(8) == 0;
+  return *staged_aux_;
 }
 
 std::string Param::flag() const {
@@ -797,7 +826,6 @@ RunPlan plan_run(const RunConfig& c) {
     // Staged: the writer's buffers (and the disk's slots) belong to no
     // ring: one set, each a batch of up to two chunks.
     p.staging.chunk_bytes_max = c.chunk_bytes_max();
-    p.staging.bytes = p.staging.bytes / c.chunk_bytes_max() * c.chunk_bytes_max();  // EXPERIMENT
     p.staging.batch_bytes_max = std::min(2 * c.chunk_bytes_max(), p.staging.bytes / 2);
     p.staging.wake_bytes = p.staging.batch_bytes_max / 2;
     // Waits of 1 ms of virtual time; patience far beyond any disk stall

@@ -59,11 +59,18 @@ class DrawState {
   bool faulty();
   // A third of the runs with AUX areas.
   bool aux();
+  // Issue 23's corner, in one disk run with AUX areas in eight: the area in
+  // snapshot mode and at least as large as the ring (its wrapped snapshots
+  // are the largest chunks), the PMU busy (1,000..2,000 transactions of up
+  // to 4 KiB), the staging buffer exactly four of those chunks. First asked
+  // once the output is drawn.
+  bool staged_aux(const RunConfig& c);
 
  private:
   Draws& draws_;
   std::optional<bool> faulty_;
   std::optional<bool> aux_;
+  std::optional<bool> staged_aux_;
 };
 
 // Everything a run is built from, derived from a RunConfig by the table's

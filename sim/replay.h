@@ -2,7 +2,7 @@
 //
 // A replay file is a JSON object (format described in docs/replay-format.md):
 //   format     "ringsim-replay"
-//   version    1
+//   version    2 (1: before staging_kib became staging_bytes)
 //   config     the RunConfig, every field
 //   violation  {property, detail} seen when it was recorded ("" if none)
 //   recorded   {trace_hash, output_hash} of the recorded run, hex
@@ -25,7 +25,7 @@
 
 namespace ringsim::sim {
 
-inline constexpr int kReplayVersion = 1;
+inline constexpr int kReplayVersion = 2;
 
 struct ReplayFile {
   RunConfig config;

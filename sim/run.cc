@@ -332,6 +332,7 @@ class Run {
     r.probes.hit(Probe::snapshot_late_writer, r.loop.ring.late_writes);
     r.probes.hit(Probe::staging_full, r.staging.full);
     r.probes.hit(Probe::staging_wrap_skip, r.staging.wrap_skips);
+    r.probes.hit(Probe::staging_end_cut, r.staging.end_cuts);
     if (r.staging.chunks_written > r.staging.writes) r.probes.hit(Probe::staging_batched);
     const bool reads = r.loop.ring.chunks > 0;
     if (reads && config_.mode == core::RingMode::forward_overwrite) r.probes.hit(Probe::forward_overwrite_read);

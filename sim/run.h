@@ -71,7 +71,7 @@ struct RunResult {
   // The trace writer and the disk (output=serial or aio).
   core::WriterStats writer;
   DiskStats disk;
-  // The staging buffer (staging_kib > 0).
+  // The staging buffer (staging_bytes > 0).
   core::StagingStats staging;
   std::uint64_t staging_batches = 0;
   std::uint64_t files = 0;

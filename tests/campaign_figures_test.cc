@@ -131,7 +131,7 @@ void add_expected(Expected& e, const RunResult& r) {
   e.add("aux_gap_bytes", r.writer.error == 0 ? r.oracle.aux_overwritten
                                              : r.loop.aux_drops[core::DropCause::overwritten].records.bytes);
   // Staged runs: every record the loop committed went through the staging.
-  if (r.config.staging_kib > 0) {
+  if (r.config.staging_bytes > 0) {
     e.add("staged_runs", 1);
     e.add("staged_records", r.loop.records.records);
   }

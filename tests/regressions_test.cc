@@ -3,7 +3,8 @@
 // with the run's decisions from that seed, i.e. exactly the run
 // `bazel run //sim:campaign -- --seed=S --runs=1` made when it failed. The
 // configuration is kept here, not re-drawn, so a later change to the draw
-// cannot turn a regression test into some other run.
+// cannot turn a regression test into some other run. (A field renamed
+// since is written with its new name: staging_kib=K is staging_bytes=1024K.)
 //
 // Issue 23: a staged AUX snapshot torn (staging_whole; under ASan a
 // heap-buffer-overflow in core::drain_staging). A wrapped offset-head
@@ -85,7 +86,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_eio_per_million=0 disk_capacity_bytes=0 disk_open_fails=0 aux_pages=4 aux_overwrite=1 "
              "aux_watermark_bytes=14720 aux_offset_heads=1 aux_late=1 aux_bursts=385 aux_burst_bytes_max=1749 "
              "aux_gap_ns_max=95116 aux_transaction_ns=0 aux_partial_per_million=62722 aux_collision_per_million=0 "
-             "aux_format=29696 staging_kib=65",
+             "aux_format=29696 staging_bytes=66560",
              batch_cut_at_the_end},
         Case{"seed_7014967",
              "seed=7014967 cpus=2 ring_pages=16 mode=normal size_mix=mixed records_per_cpu=3776 wakeup_events=48 "
@@ -101,7 +102,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_eio_per_million=0 disk_capacity_bytes=0 disk_open_fails=0 aux_pages=16 aux_overwrite=1 "
              "aux_watermark_bytes=0 aux_offset_heads=1 aux_late=0 aux_bursts=273 aux_burst_bytes_max=7394 "
              "aux_gap_ns_max=23400 aux_transaction_ns=141042 aux_partial_per_million=25946 "
-             "aux_collision_per_million=0 aux_format=0 staging_kib=257",
+             "aux_collision_per_million=0 aux_format=0 staging_bytes=263168",
              batch_cut_at_the_end},
         Case{"seed_9010837",
              "seed=9010837 cpus=1 ring_pages=8 mode=normal size_mix=mixed records_per_cpu=212 wakeup_events=0 "
@@ -117,7 +118,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_eio_per_million=0 disk_capacity_bytes=0 disk_open_fails=0 aux_pages=8 aux_overwrite=1 "
              "aux_watermark_bytes=20520 aux_offset_heads=1 aux_late=0 aux_bursts=237 aux_burst_bytes_max=4706 "
              "aux_gap_ns_max=84484 aux_transaction_ns=26241 aux_partial_per_million=17628 "
-             "aux_collision_per_million=0 aux_format=0 staging_kib=129",
+             "aux_collision_per_million=0 aux_format=0 staging_bytes=132096",
              batch_cut_at_the_end},
         Case{"seed_9014347",
              "seed=9014347 cpus=2 ring_pages=8 mode=backward_writable size_mix=large records_per_cpu=1728 "
@@ -133,7 +134,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_eio_per_million=0 disk_capacity_bytes=0 disk_open_fails=0 aux_pages=16 aux_overwrite=1 "
              "aux_watermark_bytes=0 aux_offset_heads=1 aux_late=1 aux_bursts=392 aux_burst_bytes_max=6007 "
              "aux_gap_ns_max=20271 aux_transaction_ns=186469 aux_partial_per_million=42707 "
-             "aux_collision_per_million=99798 aux_format=0 staging_kib=257",
+             "aux_collision_per_million=99798 aux_format=0 staging_bytes=263168",
              batch_cut_at_the_end}),
     [](const ::testing::TestParamInfo<Case>& p) { return std::string(p.param.issue); });
 
