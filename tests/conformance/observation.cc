@@ -94,6 +94,7 @@ std::string observable(const Observation& o) {
     case Kind::data_offset: return "data_offset " + e;
     case Kind::data_size: return "data_size " + e;
     case Kind::time_order: return "time order in " + e + "'s ring";
+    case Kind::overrun: return "overrun of " + e + "'s ring";
   }
   return "?";
 }
@@ -109,6 +110,7 @@ std::string value(const Observation& o) {
     case Kind::data_offset:
     case Kind::data_size: return std::to_string(o.value);
     case Kind::time_order: return o.value == 0 ? "ring order" : "goes back at record " + std::to_string(o.value);
+    case Kind::overrun: return std::to_string(o.value) + " bytes since the last read";
   }
   return "?";
 }

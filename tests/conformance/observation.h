@@ -26,6 +26,7 @@ enum class Kind : std::uint8_t {
   data_offset,   // control page
   data_size,
   time_order,    // 0: the records' times follow ring order; else the first record that goes back
+  overrun,       // read of a read-only forward ring overwritten past the reader: the bytes it missed
 };
 
 inline constexpr std::uint8_t kUnknownEvent = 254;
