@@ -61,12 +61,15 @@ std::uint32_t sample_bytes(const EventSpec& spec) {
     VERIFY(tracepoint(spec.source));
     size += align8(4 + kSyscallRawBytes);
   }
-  if (t & PERF_SAMPLE_STACK_USER) {
-    VERIFY(spec.stack_user % 8 == 0);
-    size += spec.stack_user == 0 ? 8 : 16 + spec.stack_user;  // size; data, dyn_size
-  }
+  size += user_stack_bytes(spec);
   VERIFY(size <= 65528);
   return size;
+}
+
+std::uint32_t user_stack_bytes(const EventSpec& spec) {
+  if (!(spec.sample_type & PERF_SAMPLE_STACK_USER)) return 0;
+  VERIFY(spec.stack_user % 8 == 0);
+  return spec.stack_user == 0 ? 8 : 16 + spec.stack_user;  // size; data, dyn_size
 }
 
 std::uint32_t sideband_bytes(std::uint32_t type, const EventSpec& spec, std::string_view name) {

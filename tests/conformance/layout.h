@@ -28,6 +28,9 @@ std::uint32_t id_header_bytes(const EventSpec& spec);
 sim::RecordLayout trailer_layout(const EventSpec& spec);
 // PERF_RECORD_SAMPLE of this event.
 std::uint32_t sample_bytes(const EventSpec& spec);
+// Its PERF_SAMPLE_STACK_USER part (0 without): a dynamic part of the sample
+// (data->dyn_size).
+std::uint32_t user_stack_bytes(const EventSpec& spec);
 // A side-band record of this event: COMM (`name` the new name), FORK,
 // EXIT, MMAP2 (`name` the file's path), LOST.
 std::uint32_t sideband_bytes(std::uint32_t type, const EventSpec& spec, std::string_view name = {});

@@ -4,10 +4,13 @@
 // what the real kernel does in each.
 #include <linux/perf_event.h>
 
+#include "tests/conformance/builders.h"
 #include "tests/conformance/scenario.h"
 
 namespace ringsim::conformance {
 namespace {
+
+using namespace builders;
 
 constexpr std::size_t A = 0, B = 1, C = 2, D = 3, E = 4;
 
@@ -18,137 +21,6 @@ constexpr std::uint64_t kIdTid = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID;   // 
 constexpr std::uint64_t kIdTidTime = kIdTid | PERF_SAMPLE_TIME;              // 32; trailer 24
 constexpr std::uint64_t kIdTidTimeCpu = kIdTidTime | PERF_SAMPLE_CPU;        // 40; trailer 32
 constexpr std::uint64_t kIdTidTimeRaw = kIdTidTime | PERF_SAMPLE_RAW;        // 56; trailer 24
-constexpr std::uint64_t kStack = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_STACK_USER;  // 32 + N
-
-EventSpec tp(Source source, std::uint64_t sample_type) {
-  EventSpec e;
-  e.source = source;
-  e.sample_type = sample_type;
-  return e;
-}
-EventSpec with_id_all(EventSpec e) {
-  e.sample_id_all = true;
-  return e;
-}
-EventSpec backward(EventSpec e) {
-  e.backward = true;
-  return e;
-}
-EventSpec on(Target target, EventSpec e) {
-  e.target = target;
-  return e;
-}
-EventSpec task(EventSpec e) {
-  e.task = true;
-  return e;
-}
-EventSpec wakeups(std::uint32_t events, EventSpec e) {
-  e.wakeup_events = events;
-  return e;
-}
-EventSpec watermark(std::uint32_t bytes, EventSpec e) {
-  e.watermark = true;
-  e.wakeup_watermark = bytes;
-  return e;
-}
-// A sample of exactly `bytes` (>= 32): IDENTIFIER and a user stack.
-EventSpec sized(std::uint32_t bytes) {
-  EventSpec e = tp(Source::getpid, kStack);
-  e.stack_user = bytes - 32;
-  return e;
-}
-
-Step op(Op o, std::size_t event) {
-  Step s;
-  s.op = o;
-  s.event = event;
-  return s;
-}
-Step open(std::size_t e) { return op(Op::open, e); }
-Step map(std::size_t e, std::uint32_t pages = 1) {
-  Step s = op(Op::map, e);
-  s.pages = pages;
-  return s;
-}
-Step map_read_only(std::size_t e, std::uint32_t pages = 1) {
-  Step s = map(e, pages);
-  s.writable = false;
-  return s;
-}
-Step unmap(std::size_t e) { return op(Op::unmap, e); }
-Step set_output(std::size_t e, std::size_t target) {
-  Step s = op(Op::set_output, e);
-  s.other = target;
-  return s;
-}
-Step enable(std::size_t e) { return op(Op::enable, e); }
-Step disable(std::size_t e) { return op(Op::disable, e); }
-Step pause(std::size_t e) { return op(Op::pause, e); }
-Step resume(std::size_t e) { return op(Op::resume, e); }
-Step act(Action a, std::uint32_t count = 1) {
-  Step s = op(Op::act, 0);
-  s.action = a;
-  s.count = count;
-  return s;
-}
-Step getpid(std::uint32_t count = 1) { return act(Action::getpid, count); }
-Step getppid(std::uint32_t count = 1) { return act(Action::getppid, count); }
-Step getuid(std::uint32_t count = 1) { return act(Action::getuid, count); }
-Step comm(const char* name, std::uint32_t count = 1) {
-  Step s = act(Action::comm, count);
-  s.name = name;
-  return s;
-}
-Step child_getpid(std::uint32_t count) {
-  Step s = getpid(count);
-  s.by_child = true;
-  return s;
-}
-// `count` actions, polling `e` after each; the reader consumes everything
-// whenever more than `consume_above` bytes are unread (0: never).
-Step watch(Step action, std::size_t e, std::uint32_t consume_above = 0) {
-  action.event = e;
-  action.poll_each = true;
-  action.consume_above = consume_above;
-  return action;
-}
-Step spawn_child() { return op(Op::spawn_child, 0); }
-Step child_exit() { return op(Op::child_exit, 0); }
-Step child_exit_polling(std::size_t e) { return op(Op::child_exit_polling, e); }
-Step poll(std::size_t e, std::size_t other = kNoEvent) {
-  Step s = op(Op::poll, e);
-  s.other = other;
-  return s;
-}
-Step read(std::size_t e, std::uint64_t from = 0) {
-  Step s = op(Op::read, e);
-  s.from = from;
-  return s;
-}
-Step read_checking_time(std::size_t e) {
-  Step s = read(e);
-  s.time_order = true;
-  return s;
-}
-Step consume(std::size_t e, std::uint32_t bytes = 0) {
-  Step s = op(Op::consume, e);
-  s.count = bytes;
-  return s;
-}
-Step lost(std::size_t e) { return op(Op::lost_samples, e); }
-Step control_page(std::size_t e) { return op(Op::control_page, e); }
-
-using Steps = std::vector<Step>;
-
-Steps concat(std::initializer_list<Steps> parts) {
-  Steps out;
-  for (const Steps& p : parts) out.insert(out.end(), p.begin(), p.end());
-  return out;
-}
-// open, map (writable or not), enable: one event on its own ring.
-Steps start(std::size_t e, std::uint32_t pages = 1, bool writable = true) {
-  return {open(e), writable ? map(e, pages) : map_read_only(e, pages), enable(e)};
-}
 
 // Records on demand, and their sizes.
 void add_records(std::vector<Scenario>& out) {
@@ -420,6 +292,45 @@ void add_build_id_misc(std::vector<Scenario>& out) {
   out.push_back(asked);
 }
 
+// Found by the generator (generator.h; docs/conformance.md, "Generated
+// scenarios"), pasted as it printed them, shrunk; named and described.
+void add_generated(std::vector<Scenario>& out) {
+  out.push_back({.name = "spawning-the-child-is-a-fork",
+                 .rows = "11, on demand",
+                 .summary = "the child is a fork of this thread: an enabled event with mmap2 (or comm, task) gets its "
+                            "FORK record (32 bytes)",
+                 .events = {EventSpec{.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_IDENTIFIER, .mmap2 = true}},
+                 .steps = {open(A), map(A), enable(A), spawn_child(), read(A)}});
+  out.push_back({.name = "a-writable-mapping-faults-once",
+                 .rows = "14, on demand",
+                 .summary = "the reader's first data_tail store (made at mmap) is a page fault: an enabled "
+                            "page-fault event samples it (24 bytes), a read-only mapping makes none",
+                 .events = {EventSpec{.source = Source::page_faults,
+                                      .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_IDENTIFIER},
+                            EventSpec{.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_IDENTIFIER},
+                            EventSpec{.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_IDENTIFIER}},
+                 .steps = {open(A), map(A), enable(A), open(B), map(B), open(C), map_read_only(C), read(A)}});
+  out.push_back({.name = "software-event-sample-data-shared",
+                 .rows = "21",
+                 .summary = "two page-fault events, B newer: one fault's sample in A's ring carries B's id "
+                            "(___perf_sw_event prepares one perf_sample_data for both)",
+                 .events = {EventSpec{.source = Source::page_faults,
+                                      .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_IDENTIFIER},
+                            EventSpec{.source = Source::page_faults,
+                                      .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_IDENTIFIER}},
+                 .steps = {open(A), enable(A), open(B), enable(B), map(A), read(A)}});
+  out.push_back({.name = "software-event-stack-size-shared",
+                 .rows = "21",
+                 .summary = "the same with B asking for an 8-byte user stack: A's sample (24 bytes of fields) is "
+                            "48 bytes long, B's stack part counted in (data->dyn_size)",
+                 .events = {EventSpec{.source = Source::page_faults,
+                                      .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_IDENTIFIER},
+                            EventSpec{.source = Source::page_faults,
+                                      .sample_type = PERF_SAMPLE_STACK_USER | PERF_SAMPLE_IDENTIFIER,
+                                      .stack_user = 8}},
+                 .steps = {open(A), enable(A), open(B), enable(B), map(A), read(A)}});
+}
+
 std::vector<Scenario> make_scenarios() {
   std::vector<Scenario> out;
   add_records(out);
@@ -431,6 +342,7 @@ std::vector<Scenario> make_scenarios() {
   add_hangups(out);
   add_shared(out);
   add_build_id_misc(out);
+  add_generated(out);
   return out;
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <optional>
 
 #include "core/ring_mode.h"
 #include "core/verify.h"
@@ -95,6 +96,9 @@ int SimKernel::map(std::size_t event, std::uint32_t data_pages, bool writable) {
   rings_.push_back(std::move(r));
   e.ring = static_cast<int>(rings_.size() - 1);
   e.mapped = true;
+  // The real backend stores data_tail into a writable mapping at once:
+  // that first store to the control page is a page fault of this thread.
+  if (writable) act(Action::fault, false, "");
   return 0;
 }
 
@@ -216,18 +220,65 @@ void SimKernel::sideband(std::size_t event, Action action, const std::string& na
   VERIFY_MSG(false, "not a side-band action");
 }
 
+namespace {
+
+constexpr std::uint64_t kIdAll = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
+                                 PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
+
+// A software event's hit (___perf_sw_event) prepares one perf_sample_data
+// for every event it reaches, in the order of their list (newest first);
+// perf_prepare_sample does not prepare again what data->sample_flags says
+// is done. So a later event's sample carries the id an earlier one
+// prepared, and its size (header_size + data->dyn_size) includes the user
+// stacks the earlier ones added (fidelity row 21). perf_tp_event prepares
+// it anew for each event.
+class SharedSampleData {
+ public:
+  struct Sample {
+    std::uint32_t size = 0;
+    std::uint64_t id = 0;
+  };
+  Sample prepare(const EventSpec& spec, std::uint64_t event_id) {
+    const std::uint64_t type = spec.sample_type;
+    std::uint64_t filtered = type | ((type & PERF_SAMPLE_STACK_USER) ? PERF_SAMPLE_REGS_USER : 0);
+    filtered &= ~flags_;
+    if (filtered != 0) flags_ |= type & kIdAll;  // __perf_event_header__init_id
+    if (filtered & (PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER)) id_ = event_id;
+    if (filtered & PERF_SAMPLE_REGS_USER) flags_ |= PERF_SAMPLE_REGS_USER;
+    if (filtered & PERF_SAMPLE_STACK_USER) {
+      dyn_ += user_stack_bytes(spec);
+      flags_ |= PERF_SAMPLE_STACK_USER;
+    }
+    return {sample_bytes(spec) - user_stack_bytes(spec) + dyn_, id_};
+  }
+
+ private:
+  std::uint64_t flags_ = PERF_SAMPLE_PERIOD;  // perf_sample_data_init
+  std::uint64_t id_ = 0;
+  std::uint32_t dyn_ = 0;
+};
+
+}  // namespace
+
 void SimKernel::act(Action action, bool by_child, const std::string& name) {
   VERIFY(!by_child || child_alive_);
   now_ns_ += kActionNs;
   const bool is_sideband = action == Action::comm || action == Action::fork || action == Action::mmap_exec;
   bool misc_build_id = false;  // the shared mmap event's misc, for this action
+  SharedSampleData shared;  // of a software event's hit
   for (const std::size_t i : sideband_order()) {
     const Event& e = events_[i];
     const EventSpec& spec = scenario_->events[i];
     if (!e.enabled || e.exited || !follows(spec, by_child) || !reached(spec, action)) continue;
     if (is_sideband) {
       sideband(i, action, name, misc_build_id);
-    } else {  // a sample, from user space
+      continue;
+    }
+    // A sample, from user space.
+    if (action == Action::fault) {
+      const SharedSampleData::Sample sample = shared.prepare(spec, e.attrs.identity.id);
+      output(i, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, sample.size, sample.id);
+    } else {
       output(i, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, sample_bytes(spec));
     }
   }
@@ -235,18 +286,22 @@ void SimKernel::act(Action action, bool by_child, const std::string& name) {
 
 // __perf_output_begin finds no ring: the record vanishes, uncounted.
 // Whether it was written.
-bool SimKernel::output(std::size_t event, std::uint32_t type, std::uint16_t misc, std::uint32_t size) {
+bool SimKernel::output(std::size_t event, std::uint32_t type, std::uint16_t misc, std::uint32_t size,
+                       std::optional<std::uint64_t> sample_id) {
   Event& e = events_[event];
   if (e.ring == kNoRing || !rings_[e.ring]->ring) return false;
   scratch_.resize(size);
-  build_record(scratch_, type, misc, scenario_->events[event], e.attrs.identity.id, now_ns_);
+  build_record(scratch_, type, misc, scenario_->events[event], sample_id.value_or(e.attrs.identity.id), now_ns_);
   if (rings_[e.ring]->ring->output(e.attrs, scratch_, now_ns_) == sim::SimRing::Output::written) return true;
   e.lost_samples++;
   return false;
 }
 
+// The child is a fork of this thread: FORK into this thread's events that
+// ask for it, as Action::fork.
 void SimKernel::spawn_child() {
   VERIFY(!child_alive_);
+  act(Action::fork, false, "");
   child_alive_ = true;
 }
 

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "model/log.h"
@@ -81,7 +82,9 @@ class SimKernel final : public Backend {
   bool reached(const EventSpec& spec, Action action) const;
   std::vector<std::size_t> sideband_order() const;
   void sideband(std::size_t event, Action action, const std::string& name, bool& misc_build_id);
-  bool output(std::size_t event, std::uint32_t type, std::uint16_t misc, std::uint32_t size);
+  // `sample_id`: the id the record's id fields carry, if not the event's.
+  bool output(std::size_t event, std::uint32_t type, std::uint16_t misc, std::uint32_t size,
+              std::optional<std::uint64_t> sample_id = std::nullopt);
   sim::SimRing& ring_of(std::size_t owner);
   void exit_child_events();
 
