@@ -14,6 +14,9 @@ namespace ringsim::sim {
 
 struct CampaignOptions {
   std::uint64_t first_seed = 1;
+  // --seed random: first_seed was drawn from the clock (printed first, so
+  // the campaign can be run again with --seed first_seed).
+  bool seed_from_clock = false;
   std::uint64_t runs = 2000;
   // Simulations at once, one per thread; the outcomes are merged in seed
   // order, so the summary is the same whatever the number.

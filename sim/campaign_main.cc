@@ -15,6 +15,11 @@ int main(int argc, char** argv) {
   using namespace ringsim::sim;
   CampaignOptions options;
   if (const int rc = parse_campaign_command_line(argc, argv, options); rc >= 0) return rc;
+  if (options.seed_from_clock) {
+    std::cout << "ringsim campaign: --seed random drew seed " << options.first_seed << " (from the clock; --seed "
+              << options.first_seed << " runs the same seeds again)\n"
+              << std::flush;
+  }
   if (const std::string error = check_campaign_seeds(options); !error.empty()) {
     return ringsim::core::usage_error("campaign", error);
   }

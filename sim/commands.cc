@@ -1,5 +1,7 @@
 #include "sim/commands.h"
 
+#include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 
@@ -25,8 +27,36 @@ std::string read_sharding(CampaignOptions& options) {
   return "";
 }
 
-void add_campaign_options(CLI::App& app, CampaignOptions& options, bool& no_progress) {
-  app.add_option("--seed", options.first_seed, "first seed")->check(CLI::Range(std::uint64_t{0}, UINT64_MAX / 2));
+constexpr std::uint64_t kSeedMax = UINT64_MAX / 2;
+
+// "" if `text` is a seed (0..kSeedMax) or "random"; else the problem.
+std::string check_seed(const std::string& text) {
+  if (text == "random") return "";
+  if (text.empty() || text.size() > 20 || text.find_first_not_of("0123456789") != std::string::npos) {
+    return "--seed: " + text + " is neither a number nor `random`";
+  }
+  errno = 0;
+  const unsigned long long v = std::strtoull(text.c_str(), nullptr, 10);
+  if (errno != 0 || v > kSeedMax) return "--seed: " + text + " is above " + std::to_string(kSeedMax);
+  return "";
+}
+
+// --seed random: a first seed from the clock, in 10^9 .. 10^9 + 10^15
+// (above every fixed range CI and the docs run), mixed so that two
+// campaigns started close together draw far-apart ranges.
+std::uint64_t seed_from_clock() {
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  std::uint64_t x = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count());
+  x += 0x9e3779b97f4a7c15ull;  // splitmix64
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return 1'000'000'000ull + x % 1'000'000'000'000'000ull;
+}
+
+void add_campaign_options(CLI::App& app, CampaignOptions& options, std::string& seed, bool& no_progress) {
+  app.add_option("--seed", seed, "first seed (0..2^63-1), or `random`: one drawn from the clock, printed first")
+      ->check(check_seed);
   app.add_option("--runs", options.runs, "number of seeds to run")->check(CLI::Range(1, 1'000'000'000));
   app.add_option("--jobs", options.jobs,
                  "simulations run at once, one per thread (results merged in seed order: the same whatever N)")
@@ -50,10 +80,13 @@ void add_campaign_options(CLI::App& app, CampaignOptions& options, bool& no_prog
 int parse_campaign_command_line(int argc, char** argv, CampaignOptions& options) {
   CLI::App app("Runs seeded simulations of the perf ring consumer and checks every property.", "campaign");
   bool no_progress = false;
-  add_campaign_options(app, options, no_progress);
+  std::string seed = std::to_string(options.first_seed);
+  add_campaign_options(app, options, seed, no_progress);
   ConfigOptions config_options;
   config_options.add_to(app);
   if (const int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
+  options.seed_from_clock = seed == "random";
+  options.first_seed = options.seed_from_clock ? seed_from_clock() : std::strtoull(seed.c_str(), nullptr, 10);
 
   options.progress = !no_progress;
   options.overrides = config_options.overrides();

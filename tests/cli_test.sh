@@ -43,6 +43,21 @@ grep -q "20 runs from seed 1, 0 failed" "$work/out" || fail "no summary line: $(
 grep -q '"runs": 20' "$work/summary.json" || fail "JSON summary lacks runs"
 grep -q '"exactly_once"' "$work/summary.json" || fail "JSON summary lacks per-property counts"
 
+# --seed random: the seed drawn from the clock comes first, and --seed with
+# it runs the same seeds again (the same summary but the wall time).
+expect_error 64 "seed" -- "$campaign" --seed=banana
+"$campaign" --seed random --runs=3 --no-progress >"$work/random.out" 2>"$work/err" ||
+  fail "campaign --seed random failed: $(cat "$work/random.out" "$work/err")"
+drawn=$(sed -n '1s/^ringsim campaign: --seed random drew seed \([0-9]*\) .*/\1/p' "$work/random.out")
+if [ -z "$drawn" ]; then
+  fail "--seed random: no seed on the first line: $(head -1 "$work/random.out")"
+else
+  grep -q "3 runs from seed $drawn, 0 failed" "$work/random.out" || fail "--seed random: $(cat "$work/random.out")"
+  "$campaign" --seed="$drawn" --runs=3 --no-progress >"$work/again.out" 2>"$work/err" || fail "--seed=$drawn failed"
+  diff <(tail -n +2 "$work/random.out" | grep -v "wall time") <(grep -v "wall time" "$work/again.out") >"$work/diff" ||
+    fail "--seed $drawn did not run what --seed random ran: $(cat "$work/diff")"
+fi
+
 # A broken consumer: exit 1, a reproduction line, replays that reproduce.
 "$campaign" --runs=10 --mutant=drop_lost --no-progress --shrink-s=3 --max-failures=1 \
   --replay-dir="$work/replays" >"$work/out" 2>"$work/err"
