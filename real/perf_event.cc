@@ -253,6 +253,22 @@ Error PerfEvent::read_count(std::uint64_t& value_out) const {
   return Error{};
 }
 
+Error PerfEvent::read_lost(std::uint64_t& lost_out) const {
+  if (fd_ < 0) return Error{EBADF, "read of " + describe() + ": EBADF: the event is not open"};
+  if (attr_.read_format != PERF_FORMAT_LOST) {
+    return Error{EINVAL, "read of " + describe() + ": EINVAL: read_format is not PERF_FORMAT_LOST alone"};
+  }
+  std::uint64_t values[2] = {};  // value, lost
+  const ssize_t got = ::read(fd_, values, sizeof values);
+  if (got != static_cast<ssize_t>(sizeof values)) {
+    const int error = got < 0 ? errno : EIO;
+    return Error{error, "read of " + describe() + ": " + errno_text(error) + " (" + std::to_string(got) +
+                            " bytes of 16: value, lost)"};
+  }
+  lost_out = values[1];
+  return Error{};
+}
+
 Error PerfEvent::map(std::uint64_t data_pages) {
   const std::string what = "mmap of 1 + " + std::to_string(data_pages) + " pages for " + describe();
   if (fd_ < 0) return Error{EBADF, what + ": EBADF: the event is not open (open it first)"};

@@ -450,9 +450,37 @@ void RealSession::release(std::size_t index) {
   VERIFY(index < mappings_.size());
   VERIFY_MSG(!released_[index], "mapping released twice");
   mappings_[index]->detach();
-  for (PerfEvent& e : shared_[index]) e.close();
+  for (PerfEvent& e : shared_[index]) {
+    note_lost(e);
+    e.close();
+  }
+  note_lost(events_[index]);
   events_[index].close();
   released_[index] = true;
+}
+
+void RealSession::note_lost(const PerfEvent& e) {
+  if (!e.is_open() || e.attr().read_format != PERF_FORMAT_LOST) return;
+  LostSamples l;
+  if (!e.read_lost(l.lost).ok() || !e.id(l.id).ok()) {
+    lost_unread_++;
+    return;
+  }
+  released_lost_.push_back(l);
+}
+
+std::vector<RealSession::LostSamples> RealSession::lost_samples(std::uint64_t& unread) {
+  std::vector<LostSamples> out = released_lost_;
+  const std::size_t kept = released_lost_.size();
+  for (std::size_t ring = 0; ring < mappings_.size(); ring++) {
+    if (released_[ring]) continue;
+    for (const PerfEvent& e : shared_[ring]) note_lost(e);
+    note_lost(events_[ring]);
+  }
+  out.insert(out.end(), released_lost_.begin() + static_cast<std::ptrdiff_t>(kept), released_lost_.end());
+  released_lost_.resize(kept);
+  unread = lost_unread_;
+  return out;
 }
 std::uint64_t RealSession::now_ns() const { return monotonic_ns(); }
 

@@ -153,6 +153,15 @@ class RealSession {
   std::size_t shared_count(std::size_t index) const;
   PerfEvent& shared_event(std::size_t index, std::size_t k);
   bool released(std::size_t index) const;
+  // Each event's lost samples (read_format PERF_FORMAT_LOST alone): read
+  // when its ring is released (the events close then) and, for the rest,
+  // now. Events opened without that read format are left out; `unread`
+  // counts those whose read failed. Call once the loop has ended.
+  struct LostSamples {
+    std::uint64_t id = 0;
+    std::uint64_t lost = 0;
+  };
+  std::vector<LostSamples> lost_samples(std::uint64_t& unread);
   // DISABLE failures when a stop was requested, and the last of them.
   std::uint64_t disable_failures() const { return disable_failures_; }
   const Error& last_disable_error() const { return last_disable_error_; }
@@ -191,6 +200,9 @@ class RealSession {
   std::vector<std::vector<PerfEvent>> shared_;  // per ring
   std::vector<std::unique_ptr<RealMapping>> mappings_;
   std::vector<bool> released_;
+  std::vector<LostSamples> released_lost_;  // read as their rings were released
+  std::uint64_t lost_unread_ = 0;
+  void note_lost(const PerfEvent& e);
   std::vector<Polled> polled_;    // every event, ring by ring
   std::vector<pollfd> poll_fds_;  // one per polled_, then the wake eventfd
   std::atomic<bool> stop_{false};

@@ -207,6 +207,21 @@ bool kernel_has_mmap_build_ids() {
   return PerfEvent::open(attr, EventTarget{0, -1}, probe).ok();
 }
 
+// Whether this kernel counts each event's lost samples for read()
+// (PERF_FORMAT_LOST, Linux 6.0+).
+bool kernel_has_format_lost() {
+  perf_event_attr attr{};
+  attr.size = sizeof attr;
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_DUMMY;
+  attr.disabled = 1;
+  attr.read_format = PERF_FORMAT_LOST;
+  attr.exclude_kernel = 1;
+  attr.exclude_hv = 1;
+  PerfEvent probe;
+  return PerfEvent::open(attr, EventTarget{0, -1}, probe).ok();
+}
+
 }  // namespace
 
 // --- RecorderSink --------------------------------------------------------------
@@ -342,6 +357,7 @@ class Recording {
   bool record_staged();
   core::StackCutPolicy stack_cut_policy() const;
   void check_loop_status();
+  void write_lost_samples();
   void finish(bool started);
   void print_summary(bool started) const;
   void print_files(const FileStats& back) const;
@@ -383,6 +399,8 @@ class Recording {
   rusage usage_{};
   int status_ = kExitOk;
   std::string error_line_;
+  std::uint64_t lost_samples_ = 0;         // in LOST_SAMPLES records (PERF_FORMAT_LOST)
+  std::uint64_t lost_samples_unread_ = 0;  // events whose lost count read() did not give
 };
 
 int Recording::run() {
@@ -431,6 +449,11 @@ bool Recording::make_event_attrs() {
   // Build-ids in the kernel's MMAP2 records where it can (the first event
   // asks for the side-band records); else they come from the ELF files.
   if (kernel_has_mmap_build_ids()) attrs_[0].attr.build_id = 1;
+  // Each event's lost samples, for LOST_SAMPLES records at the end (as
+  // perf record 6.x: perf report's "Total Lost Samples").
+  if (kernel_has_format_lost()) {
+    for (EventAttr& a : attrs_) a.attr.read_format = PERF_FORMAT_LOST;
+  }
   return true;
 }
 
@@ -752,8 +775,22 @@ void Recording::check_loop_status() {
 
 // The command ended and reaped; every write completed, the header fixed up
 // and the file cut at the data written (TraceWriter::finish).
+// PERF_RECORD_LOST_SAMPLES for every event that lost samples, as perf
+// record writes them at its end; their sum is the summary's figure.
+void Recording::write_lost_samples() {
+  if (attrs_.empty() || attrs_[0].attr.read_format != PERF_FORMAT_LOST || writer_->stats().error != 0) return;
+  RecordBuilder builder(attrs_[0].attr.sample_type, attrs_[0].attr.sample_id_all != 0);
+  for (const RealSession::LostSamples& l : session_->lost_samples(lost_samples_unread_)) {
+    if (l.lost == 0) continue;
+    builder.add_lost_samples(l.lost, l.id);
+    lost_samples_ += l.lost;
+  }
+  if (!builder.bytes().empty()) writer_->append(builder.bytes(), builder.counts());
+}
+
 void Recording::finish(bool started) {
   command_.finish();
+  write_lost_samples();
   const int finished = writer_->finish();
   const core::WriterStats& ws = writer_->stats();
   if (started) check_loop_status();
@@ -834,6 +871,8 @@ void Recording::print_files(const FileStats& back) const {
   print_line("samples written: " + std::to_string(ws.records.samples - cut.samples));
   print_line("records lost: " + std::to_string(ws.records.lost_sum - cut.lost_sum) + " (sum of " +
              std::to_string(ws.records.lost_records - cut.lost_records) + " PERF_RECORD_LOST records)");
+  print_line("lost samples (the kernel's count per event, PERF_FORMAT_LOST): " + std::to_string(lost_samples_) +
+             (lost_samples_unread_ > 0 ? " (" + std::to_string(lost_samples_unread_) + " events unread)" : ""));
   char metric[512];
   std::snprintf(metric, sizeof metric,
                 "data-loss metric: %.4f%% (lost time / elapsed, read back from the file%s); lost fraction %.4f%% "

@@ -105,6 +105,16 @@ RecordBuilder::RecordBuilder(std::uint64_t sample_type, bool sample_id_all) {
                                   PERF_SAMPLE_CPU, PERF_SAMPLE_IDENTIFIER}) {
     if ((sample_type & bit) != 0) trailer_bytes_ += 8;
   }
+  identifier_ = (sample_type & PERF_SAMPLE_IDENTIFIER) != 0;
+}
+
+void RecordBuilder::add_lost_samples(std::uint64_t lost, std::uint64_t id) {
+  VERIFY_MSG(identifier_, "LOST_SAMPLES records carry their event's id in the trailer's IDENTIFIER");
+  const std::size_t start = bytes_.size();
+  bytes_.resize(start + sizeof(perf_event_header));
+  append(&lost, sizeof lost);
+  finish_record(start, PERF_RECORD_LOST_SAMPLES, 0);
+  std::memcpy(bytes_.data() + bytes_.size() - sizeof id, &id, sizeof id);
 }
 
 void RecordBuilder::append(const void* data, std::size_t size) {

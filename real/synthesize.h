@@ -75,6 +75,11 @@ class RecordBuilder {
   // Which event each id is (perf writes it at the start of the data): as
   // many records as the entries need.
   void add_id_index(std::span<const IdIndexEntry> entries);
+  // PERF_RECORD_LOST_SAMPLES {lost} for the event with `id` (in the
+  // trailer's IDENTIFIER, the rest 0), as perf record writes one per
+  // event, CPU and thread at its end from read_format's PERF_FORMAT_LOST
+  // (perf report's "Total Lost Samples").
+  void add_lost_samples(std::uint64_t lost, std::uint64_t id);
   // Whole records written elsewhere (the kernel's, kept from the rings).
   // The caller guarantees they walk (counts() checks).
   void add_records(std::span<const std::byte> records);
@@ -91,6 +96,7 @@ class RecordBuilder {
   void finish_record(std::size_t start, std::uint32_t type, std::uint16_t misc);
 
   std::uint64_t trailer_bytes_ = 0;
+  bool identifier_ = false;  // PERF_SAMPLE_IDENTIFIER in the trailer (its last u64)
   std::vector<std::byte> bytes_;
   std::uint64_t records_ = 0;
 };
