@@ -184,6 +184,10 @@ struct RawOptions {
   std::string freq_text;  // N or max
   std::string mmap_text;  // pages, or a size with a suffix (perf's -m 8M)
   bool callchain_fp = false;
+  std::string clockid_text;         // -k: only CLOCK_MONOTONIC (our clock) is accepted
+  bool timestamp = false;           // -T: the time is always sampled
+  bool sample_cpu = false;          // --sample-cpu: the CPU is always sampled
+  std::vector<std::string> refused_values;  // what perf options we do not support were given (unused)
   std::string call_graph_text;
   std::string switch_text;
   std::string staging_text;
@@ -210,6 +214,35 @@ void describe(CLI::App& app) {
              "Files: -o FILE, then FILE.1, FILE.2, ... with --switch-output. See docs/recorder.md.");
 }
 
+// perf record options this recorder does not support: each refused with
+// one line naming it (not "unknown option"), whatever its value.
+constexpr const char* kRefusedWithValue[] = {"-D,--delay", "--control", "-u,--uid", "--user-regs", "--intr-regs",
+                                             "-j,--branch-filter", "-G,--cgroup", "--filter",
+                                             "-z,--compression-level"};
+constexpr const char* kRefusedFlags[] = {"-d,--data", "--phys-data", "-P,--period", "-R,--raw-samples",
+                                         "--switch-events", "-n,--no-samples", "-s,--stat", "--all-user",
+                                         "--all-kernel", "-b,--branch-any", "-W,--weight"};
+
+void add_refused_options(CLI::App& app, RawOptions& raw) {
+  for (const char* names : kRefusedWithValue) {
+    app.add_option(names, raw.refused_values, "not supported")->expected(0, 1)->group("");
+  }
+  for (const char* names : kRefusedFlags) app.add_flag(std::string(names))->description("not supported")->group("");
+}
+
+// The first refused option given ("" if none), as its names.
+std::string refused_given(const CLI::App& app) {
+  std::vector<std::string> all(std::begin(kRefusedWithValue), std::end(kRefusedWithValue));
+  all.insert(all.end(), std::begin(kRefusedFlags), std::end(kRefusedFlags));
+  {
+    for (const std::string& n : all) {
+      const std::string longest = n.substr(n.rfind(',') == std::string::npos ? 0 : n.rfind(',') + 1);
+      if (app.count(longest) > 0) return n.find(',') == std::string::npos ? n : n.substr(0, n.find(',')) + "/" + longest;
+    }
+  }
+  return "";
+}
+
 // What is sampled: -a, -e, -F, -c, -g, --call-graph.
 void add_sampling_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
   app.add_flag("-a,--all-cpus", o.system_wide, "system-wide: every task on every online CPU");
@@ -226,10 +259,14 @@ void add_sampling_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
   auto* count_option = app.add_option("-c,--count", o.period, "sample every PERIOD events (instead of -F)")
                            ->check(CLI::Range(std::uint64_t{1}, (std::uint64_t{1} << 63) - 1));
   raw.freq_option->excludes(count_option);
-  auto* g_option = app.add_flag("-g", raw.callchain_fp, "frame-pointer call graphs (as --call-graph fp)");
-  auto* cg_option =
-      app.add_option("--call-graph", raw.call_graph_text, "fp, dwarf or dwarf,SIZE (SIZE default 8192)");
-  g_option->excludes(cg_option);
+  app.add_flag("-g", raw.callchain_fp, "frame-pointer call graphs (as --call-graph fp; with --call-graph, that one)");
+  app.add_option("--call-graph", raw.call_graph_text, "fp, dwarf or dwarf,SIZE (SIZE default 8192)");
+  app.add_flag("-i,--no-inherit", o.no_inherit, "the command's children and new threads are not recorded, as perf");
+  app.add_option("-k,--clockid", raw.clockid_text,
+                 "the sample clock: only monotonic (CLOCK_MONOTONIC), which is always used");
+  app.add_flag("-T,--timestamp", raw.timestamp, "sample times (always on: accepted as perf's)");
+  app.add_flag("--sample-cpu", raw.sample_cpu, "sample the CPU (always on: accepted as perf's)");
+  add_refused_options(app, raw);
 }
 
 // Where and how it is written: -o, -m, --aio, --overwrite, --switch-output,
@@ -383,6 +420,12 @@ int apply(const RawOptions& raw, RecordOptions& o) {
   if (const std::string problem = apply_freq_and_pages(raw, o); !problem.empty()) {
     return core::usage_error(kAppName, problem);
   }
+  if (!raw.clockid_text.empty() && raw.clockid_text != "monotonic" && raw.clockid_text != "mono" &&
+      raw.clockid_text != "CLOCK_MONOTONIC") {
+    return core::usage_error(kAppName, "-k " + raw.clockid_text +
+                                           ": only CLOCK_MONOTONIC (monotonic) is supported: the file's CLOCKID "
+                                           "and CLOCK_DATA tie it to wall-clock time");
+  }
   if (raw.callchain_fp) o.call_graph = CallGraph::fp;
   if (!raw.call_graph_text.empty()) {
     const std::string problem = parse_call_graph(raw.call_graph_text, o.call_graph, o.dwarf_stack_bytes);
@@ -411,6 +454,10 @@ int parse_record_command_line(int argc, char** argv, RecordOptions& out) {
   app.prefix_command(true);
   std::vector<char*> args = with_bare_aio(argc, argv, split);
   if (const int status = core::parse_command_line(app, split, args.data()); status >= 0) return status;
+  if (const std::string refused = refused_given(app); !refused.empty()) {
+    return core::usage_error(kAppName, refused + " is not supported by ringsim-record (docs/recorder.md: the perf "
+                                                 "option table says why)");
+  }
   if (const int status = take_command(app, split, argc, argv, o); status >= 0) return status;
   if (const int status = apply(raw, o); status >= 0) return status;
   for (int i = 0; i < argc; i++) o.argv.push_back(argv[i]);
@@ -538,10 +585,10 @@ std::string make_event_attr(const RecordOptions& o, std::uint64_t register_mask,
   }
   attr.disabled = 1;
   if (o.command_target()) {
-    attr.inherit = 1;
+    attr.inherit = o.no_inherit ? 0 : 1;
     attr.enable_on_exec = 1;
   }
-  if (!o.pids.empty()) attr.inherit = 1;  // as perf -p: threads and children started later too
+  if (!o.pids.empty() && !o.no_inherit) attr.inherit = 1;  // as perf -p: threads and children started later too
   if (o.overwrite) attr.write_backward = 1;
   return "";
 }

@@ -87,6 +87,7 @@ struct RecordOptions {
   CutStacks cut_stacks = CutStacks::off;
   std::uint32_t cut_stack_bytes = 0;
   bool quiet = false;                 // only errors
+  bool no_inherit = false;            // -i/--no-inherit: the command's children and new threads are not recorded
   // The build-id cache (perf's ~/.debug layout) the hit DSOs are copied
   // into; "" for $HOME/.debug. no_buildid_cache (-N): not filled.
   std::string buildid_dir;

@@ -332,6 +332,36 @@ TEST(RecordOptions, PerfSpellingsOfSizesFrequencyAndAio) {
   EXPECT_EQ(p.options.aio_cblocks, 2u);
 }
 
+// perf command lines that failed (issue 19): -g with --call-graph (the
+// latter wins, as perf), -k monotonic, -T, --sample-cpu, --no-inherit; the
+// options not supported are refused naming the option.
+TEST(RecordOptions, PerfCommandLinesThatFailedBefore) {
+  Parsed p = parse({"-g", "--call-graph", "dwarf", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_EQ(p.options.call_graph, CallGraph::dwarf);
+  p = parse({"-k", "CLOCK_MONOTONIC", "-T", "--sample-cpu", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  p = parse({"-k", "monotonic", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  p = parse({"-k", "realtime", "--", "true"});
+  EXPECT_EQ(p.status, 64);
+  EXPECT_NE(p.err.find("-k realtime: only CLOCK_MONOTONIC"), std::string::npos) << p.err;
+  p = parse({"--no-inherit", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  perf_event_attr attr{};
+  ASSERT_EQ(make_attr(p.options, attr), "");
+  EXPECT_EQ(attr.inherit, 0u);
+  for (const std::vector<std::string>& refused :
+       {std::vector<std::string>{"-D", "100"}, {"--delay=100"}, {"--control", "fifo:a,b"}, {"-u", "root"},
+        {"-d"}, {"--user-regs", "ax"}, {"-z"}, {"--switch-events"}}) {
+    std::vector<std::string> args = refused;
+    args.insert(args.end(), {"--", "true"});
+    p = parse(args);
+    EXPECT_EQ(p.status, 64) << refused[0];
+    EXPECT_NE(p.err.find("is not supported by ringsim-record"), std::string::npos) << refused[0] << ": " << p.err;
+  }
+}
+
 TEST(RecordOptions, AFixedPeriodLeavesThePeriodOutOfTheSample) {
   RecordOptions o;
   o.command = {"true"};
