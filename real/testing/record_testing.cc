@@ -130,6 +130,9 @@ std::set<pid_t> g_recordings;  // started recorders that hold a count of the rec
 bool is_recording(const std::vector<std::string>& argv) {
   bool perf = false;
   for (const std::string& a : argv) {
+    if (a == "--help" || a == "-h") return false;  // prints and exits: no events
+  }
+  for (const std::string& a : argv) {
     if (a == record_path()) return true;
     if (a == perf_path()) perf = true;
     if (perf && a == "record") return true;
