@@ -1,4 +1,5 @@
 // bazel run //tests/conformance:conformance [-- --scenario=NAME] [--repeat=N] [-v] [--list]
+// bazel run //tests/conformance:conformance -- --generate N [--seed S] [--first I]
 //
 // Runs every scenario (or one) on the real kernel and on the simulated
 // one, prints the table, and exits 1 if any differs (or, with --repeat, if
@@ -6,6 +7,11 @@
 // build-id recording made a scenario's real log foreign). -v prints both logs
 // of every scenario that did not match (of all with --scenario). --list
 // prints the scenarios as docs/conformance.md's table (name, rows, what).
+// --generate N runs N generated scenarios (generator.h) from seed S (the
+// clock's if not given; printed first), sequences I to I + N - 1, prints
+// the figures and every difference shrunk, as C++ for scenarios.cc, and
+// exits 1 if there was one.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -13,6 +19,7 @@
 #include <vector>
 
 #include "real/testing/recording_lock.h"
+#include "tests/conformance/generator.h"
 #include "tests/conformance/real_kernel.h"
 #include "tests/conformance/sim_kernel.h"
 #include "tests/conformance/suite.h"
@@ -25,7 +32,26 @@ struct Options {
   int repeat = 1;
   bool verbose = false;
   bool list = false;
+  std::uint64_t generate = 0;
+  std::optional<std::uint64_t> seed;
+  std::uint64_t first = 0;
 };
+
+// "--name=V" or "--name V".
+bool value_of(int argc, char** argv, int& i, const std::string& name, std::uint64_t& out) {
+  const std::string a = argv[i];
+  std::string v;
+  if (a.rfind(name + "=", 0) == 0) {
+    v = a.substr(name.size() + 1);
+  } else if (a == name && i + 1 < argc) {
+    v = argv[++i];
+  } else {
+    return false;
+  }
+  char* end = nullptr;
+  out = std::strtoull(v.c_str(), &end, 10);
+  return !v.empty() && *end == 0;
+}
 
 bool parse(int argc, char** argv, Options& o) {
   for (int i = 1; i < argc; i++) {
@@ -39,6 +65,12 @@ bool parse(int argc, char** argv, Options& o) {
       o.verbose = true;
     } else if (a == "--list") {
       o.list = true;
+    } else if (std::uint64_t v = 0; value_of(argc, argv, i, "--generate", v)) {
+      o.generate = v;
+    } else if (value_of(argc, argv, i, "--seed", v)) {
+      o.seed = v;
+    } else if (value_of(argc, argv, i, "--first", v)) {
+      o.first = v;
     } else {
       return false;
     }
@@ -46,10 +78,28 @@ bool parse(int argc, char** argv, Options& o) {
   return true;
 }
 
+int generate_(const Options& options, RealKernel& real, SimKernel& sim) {
+  const std::uint64_t seed =
+      options.seed ? *options.seed
+                   : static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+  std::printf("seed %llu: sequences %llu to %llu\n", static_cast<unsigned long long>(seed),
+              static_cast<unsigned long long>(options.first),
+              static_cast<unsigned long long>(options.first + options.generate - 1));
+  std::fflush(stdout);
+  GenerateOptions g;
+  g.first = options.first;
+  g.progress_every = 1000;
+  const GenerateReport report = generate(options.generate, seed, real, sim, g);
+  std::fputs(format(report).c_str(), stdout);
+  return report.differences.empty() ? 0 : 1;
+}
+
 int main_(int argc, char** argv) {
   Options options;
   if (!parse(argc, argv, options)) {
-    std::fprintf(stderr, "usage: conformance [--scenario=NAME] [--repeat=N] [-v] [--list]\n");
+    std::fprintf(stderr,
+                 "usage: conformance [--scenario=NAME] [--repeat=N] [-v] [--list]\n"
+                 "       conformance --generate N [--seed S] [--first I]\n");
     return 64;
   }
   if (options.list) {
@@ -70,6 +120,7 @@ int main_(int argc, char** argv) {
   std::optional<RealKernel> real;
   if (real_ok) real.emplace(files);
   SimKernel sim(files);
+  if (options.generate > 0) return real ? generate_(options, *real, sim) : 0;
   bool failed = false;
   for (const Scenario& s : scenarios()) {
     if (!options.only.empty() && s.name != options.only) continue;

@@ -22,6 +22,8 @@
 
 #include "model/kernel_rules.h"
 #include "real/testing/recording_lock.h"
+#include "tests/conformance/builders.h"
+#include "tests/conformance/generator.h"
 #include "tests/conformance/real_kernel.h"
 #include "tests/conformance/runner.h"
 #include "tests/conformance/sim_kernel.h"
@@ -174,6 +176,135 @@ TEST(ConformanceSuite, ADifferenceNamesStepObservableAndBothValues) {
   EXPECT_FALSE(c.match);
   EXPECT_NE(c.first_difference.find("data_head A: real 320, simulated 328"), std::string::npos) << c.first_difference;
   EXPECT_NE(c.first_difference.find("step 4 (getpid x10)"), std::string::npos) << c.first_difference;
+}
+
+
+// ---------------------------------------------------------------------------
+// Generated scenarios (generator.h).
+
+// The sequences CI runs: a few hundred, about 15 s here.
+constexpr std::uint64_t kGeneratedSeed = 20240917;
+constexpr std::uint64_t kGeneratedSequences = 300;
+
+TEST(Generated, SequencesLogTheSameOnBothKernels) {
+  Kernels& k = kernels();
+  if (!k.available) GTEST_SKIP() << k.why;
+  const GenerateReport r = generate(kGeneratedSequences, kGeneratedSeed, *k.real, k.sim);
+  std::printf("%s", format(r).c_str());
+  EXPECT_TRUE(r.differences.empty()) << "seed " << kGeneratedSeed << ":\n" << format(r);
+  EXPECT_GE(r.matched, kGeneratedSequences * 9 / 10) << format(r);
+}
+
+TEST(Generated, TheSameSeedDrawsTheSameScenarios) {
+  std::size_t differ_by_seed = 0;
+  for (std::uint64_t i = 0; i < 50; i++) {
+    const std::optional<Scenario> a = generated_scenario(1, i), b = generated_scenario(1, i);
+    const std::optional<Scenario> other = generated_scenario(2, i);
+    ASSERT_EQ(a.has_value(), b.has_value());
+    if (!a) continue;
+    EXPECT_EQ(scenario_source(*a), scenario_source(*b));
+    differ_by_seed += !other || scenario_source(*other).substr(60) != scenario_source(*a).substr(60);
+  }
+  EXPECT_GE(differ_by_seed, 45u);
+}
+
+// Every generated scenario keeps the backends' preconditions (a broken
+// one stops at a VERIFY) and the simulated rings keep the kernel's rules.
+TEST(Generated, ScenariosRunOnTheSimulatedKernelKeepingItsRules) {
+  SimKernel& sim = kernels().sim;
+  Log log;
+  std::size_t steps = 0;
+  for (std::uint64_t i = 0; i < 2000; i++) {
+    const std::optional<Scenario> s = generated_scenario(3, i);
+    if (!s) continue;
+    steps += s->steps.size();
+    run(*s, sim, log);
+    for (const model::KernelLog& ring : sim.ring_logs()) {
+      const std::vector<model::Violation> v = model::check_kernel_rules(ring);
+      ASSERT_TRUE(v.empty()) << v.front().detail << "\n" << scenario_source(*s);
+    }
+  }
+  EXPECT_GT(steps, 2000u * 8);
+}
+
+// A simulated kernel with one rule broken on purpose: PAUSE_OUTPUT
+// succeeds and does nothing. Held against the correct one, the generator finds it and
+// shrinks it to the few steps that show it.
+class PauseIgnored final : public Backend {
+ public:
+  explicit PauseIgnored(Backend& inner) : in_(inner) {}
+  void begin(const Scenario& s) override { in_.begin(s); }
+  void end() override { in_.end(); }
+  int open(std::size_t e) override { return in_.open(e); }
+  std::uint64_t id(std::size_t e) override { return in_.id(e); }
+  int map(std::size_t e, std::uint32_t pages, bool writable) override { return in_.map(e, pages, writable); }
+  void unmap(std::size_t e) override { in_.unmap(e); }
+  int set_output(std::size_t e, std::size_t target) override { return in_.set_output(e, target); }
+  int control(std::size_t e, Op op) override {
+    const int rc = in_.control(e, op);
+    if (op == Op::pause && rc == 0) in_.control(e, Op::resume);  // the ioctl succeeds, the ring goes on
+    return rc;
+  }
+  void act(Action a, bool by_child, const std::string& name) override { in_.act(a, by_child, name); }
+  void spawn_child() override { in_.spawn_child(); }
+  void child_exit() override { in_.child_exit(); }
+  short child_exit_polling(std::size_t e) override { return in_.child_exit_polling(e); }
+  short poll(std::size_t e) override { return in_.poll(e); }
+  std::uint64_t head(std::size_t o) override { return in_.head(o); }
+  std::span<const std::byte> data(std::size_t o) override { return in_.data(o); }
+  void store_tail(std::size_t o, std::uint64_t tail) override { in_.store_tail(o, tail); }
+  std::uint64_t lost_samples(std::size_t e) override { return in_.lost_samples(e); }
+  std::uint64_t data_offset(std::size_t o) override { return in_.data_offset(o); }
+  std::uint64_t data_size(std::size_t o) override { return in_.data_size(o); }
+
+ private:
+  Backend& in_;
+};
+
+TEST(Generated, ABrokenSimulatedRuleIsFoundAndShrunk) {
+  Kernels& k = kernels();
+  SimKernel correct(k.files), broken_inner(k.files);
+  PauseIgnored broken(broken_inner);
+  GenerateOptions options;
+  options.differences_max = 1;
+  const GenerateReport r = generate(1000, 11, correct, broken, options);
+  ASSERT_EQ(r.differences.size(), 1u) << format(r);
+  const GeneratedDifference& d = r.differences.front();
+  std::printf("%s", format(r).c_str());
+  EXPECT_TRUE(d.confirmed);
+  EXPECT_LE(d.shrunk_steps, 6u) << d.source;
+  EXPECT_LT(d.shrunk_steps, d.steps) << d.source;
+  EXPECT_NE(d.source.find("pause("), std::string::npos) << d.source;
+  EXPECT_NE(d.first_difference.find("step"), std::string::npos) << d.first_difference;
+}
+
+// The printed source is builders.h's calls, which build the same steps.
+TEST(Generated, TheSourceIsTheBuildersCalls) {
+  using namespace builders;
+  Scenario s;
+  s.name = "n";
+  s.rows = "generated";
+  s.summary = "s";
+  s.events = {on(Target::child, tp(Source::getppid, PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID)),
+              watermark(100, with_id_all(tp(Source::dummy, PERF_SAMPLE_TID | PERF_SAMPLE_TIME)))};
+  s.steps = {spawn_child(), open(0), map_read_only(0, 4), open(1), set_output(1, 0), enable(0),
+             by_child(getuid(3)), watch(comm("a", 2), 0, 100), act(Action::fault), read_checking_time(0),
+             consume(0), poll(0, 1), lost(1), control_page(0), child_exit_polling(0)};
+  s.poll_after_each_step = false;
+  EXPECT_EQ(scenario_source(s),
+            "  out.push_back({.name = \"n\",\n"
+            "                 .rows = \"generated\",\n"
+            "                 .summary = \"s\",\n"
+            "                 .events = {EventSpec{.source = Source::getppid, .target = Target::child, .sample_type = "
+            "PERF_SAMPLE_TID | PERF_SAMPLE_IDENTIFIER},\n"
+            "                            EventSpec{.source = Source::dummy, .sample_type = PERF_SAMPLE_TID | "
+            "PERF_SAMPLE_TIME, .sample_id_all = true, .watermark = true, .wakeup_watermark = 100}},\n"
+            "                 .steps = {spawn_child(), open(A), map_read_only(A, 4), open(B), set_output(B, A), "
+            "enable(A),\n"
+            "                           by_child(getuid(3)), watch(comm(\"a\", 2), A, 100), act(Action::fault),\n"
+            "                           read_checking_time(A), consume(A), poll(A, B), lost(B), control_page(A),\n"
+            "                           child_exit_polling(A)},\n"
+            "                 .poll_after_each_step = false});\n");
 }
 
 }  // namespace
