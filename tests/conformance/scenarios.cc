@@ -329,6 +329,39 @@ void add_generated(std::vector<Scenario>& out) {
                                       .sample_type = PERF_SAMPLE_STACK_USER | PERF_SAMPLE_IDENTIFIER,
                                       .stack_user = 8}},
                  .steps = {open(A), enable(A), open(B), enable(B), map(A), read(A)}});
+  out.push_back({.name = "an-empty-user-stack-writes-past-its-record",
+                 .rows = "22",
+                 .summary = "a user stack of 0 bytes in a backward ring: the sample writes its dyn_size 8 bytes above its "
+                            "end, over the header of the record written before it; the reader stops there",
+                 .events = {EventSpec{.sample_type = PERF_SAMPLE_STACK_USER | PERF_SAMPLE_IDENTIFIER, .backward = true}},
+                 .steps = {open(A), map(A), enable(A), getpid(2), read(A)}});
+  out.push_back({.name = "one-exit-per-child",
+                 .rows = "1, 2",
+                 .summary = "an event of the first child exited with it: the second child's exit writes no second EXIT into "
+                            "it",
+                 .events = {EventSpec{.target = Target::child, .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_IDENTIFIER, .comm = true}},
+                 .steps = {spawn_child(), open(A), enable(A), child_exit(), spawn_child(), map(A), child_exit()}});
+  out.push_back({.name = "a-lost-record-prepares-the-ids-again",
+                 .rows = "21, 11",
+                 .summary = "after a paused drop, the LOST record before A's page-fault sample prepares the shared sample "
+                            "data's ids again with A's (sample_id_all): the sample says A, not B",
+                 .events = {EventSpec{.source = Source::page_faults, .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_IDENTIFIER, .sample_id_all = true, .mmap2 = true},
+                            EventSpec{.source = Source::page_faults, .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_IDENTIFIER}},
+                 .steps = {open(A), map(A), enable(A), open(B), enable(B), pause(A), act(Action::mmap_exec),
+                           resume(A), act(Action::fault), read(A)}});
+  out.push_back({.name = "a-filter-follows-the-first-child",
+                 .rows = "1",
+                 .summary = "a CPU-wide tracepoint filtered on the first child's pid takes nothing from a second child",
+                 .events = {EventSpec{.target = Target::system_cpu0, .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_IDENTIFIER}},
+                 .steps = {spawn_child(), open(A), enable(A), child_exit(), map(A), spawn_child(), by_child(getpid())}});
+  out.push_back({.name = "exit-records-newest-event-first",
+                 .rows = "11, 2",
+                 .summary = "two events of the child share a ring: their EXIT records come newest event first (the context's"
+                            " order)",
+                 .events = {EventSpec{.target = Target::child_cpu0, .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_IDENTIFIER, .comm = true},
+                            EventSpec{.target = Target::child_cpu0, .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_IDENTIFIER, .sample_id_all = true, .comm = true}},
+                 .steps = {spawn_child(), open(A), map(A), enable(A), open(B), set_output(B, A), enable(B),
+                           child_exit(), read(A)}});
 }
 
 std::vector<Scenario> make_scenarios() {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <optional>
+#include <span>
 
 #include "core/ring_mode.h"
 #include "core/verify.h"
@@ -29,6 +30,11 @@ int task_of(Target t) {
   return t == Target::system_cpu0 ? 0 : 2;
 }
 bool on_child(Target t) { return t == Target::child || t == Target::child_cpu0; }
+// Opened on the child's pid: its own events and a CPU-wide tracepoint
+// filtered on it.
+bool needs_child(const EventSpec& spec) {
+  return on_child(spec.target) || (spec.target == Target::system_cpu0 && spec.source != Source::dummy);
+}
 
 }  // namespace
 
@@ -42,6 +48,7 @@ void SimKernel::begin(const Scenario& scenario) {
   now_ns_ = 0;
   opens_ = 0;
   child_alive_ = false;
+  child_ = -1;
 }
 
 void SimKernel::end() {
@@ -64,8 +71,9 @@ int SimKernel::open(std::size_t event) {
   const EventSpec& spec = scenario_->events[event];
   Event& e = events_[event];
   VERIFY(!e.open);
-  if (task_of(spec.target) == 2 && !child_alive_) return ESRCH;
+  if (needs_child(spec) && !child_alive_) return ESRCH;
   e.open = true;
+  e.child = needs_child(spec) ? child_ : -1;
   e.opened = ++opens_;
   e.attrs.identity.id = 1000 + event;
   e.attrs.identity.pid = e.attrs.identity.tid = on_child(spec.target) ? 101 : 100;
@@ -123,7 +131,11 @@ int SimKernel::set_output(std::size_t event, std::size_t target) {
   VERIFY(e.open && t.open);
   if (event == target || e.mapped || t.ring == kNoRing) return EINVAL;
   if (cpu_of(from.target) != cpu_of(to.target)) return EINVAL;
-  if (cpu_of(from.target) == -1 && task_of(from.target) != task_of(to.target)) return EINVAL;
+  // hw.target: this thread or one of the children.
+  const auto task = [this](std::size_t k) {
+    return task_of(scenario_->events[k].target) == 1 ? -1 : events_[k].child;
+  };
+  if (cpu_of(from.target) == -1 && task(event) != task(target)) return EINVAL;
   if (from.backward != to.backward) return EINVAL;
   e.ring = t.ring;
   return 0;
@@ -153,11 +165,14 @@ int SimKernel::control(std::size_t event, Op op) {
   return EINVAL;
 }
 
-bool SimKernel::follows(const EventSpec& spec, bool by_child) const {
+bool SimKernel::follows(std::size_t event, bool by_child) const {
+  const EventSpec& spec = scenario_->events[event];
   // A CPU-wide dummy event has no filter: everything on CPU 0, where the
   // runner and the child are pinned.
   if (spec.target == Target::system_cpu0 && spec.source == Source::dummy) return true;
-  return by_child ? task_of(spec.target) != 1 : task_of(spec.target) == 1;
+  // The child's events, and the CPU-wide ones filtered on its pid, follow
+  // the child they were opened on, not a later one.
+  return by_child ? task_of(spec.target) != 1 && events_[event].child == child_ : task_of(spec.target) == 1;
 }
 
 // Which records an action asks for: the tracepoint's or the software
@@ -225,6 +240,8 @@ namespace {
 constexpr std::uint64_t kIdAll = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
                                  PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
 
+}  // namespace
+
 // A software event's hit (___perf_sw_event) prepares one perf_sample_data
 // for every event it reaches, in the order of their list (newest first);
 // perf_prepare_sample does not prepare again what data->sample_flags says
@@ -237,6 +254,7 @@ class SharedSampleData {
   struct Sample {
     std::uint32_t size = 0;
     std::uint64_t id = 0;
+    std::uint32_t stack_user = 0;  // data->stack_user_size
   };
   Sample prepare(const EventSpec& spec, std::uint64_t event_id) {
     const std::uint64_t type = spec.sample_type;
@@ -247,18 +265,23 @@ class SharedSampleData {
     if (filtered & PERF_SAMPLE_REGS_USER) flags_ |= PERF_SAMPLE_REGS_USER;
     if (filtered & PERF_SAMPLE_STACK_USER) {
       dyn_ += user_stack_bytes(spec);
+      stack_user_ = spec.stack_user;
       flags_ |= PERF_SAMPLE_STACK_USER;
     }
-    return {sample_bytes(spec) - user_stack_bytes(spec) + dyn_, id_};
+    return {sample_bytes(spec) - user_stack_bytes(spec) + dyn_, id_, stack_user_};
+  }
+  // __perf_event_header__init_id with the event's whole sample_type.
+  void prepare_ids(const EventSpec& spec, std::uint64_t event_id) {
+    flags_ |= spec.sample_type & kIdAll;
+    if (spec.sample_type & (PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER)) id_ = event_id;
   }
 
  private:
   std::uint64_t flags_ = PERF_SAMPLE_PERIOD;  // perf_sample_data_init
   std::uint64_t id_ = 0;
   std::uint32_t dyn_ = 0;
+  std::uint32_t stack_user_ = 0;
 };
-
-}  // namespace
 
 void SimKernel::act(Action action, bool by_child, const std::string& name) {
   VERIFY(!by_child || child_alive_);
@@ -269,18 +292,37 @@ void SimKernel::act(Action action, bool by_child, const std::string& name) {
   for (const std::size_t i : sideband_order()) {
     const Event& e = events_[i];
     const EventSpec& spec = scenario_->events[i];
-    if (!e.enabled || e.exited || !follows(spec, by_child) || !reached(spec, action)) continue;
+    if (!e.enabled || e.exited || !follows(i, by_child) || !reached(spec, action)) continue;
     if (is_sideband) {
       sideband(i, action, name, misc_build_id);
       continue;
     }
-    // A sample, from user space.
-    if (action == Action::fault) {
-      const SharedSampleData::Sample sample = shared.prepare(spec, e.attrs.identity.id);
-      output(i, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, sample.size, sample.id);
-    } else {
-      output(i, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, sample_bytes(spec));
-    }
+    sample(i, action, shared);
+  }
+}
+
+// A sample, from user space. A software event's samples share `shared`
+// (its hit's perf_sample_data); a LOST record written first prepares the
+// id fields of that data again with its writer's when the writer has
+// sample_id_all (perf_event_header__init_id in __perf_output_begin).
+void SimKernel::sample(std::size_t event, Action action, SharedSampleData& shared) {
+  const Event& e = events_[event];
+  const EventSpec& spec = scenario_->events[event];
+  SharedSampleData::Sample s{sample_bytes(spec), e.attrs.identity.id, spec.stack_user};
+  if (action == Action::fault) s = shared.prepare(spec, e.attrs.identity.id);
+  sim::SimRing* ring = e.ring == kNoRing ? nullptr : rings_[e.ring]->ring.get();
+  const std::uint64_t lost_before = ring != nullptr ? ring->lost_pending() : 0;
+  if (lost_before > 0 && spec.sample_id_all) s.id = e.attrs.identity.id;
+  if (!output(event, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, s.size, s.id)) return;
+  if (lost_before > 0 && spec.sample_id_all) shared.prepare_ids(spec, e.attrs.identity.id);
+  if ((spec.sample_type & PERF_SAMPLE_STACK_USER) && s.stack_user == 0) {
+    // perf_output_sample_ustack puts dyn_size after an empty dump, 8
+    // bytes the sample did not reserve: past the record's end (fidelity
+    // row 22).
+    const std::uint64_t lost = lost_before > 0 ? sideband_bytes(PERF_RECORD_LOST, spec) : 0;
+    const std::uint64_t end = spec.backward ? ring->head() + lost + s.size : ring->head();
+    const std::span<std::byte> data = ring->data_for_test();
+    for (std::uint64_t k = 0; k < 8; k++) data[(end + k) & (data.size() - 1)] = std::byte{0};
   }
 }
 
@@ -303,22 +345,22 @@ void SimKernel::spawn_child() {
   VERIFY(!child_alive_);
   act(Action::fork, false, "");
   child_alive_ = true;
+  child_++;
 }
 
 // The child's exit (perf_event_exit_task_context): PERF_RECORD_EXIT into
-// its enabled events that ask for task records (nothing waits for room),
-// then every event of the child is in EXIT state.
+// its enabled events that ask for task records, in its context's order
+// (newest first; nothing waits for room), then every event of the child
+// is in EXIT state. The events of an earlier child exited with it.
 void SimKernel::child_exit() {
   VERIFY(child_alive_);
   now_ns_ += kActionNs;
-  for (std::size_t i = 0; i < events_.size(); i++) {
+  for (const std::size_t i : sideband_order()) {
     const EventSpec& spec = scenario_->events[i];
-    const Event& e = events_[i];
-    if (!e.open || !on_child(spec.target)) continue;
+    Event& e = events_[i];
+    if (!on_child(spec.target) || e.child != child_) continue;
     if (e.enabled && reached(spec, Action::fork)) output(i, PERF_RECORD_EXIT, 0, sideband_bytes(PERF_RECORD_EXIT, spec));
-  }
-  for (std::size_t i = 0; i < events_.size(); i++) {
-    if (events_[i].open && on_child(scenario_->events[i].target)) events_[i].exited = true;
+    e.exited = true;
   }
   child_alive_ = false;
 }

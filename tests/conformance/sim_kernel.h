@@ -28,6 +28,8 @@
 
 namespace ringsim::conformance {
 
+class SharedSampleData;
+
 class SimKernel final : public Backend {
  public:
   explicit SimKernel(const SuiteFiles& files);
@@ -65,6 +67,7 @@ class SimKernel final : public Backend {
     bool exited = false;
     bool mapped = false;  // its own mapping
     std::uint64_t opened = 0;  // open order: the kernel's lists put the newest first
+    int child = -1;            // the child it was opened on (its own events, the CPU-wide filtered ones)
     int ring = kNoRing;   // index in rings_ (its own or SET_OUTPUT's)
     std::uint64_t lost_samples = 0;
     sim::EventAttrs attrs;
@@ -78,10 +81,11 @@ class SimKernel final : public Backend {
     std::uint32_t pages = 0;
   };
 
-  bool follows(const EventSpec& spec, bool by_child) const;
+  bool follows(std::size_t event, bool by_child) const;
   bool reached(const EventSpec& spec, Action action) const;
   std::vector<std::size_t> sideband_order() const;
   void sideband(std::size_t event, Action action, const std::string& name, bool& misc_build_id);
+  void sample(std::size_t event, Action action, SharedSampleData& shared);
   // `sample_id`: the id the record's id fields carry, if not the event's.
   bool output(std::size_t event, std::uint32_t type, std::uint16_t misc, std::uint32_t size,
               std::optional<std::uint64_t> sample_id = std::nullopt);
@@ -97,6 +101,7 @@ class SimKernel final : public Backend {
   std::uint64_t now_ns_ = 0;
   std::uint64_t opens_ = 0;
   bool child_alive_ = false;
+  int child_ = -1;  // the children spawned so far, less one
 };
 
 }  // namespace ringsim::conformance
