@@ -74,7 +74,7 @@ if [ "$commit" != unknown ] && ! git diff --quiet HEAD; then dirty=" (with local
   echo "machine: $(nproc) cores, $(uname -sr), load $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "budget: $budget_s s; ranges of $runs seeds from --seed random on $jobs threads"
   echo "command: bazel run ${config:+$config }//sim:campaign -- --seed random --runs $runs --jobs $jobs --budget-s REMAINING" \
-       "--no-progress --shrink-s $shrink_s --max-failures $runs --json $out/range-K.json --replay-dir $out/replays ${extra[*]:-}"
+       "--no-progress --shrink-s $shrink_s --max-failures $runs --json $out/range-K.json --replay-dir $out/replays${extra[*]:+ ${extra[*]}}"
 } >"$out/head.txt"
 cat "$out/head.txt"
 
