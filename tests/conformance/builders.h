@@ -49,6 +49,10 @@ inline EventSpec watermark(std::uint32_t bytes, EventSpec e) {
   return e;
 }
 // A sample of exactly `bytes` (>= 32): IDENTIFIER and a user stack.
+inline EventSpec every(std::uint64_t period, EventSpec e) {
+  e.period = period;
+  return e;
+}
 inline EventSpec sized(std::uint32_t bytes) {
   EventSpec e = tp(Source::getpid, PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_STACK_USER);
   e.stack_user = bytes - 32;

@@ -165,6 +165,7 @@ int RealKernel::open(std::size_t event) {
       break;
   }
   attr.sample_type = spec.sample_type;
+  attr.sample_period = spec.period;
   attr.sample_stack_user = spec.stack_user;
   attr.read_format = PERF_FORMAT_LOST;
   attr.sample_id_all = spec.sample_id_all;

@@ -37,6 +37,7 @@ struct EventSpec {
   bool task = false;
   bool mmap2 = false;  // attr.mmap2 (and attr.mmap): executable mappings
   bool build_id = false;  // attr.build_id: MMAP2 records carry the file's build-id
+  std::uint64_t period = 1;  // attr.sample_period (period mode)
   bool backward = false;  // attr.write_backward
   std::uint32_t wakeup_events = 0;
   bool watermark = false;  // attr.watermark: wakeup_watermark counts, wakeup_events is ignored

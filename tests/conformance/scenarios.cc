@@ -329,6 +329,10 @@ void add_generated(std::vector<Scenario>& out) {
                                       .sample_type = PERF_SAMPLE_STACK_USER | PERF_SAMPLE_IDENTIFIER,
                                       .stack_user = 8}},
                  .steps = {open(A), enable(A), open(B), enable(B), map(A), read(A)}});
+}
+
+// Found by the long run (--generate 20000 --seed 17).
+void add_generated_long_run(std::vector<Scenario>& out) {
   out.push_back({.name = "an-empty-user-stack-writes-past-its-record",
                  .rows = "22",
                  .summary = "a user stack of 0 bytes in a backward ring: the sample writes its dyn_size 8 bytes above its "
@@ -364,6 +368,26 @@ void add_generated(std::vector<Scenario>& out) {
                            child_exit(), read(A)}});
 }
 
+// Row 19: sampling periods (perf_swevent_event), on events whose counts
+// the scenario makes: page faults and a syscall tracepoint.
+void add_periods(std::vector<Scenario> & out) {
+  const EventSpec faults = every(3, tp(Source::page_faults, kIdTid));
+  out.push_back({"period-3-page-faults", "19", "sample_period 3 on page faults: 10 faults give the 3rd, 6th and 9th",
+                 {faults}, concat({start(A), {act(Action::fault, 10), read(A)}})});
+  EventSpec with_field = faults;
+  with_field.sample_type |= PERF_SAMPLE_PERIOD;
+  out.push_back({"period-field-samples-every-occurrence", "19",
+                 "sample_period 3 with PERF_SAMPLE_PERIOD in sample_type: every one of 10 faults is sampled (the "
+                 "count as the period)",
+                 {with_field}, concat({start(A), {act(Action::fault, 10), read(A)}})});
+  out.push_back({"period-4-across-a-disable", "19",
+                 "sample_period 4 on getpid: 3 calls, disabled for 5, enabled: the 4th counted call samples, and "
+                 "the 8th",
+                 {every(4, tp(Source::getpid, kIdTid))},
+                 concat({start(A), {getpid(3), disable(A), getpid(5), enable(A), getpid(1), read(A), getpid(4),
+                                    read(A)}})});
+}
+
 std::vector<Scenario> make_scenarios() {
   std::vector<Scenario> out;
   add_records(out);
@@ -375,7 +399,9 @@ std::vector<Scenario> make_scenarios() {
   add_hangups(out);
   add_shared(out);
   add_build_id_misc(out);
+  add_periods(out);
   add_generated(out);
+  add_generated_long_run(out);
   return out;
 }
 

@@ -297,8 +297,24 @@ void SimKernel::act(Action action, bool by_child, const std::string& name) {
       sideband(i, action, name, misc_build_id);
       continue;
     }
-    sample(i, action, shared);
+    if (period_fires(i)) sample(i, action, shared);
   }
+}
+
+// perf_swevent_event, for software events and tracepoints alike: in
+// period mode a sample that carries PERF_SAMPLE_PERIOD is taken at every
+// occurrence (the count reported as its period); a period of 1 samples
+// every one; otherwise period_left (-period after the event is added)
+// counts the occurrences while the event is enabled and the N-th, 2N-th,
+// ... overflow it. Disabling keeps the count (perf_swevent_add only resets
+// a period_left that is not negative).
+bool SimKernel::period_fires(std::size_t event) {
+  const EventSpec& spec = scenario_->events[event];
+  VERIFY(spec.period >= 1);
+  if ((spec.sample_type & PERF_SAMPLE_PERIOD) != 0 || spec.period == 1) return true;
+  Event& e = events_[event];
+  e.occurrences++;
+  return e.occurrences % spec.period == 0;
 }
 
 // A sample, from user space. A software event's samples share `shared`

@@ -70,6 +70,7 @@ class SimKernel final : public Backend {
     int child = -1;            // the child it was opened on (its own events, the CPU-wide filtered ones)
     int ring = kNoRing;   // index in rings_ (its own or SET_OUTPUT's)
     std::uint64_t lost_samples = 0;
+    std::uint64_t occurrences = 0;  // counted towards its period (period_left)
     sim::EventAttrs attrs;
   };
   // One mapping: a ring buffer (none without data pages) and its log.
@@ -83,6 +84,7 @@ class SimKernel final : public Backend {
 
   bool follows(std::size_t event, bool by_child) const;
   bool reached(const EventSpec& spec, Action action) const;
+  bool period_fires(std::size_t event);
   std::vector<std::size_t> sideband_order() const;
   void sideband(std::size_t event, Action action, const std::string& name, bool& misc_build_id);
   void sample(std::size_t event, Action action, SharedSampleData& shared);
