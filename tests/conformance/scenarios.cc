@@ -368,6 +368,20 @@ void add_generated_long_run(std::vector<Scenario>& out) {
                            child_exit(), read(A)}});
 }
 
+// Found by the second long run (--generate 20000 --seed 18).
+void add_generated_second_run(std::vector<Scenario>& out) {
+  out.push_back({.name = "task-events-sample-before-cpu-wide",
+                 .rows = "11",
+                 .summary = "the child's getpid into one ring from its own event A and a CPU-wide one B: A's sample "
+                            "first (the tracepoint's list has the task's events ahead of the CPU's)",
+                 .events = {EventSpec{.target = Target::child_cpu0,
+                                      .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_IDENTIFIER},
+                            EventSpec{.target = Target::system_cpu0,
+                                      .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_IDENTIFIER}},
+                 .steps = {spawn_child(), open(A), map(A), enable(A), open(B), set_output(B, A), enable(B),
+                           by_child(getpid()), read(A)}});
+}
+
 // Row 19: sampling periods (perf_swevent_event), on events whose counts
 // the scenario makes: page faults and a syscall tracepoint.
 void add_periods(std::vector<Scenario> & out) {
@@ -402,6 +416,7 @@ std::vector<Scenario> make_scenarios() {
   add_periods(out);
   add_generated(out);
   add_generated_long_run(out);
+  add_generated_second_run(out);
   return out;
 }
 

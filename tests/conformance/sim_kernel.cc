@@ -193,20 +193,25 @@ bool SimKernel::reached(const EventSpec& spec, Action action) const {
 
 // perf_iterate_sb's order for side-band: the CPU-wide side-band events of
 // this CPU (pmu_sb_events), then the task's context; both lists take new
-// events at the head (list_add_rcu), so the newest comes first.
-std::vector<std::size_t> SimKernel::sideband_order() const {
+// events at the head (list_add_rcu), so the newest comes first. Samples
+// (`sideband` false) go the other way round between the two: a tracepoint's
+// or software event's hlist takes each event at its head as it is
+// scheduled in, the CPU's context before the task's (perf_event_sched_in),
+// so the task's events come first (fidelity row 11).
+std::vector<std::size_t> SimKernel::order(bool sideband) const {
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < events_.size(); i++) {
     if (events_[i].open) order.push_back(i);
   }
-  std::sort(order.begin(), order.end(), [this](std::size_t a, std::size_t b) {
+  std::sort(order.begin(), order.end(), [this, sideband](std::size_t a, std::size_t b) {
     const bool cpu_wide_a = scenario_->events[a].target == Target::system_cpu0;
     const bool cpu_wide_b = scenario_->events[b].target == Target::system_cpu0;
-    if (cpu_wide_a != cpu_wide_b) return cpu_wide_a;
+    if (cpu_wide_a != cpu_wide_b) return sideband ? cpu_wide_a : cpu_wide_b;
     return events_[a].opened > events_[b].opened;
   });
   return order;
 }
+std::vector<std::size_t> SimKernel::sideband_order() const { return order(true); }
 
 // One side-band record of `action` for `event`. MMAP2: perf_event_mmap_output
 // sets PERF_RECORD_MISC_MMAP_BUILD_ID in the mmap event that every event
@@ -289,7 +294,7 @@ void SimKernel::act(Action action, bool by_child, const std::string& name) {
   const bool is_sideband = action == Action::comm || action == Action::fork || action == Action::mmap_exec;
   bool misc_build_id = false;  // the shared mmap event's misc, for this action
   SharedSampleData shared;  // of a software event's hit
-  for (const std::size_t i : sideband_order()) {
+  for (const std::size_t i : order(is_sideband)) {
     const Event& e = events_[i];
     const EventSpec& spec = scenario_->events[i];
     if (!e.enabled || e.exited || !follows(i, by_child) || !reached(spec, action)) continue;

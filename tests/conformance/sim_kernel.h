@@ -85,6 +85,7 @@ class SimKernel final : public Backend {
   bool follows(std::size_t event, bool by_child) const;
   bool reached(const EventSpec& spec, Action action) const;
   bool period_fires(std::size_t event);
+  std::vector<std::size_t> order(bool sideband) const;
   std::vector<std::size_t> sideband_order() const;
   void sideband(std::size_t event, Action action, const std::string& name, bool& misc_build_id);
   void sample(std::size_t event, Action action, SharedSampleData& shared);
