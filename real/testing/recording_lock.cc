@@ -17,14 +17,20 @@ std::mutex g_mutex;
 int g_fd = -1;
 int g_count = 0;
 
-void sleep_100ms() {
-  const timespec pause{0, 100'000'000L};
+void sleep_ms(long ms) {
+  const timespec pause{ms / 1000, (ms % 1000) * 1'000'000L};
   nanosleep(&pause, nullptr);
 }
 
+// Waiters poll every kPollMs; a process that releases the lock keeps off
+// it for kYieldMs (longer than a poll) so that one recording after another
+// in a loop does not starve the other test processes (flock is not fair).
+constexpr long kPollMs = 20;
+constexpr long kYieldMs = 60;
+
 // flock(LOCK_EX) with a bounded wait: true when taken.
 bool lock_bounded(int fd, int wait_s) {
-  const long tries = static_cast<long>(wait_s) * 10;
+  const long tries = static_cast<long>(wait_s) * (1000 / kPollMs);
   for (long i = 0; i <= tries; i++) {
     if (flock(fd, LOCK_EX | LOCK_NB) == 0) return true;
     if (errno != EWOULDBLOCK && errno != EINTR) {
@@ -32,7 +38,7 @@ bool lock_bounded(int fd, int wait_s) {
                    std::strerror(errno));
       return false;
     }
-    sleep_100ms();
+    sleep_ms(kPollMs);
   }
   std::fprintf(stderr, "recording lock: %s still held after %d s by another test process; going ahead without it\n",
                kRecordingLockPath, wait_s);
@@ -68,6 +74,7 @@ void release_recording_lock() {
   if (--g_count > 0) return;
   close(g_fd);  // releases the flock
   g_fd = -1;
+  sleep_ms(kYieldMs);  // (holding g_mutex: this process's next acquire waits too)
 }
 
 }  // namespace ringsim::real::testing

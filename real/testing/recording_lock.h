@@ -10,7 +10,8 @@
 // for. So every test process that starts a recorder (ours or perf's) and
 // the conformance suite hold this lock (flock on one file in /tmp) while
 // their recordings run. The lock is counted within a process (a test that
-// starts two recorders holds it once) and waiting for it is bounded: after
+// starts two recorders holds it once), fair enough (a releaser keeps off it
+// a little longer than waiters poll) and waiting for it is bounded: after
 // `wait_s` the holder is reported on stderr and the recording goes ahead,
 // never silently.
 #pragma once
