@@ -260,11 +260,16 @@ int RecorderSink::write_staged(std::span<const std::byte> data, const core::Reco
   return writer_.write_staged(data, counts);
 }
 
-// The COMM, MMAP and MMAP2 records of whole records the loop walked.
+// The COMM, MMAP, MMAP2 and FORK records of whole records the loop walked.
+// FORK too: a thread has no COMM of its own (it inherits its creator's),
+// and perf names it from its FORK; without it a rotated file that holds a
+// thread's samples but not its FORK (the thread gone from /proc by then)
+// shows the thread as ":TID" with no symbols.
 void RecorderSink::keep_side_band(std::span<const std::byte> records) {
   core::RecordCounts again;
   core::walk_records(records, again, [this](const perf_event_header& header, std::span<const std::byte> record) {
-    if (header.type != PERF_RECORD_COMM && header.type != PERF_RECORD_MMAP && header.type != PERF_RECORD_MMAP2) {
+    if (header.type != PERF_RECORD_COMM && header.type != PERF_RECORD_MMAP && header.type != PERF_RECORD_MMAP2 &&
+        header.type != PERF_RECORD_FORK) {
       return;
     }
     if (side_band_.size() + record.size() > kSideBandBytesMax) {

@@ -18,7 +18,7 @@
 //   loop: ...            its status; timeouts and interruptions within the
 //                        rounds; wrapped chunks within the chunks
 //   rotation: ...        new files = files on disk - 1; side-band records
-//                        kept = the kernel's COMM/MMAP/MMAP2 records in the
+//                        kept = the kernel's COMM/MMAP/MMAP2/FORK records in the
 //                        files (model)
 //   synthesized: ...     the records with time 0 in the files (model): COMM
 //                        per thread, their pids per file, MMAP2 per mapping
@@ -211,7 +211,10 @@ SideBand side_band_of(const std::vector<std::string>& paths) {
     EXPECT_TRUE(problem.empty()) << path << ": " << problem;
     std::set<std::uint32_t> pids;
     file.for_each_record([&](const model::PerfRecord& r) {
-      if (r.type != PERF_RECORD_COMM && r.type != PERF_RECORD_MMAP && r.type != PERF_RECORD_MMAP2) return;
+      if (r.type != PERF_RECORD_COMM && r.type != PERF_RECORD_MMAP && r.type != PERF_RECORD_MMAP2 &&
+          r.type != PERF_RECORD_FORK) {
+        return;
+      }
       std::uint64_t time = 0;
       if (!file.time_of(r, time)) return;
       if (time != 0) {
