@@ -470,17 +470,15 @@ void RealSession::note_lost(const PerfEvent& e) {
 }
 
 std::vector<RealSession::LostSamples> RealSession::lost_samples(std::uint64_t& unread) {
-  std::vector<LostSamples> out = released_lost_;
-  const std::size_t kept = released_lost_.size();
+  VERIFY_MSG(!lost_collected_, "lost_samples() called twice: the open events would be counted again");
+  lost_collected_ = true;
   for (std::size_t ring = 0; ring < mappings_.size(); ring++) {
     if (released_[ring]) continue;
     for (const PerfEvent& e : shared_[ring]) note_lost(e);
     note_lost(events_[ring]);
   }
-  out.insert(out.end(), released_lost_.begin() + static_cast<std::ptrdiff_t>(kept), released_lost_.end());
-  released_lost_.resize(kept);
   unread = lost_unread_;
-  return out;
+  return released_lost_;
 }
 std::uint64_t RealSession::now_ns() const { return monotonic_ns(); }
 

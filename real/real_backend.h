@@ -156,7 +156,7 @@ class RealSession {
   // Each event's lost samples (read_format PERF_FORMAT_LOST alone): read
   // when its ring is released (the events close then) and, for the rest,
   // now. Events opened without that read format are left out; `unread`
-  // counts those whose read failed. Call once the loop has ended.
+  // counts those whose read failed. Call once, once the loop has ended.
   struct LostSamples {
     std::uint64_t id = 0;
     std::uint64_t lost = 0;
@@ -202,6 +202,7 @@ class RealSession {
   std::vector<bool> released_;
   std::vector<LostSamples> released_lost_;  // read as their rings were released
   std::uint64_t lost_unread_ = 0;
+  bool lost_collected_ = false;
   void note_lost(const PerfEvent& e);
   std::vector<Polled> polled_;    // every event, ring by ring
   std::vector<pollfd> poll_fds_;  // one per polled_, then the wake eventfd

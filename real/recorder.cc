@@ -191,35 +191,29 @@ class SignalHandlers {
 
 std::string command_text(const std::vector<std::string>& command) { return joined(command, " "); }
 
-// Whether this kernel puts build-ids in MMAP2 records (attr.build_id,
-// Linux 5.12+): a disabled dummy event on this process opens with it.
-bool kernel_has_mmap_build_ids() {
+// Whether this kernel accepts the attribute bits `set` adds: a disabled
+// dummy event on this process opens with them.
+bool kernel_accepts(void (*set)(perf_event_attr&)) {
   perf_event_attr attr{};
   attr.size = sizeof attr;
   attr.type = PERF_TYPE_SOFTWARE;
   attr.config = PERF_COUNT_SW_DUMMY;
   attr.disabled = 1;
-  attr.mmap2 = 1;
-  attr.build_id = 1;
   attr.exclude_kernel = 1;
   attr.exclude_hv = 1;
+  set(attr);
   PerfEvent probe;
   return PerfEvent::open(attr, EventTarget{0, -1}, probe).ok();
 }
 
-// Whether this kernel counts each event's lost samples for read()
-// (PERF_FORMAT_LOST, Linux 6.0+).
+// Build-ids in MMAP2 records (attr.build_id, Linux 5.12+).
+bool kernel_has_mmap_build_ids() {
+  return kernel_accepts([](perf_event_attr& a) { a.mmap2 = a.build_id = 1; });
+}
+
+// Each event's lost samples for read() (PERF_FORMAT_LOST, Linux 6.0+).
 bool kernel_has_format_lost() {
-  perf_event_attr attr{};
-  attr.size = sizeof attr;
-  attr.type = PERF_TYPE_SOFTWARE;
-  attr.config = PERF_COUNT_SW_DUMMY;
-  attr.disabled = 1;
-  attr.read_format = PERF_FORMAT_LOST;
-  attr.exclude_kernel = 1;
-  attr.exclude_hv = 1;
-  PerfEvent probe;
-  return PerfEvent::open(attr, EventTarget{0, -1}, probe).ok();
+  return kernel_accepts([](perf_event_attr& a) { a.read_format = PERF_FORMAT_LOST; });
 }
 
 }  // namespace
