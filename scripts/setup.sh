@@ -18,6 +18,7 @@ packages=(
   libcli11-dev
   linux-perf           # perf itself: the tests check that it reads our files
   libelf-dev           # build-ids from ELF notes (real/elf_build_id)
+  libzstd-dev          # ringsim-record -z: PERF_RECORD_COMPRESSED (real/zstd_records)
   hotspot              # hotspot-perfparser: the tests check that it parses our files
   bzip2                # perf archive packs the build-id cache with tar cjf
   python3              # scripts/function_lengths.py, tests/fuzz/make_seeds.py
