@@ -154,6 +154,12 @@ std::vector<std::byte> clock_data_section(const ClockData& c) {
   return s.take();
 }
 
+std::vector<std::byte> compressed_section(const CompressedFeature& c) {
+  Section s;
+  for (const std::uint32_t v : {c.version, c.type, c.level, c.ratio, c.mmap_len}) s.u32(v);
+  return s.take();
+}
+
 std::vector<std::byte> auxtrace_section(const std::vector<AuxtraceIndexEntry>& index) {
   Section s;
   s.u64(index.size());
@@ -218,6 +224,7 @@ const char* to_string(Feature feature) {
     case Feature::auxtrace: return "AUXTRACE";
     case Feature::sample_time: return "SAMPLE_TIME";
     case Feature::clockid: return "CLOCKID";
+    case Feature::compressed: return "COMPRESSED";
     case Feature::clock_data: return "CLOCK_DATA";
   }
   return "?";
@@ -235,6 +242,7 @@ FeatureSections feature_sections(const PerfFeatures& features, const std::vector
   if (f.aux_recorded) sections.emplace_back(Feature::auxtrace, auxtrace_section(f.auxtrace));
   sections.emplace_back(Feature::sample_time, two_u64(f.first_sample_ns, f.last_sample_ns));
   if (h.clock_resolution_ns) sections.emplace_back(Feature::clockid, one_u64(*h.clock_resolution_ns));
+  if (f.compressed) sections.emplace_back(Feature::compressed, compressed_section(*f.compressed));
   if (h.clock_data) sections.emplace_back(Feature::clock_data, clock_data_section(*h.clock_data));
   FeatureSections out;
   std::uint64_t offset = at + sections.size() * sizeof(FileSection);

@@ -50,6 +50,7 @@ enum class Feature : std::uint32_t {
   auxtrace = 18,
   sample_time = 21,
   clockid = 23,
+  compressed = 27,
   clock_data = 29,
 };
 const char* to_string(Feature feature);
@@ -131,6 +132,17 @@ struct HostFeatures {
   bool operator==(const HostFeatures&) const = default;
 };
 
+// HEADER_COMPRESSED: how the file's PERF_RECORD_COMPRESSED records were
+// made (perf 6.1's perf_env fields, u32 each, in this order).
+struct CompressedFeature {
+  std::uint32_t version = 0;
+  std::uint32_t type = 1;      // 1: zstd
+  std::uint32_t level = 1;
+  std::uint32_t ratio = 0;     // bytes in / bytes of COMPRESSED records, rounded
+  std::uint32_t mmap_len = 0;  // the most bytes one record decompresses to (perf's buffer for each)
+  bool operator==(const CompressedFeature&) const = default;
+};
+
 // What one file holds, found when it is finished.
 struct FileFeatures {
   std::vector<BuildIdEntry> build_ids;  // no BUILD_ID section when empty
@@ -138,6 +150,7 @@ struct FileFeatures {
   std::uint64_t last_sample_ns = 0;
   bool aux_recorded = false;            // AUXTRACE, with this index
   std::vector<AuxtraceIndexEntry> auxtrace;
+  std::optional<CompressedFeature> compressed;  // COMPRESSED, when the data is
   bool operator==(const FileFeatures&) const = default;
 };
 

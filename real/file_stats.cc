@@ -2,11 +2,13 @@
 
 #include <climits>
 #include <span>
+#include <vector>
 
 #include "core/perf_abi.h"
 #include "core/records.h"
 
 #include "real/mapped_file.h"
+#include "real/zstd_records.h"
 
 namespace ringsim::real {
 namespace {
@@ -49,6 +51,11 @@ FileStats read_back(const std::vector<std::string>& paths) {
     out.files++;
     out.file_bytes += view.file_bytes;
     out.data_bytes += view.data.size();
+    // perf -z's files and ours: the records the COMPRESSED ones hold.
+    std::vector<std::byte> expanded;
+    bool compressed = false;
+    note(path, expand_compressed(view.data, expanded, compressed));
+    if (compressed) view.data = expanded;
     note(path, meter.add(view));
     count_per_event_and_ring(view, out);
   }

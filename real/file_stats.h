@@ -2,7 +2,8 @@
 // reader (core/perf_data_reader.h) over a read-only mapping of each file:
 // the recorder's summary and the benchmark measure every file (perf's and
 // ours) with this. The tests check these figures against independent
-// counts (the model's parser, perf script, stat()).
+// counts (the model's parser, perf script, stat()). COMPRESSED records
+// (-z) are read as the records they hold (real/zstd_records.h).
 #pragma once
 
 #include <cstdint>

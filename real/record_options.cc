@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "core/cli/command_line.h"
+#include "real/zstd_records.h"
 
 namespace ringsim::real {
 namespace {
@@ -193,6 +194,7 @@ struct RawOptions {
   std::string staging_text;
   std::string reader_priority_text;
   std::string cut_stacks_text;
+  std::string compression_text;  // -z/--compression-level
 };
 
 // Everything after the first "--" is the command, as given: the index of
@@ -217,8 +219,7 @@ void describe(CLI::App& app) {
 // perf record options this recorder does not support: each refused with
 // one line naming it (not "unknown option"), whatever its value.
 constexpr const char* kRefusedWithValue[] = {"-D,--delay", "--control", "-u,--uid", "--user-regs", "--intr-regs",
-                                             "-j,--branch-filter", "-G,--cgroup", "--filter",
-                                             "-z,--compression-level"};
+                                             "-j,--branch-filter", "-G,--cgroup", "--filter"};
 constexpr const char* kRefusedFlags[] = {"-d,--data", "--phys-data", "-P,--period", "-R,--raw-samples",
                                          "--switch-events", "-n,--no-samples", "-s,--stat", "--all-user",
                                          "--all-kernel", "-b,--branch-any", "-W,--weight"};
@@ -280,6 +281,9 @@ void add_output_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
                  "asynchronous writes with N control blocks per ring (1..4; bare --aio: 1, as perf); 0: serial "
                  "pwrite (default " + std::to_string(kAioDefault) + ")")
       ->check(CLI::Range(std::uint32_t{0}, kAioMax));
+  app.add_option("-z,--compression-level", raw.compression_text,
+                 "compress the data with zstd at level N (1..22; bare -z: 1, as perf) into PERF_RECORD_COMPRESSED "
+                 "records, by the writer thread");
   app.add_flag("--overwrite", o.overwrite,
                "overwrite mode: rings keep the newest records (write_backward); written on SIGUSR2 and at the end");
   app.add_option("--switch-output", raw.switch_text, "start a new file after SIZE bytes of data (e.g. 100M)");
@@ -392,18 +396,40 @@ std::string apply_freq_and_pages(const RawOptions& raw, RecordOptions& o) {
   return "";
 }
 
-// A bare --aio (as perf's --aio[=n]: 1 control block) when no number
-// follows; --aio N and --aio=N as given.
-std::vector<char*> with_bare_aio(int argc, char** argv, int split) {
+// A bare --aio (as perf's --aio[=n]: 1 control block) and a bare -z or
+// --compression-level (perf's -z[=n]: level 1) when no number follows;
+// --aio N, --aio=N, -z N, -zN, --compression-level[=]N as given.
+std::vector<char*> with_bare_optional_values(int argc, char** argv, int split) {
   static char kAioOne[] = "--aio=1";
+  static char kLevelDefault[] = "--compression-level=1";
+  static_assert(kCompressionLevelDefault == 1);
   std::vector<char*> out(argv, argv + argc);
   for (int i = 1; i < split; i++) {
-    if (std::string_view(argv[i]) != "--aio") continue;
+    const std::string_view arg(argv[i]);
+    const bool aio = arg == "--aio";
+    if (!aio && arg != "-z" && arg != "--compression-level") continue;
     std::uint64_t n = 0;
     const bool number_follows = i + 1 < split && parse_u64(argv[i + 1], n);
-    if (!number_follows) out[static_cast<std::size_t>(i)] = kAioOne;
+    if (!number_follows) out[static_cast<std::size_t>(i)] = aio ? kAioOne : kLevelDefault;
   }
   return out;
+}
+
+// -z/--compression-level into `o`. "" or the problem.
+std::string apply_compression(const RawOptions& raw, RecordOptions& o) {
+  if (raw.compression_text.empty()) return "";
+  std::uint64_t level = 0;
+  if (!parse_u64(raw.compression_text, level) || level < kCompressionLevelMin || level > kCompressionLevelMax) {
+    return "-z/--compression-level " + raw.compression_text + ": expected a zstd level in " +
+           std::to_string(kCompressionLevelMin) + ".." + std::to_string(kCompressionLevelMax) + " (bare -z: " +
+           std::to_string(kCompressionLevelDefault) + ", as perf)";
+  }
+  if (!o.staged) {
+    return "-z/--compression-level needs the staging buffer (not --staging off): the writer thread compresses, "
+           "off the reading thread";
+  }
+  o.compression_level = static_cast<int>(level);
+  return "";
 }
 
 // -F, -g, --call-graph and --switch-output into `o`. -1, or the usage
@@ -432,6 +458,9 @@ int apply(const RawOptions& raw, RecordOptions& o) {
     if (!problem.empty()) return core::usage_error(kAppName, problem);
   }
   if (const int status = apply_staging(raw, o); status >= 0) return status;
+  if (const std::string problem = apply_compression(raw, o); !problem.empty()) {
+    return core::usage_error(kAppName, problem);
+  }
   if (raw.switch_text.empty()) return -1;
   std::string problem = parse_size(raw.switch_text, o.switch_output_bytes);
   if (problem.empty() &&
@@ -452,7 +481,7 @@ int parse_record_command_line(int argc, char** argv, RecordOptions& out) {
   add_sampling_options(app, o, raw);
   add_output_options(app, o, raw);
   app.prefix_command(true);
-  std::vector<char*> args = with_bare_aio(argc, argv, split);
+  std::vector<char*> args = with_bare_optional_values(argc, argv, split);
   if (const int status = core::parse_command_line(app, split, args.data()); status >= 0) return status;
   if (const std::string refused = refused_given(app); !refused.empty()) {
     return core::usage_error(kAppName, refused + " is not supported by ringsim-record (docs/recorder.md: the perf "

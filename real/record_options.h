@@ -86,6 +86,10 @@ struct RecordOptions {
   enum class CutStacks : std::uint8_t { off, pressure, always };
   CutStacks cut_stacks = CutStacks::off;
   std::uint32_t cut_stack_bytes = 0;
+  // -z/--compression-level: zstd level 1..22 (0: not compressed); the
+  // data is written as PERF_RECORD_COMPRESSED records (real/zstd_records.h)
+  // by the writer (main) thread, so it needs the staging buffer.
+  int compression_level = 0;
   bool quiet = false;                 // only errors
   bool no_inherit = false;            // -i/--no-inherit: the command's children and new threads are not recorded
   // The build-id cache (perf's ~/.debug layout) the hit DSOs are copied

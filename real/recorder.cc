@@ -222,13 +222,14 @@ bool kernel_has_format_lost() {
 
 RecorderSink::RecorderSink(Writer& writer, RealDisk& disk, const core::PerfDataHead& head,
                            std::uint64_t header_interval_ns, bool keep_side_band,
-                           std::function<int(std::uint32_t)> on_new_file)
+                           std::function<int(std::uint32_t)> on_new_file, ZstdRecordCompressor* compressor)
     : writer_(writer),
       disk_(disk),
       head_(head),
       interval_ns_(header_interval_ns),
       keep_side_band_(keep_side_band),
       on_new_file_(std::move(on_new_file)),
+      compressor_(compressor),
       file_index_(writer.file_index()) {}
 
 std::span<std::byte> RecorderSink::acquire(std::size_t mapping) {
@@ -249,9 +250,20 @@ int RecorderSink::commit(std::size_t mapping, std::uint64_t bytes, const core::R
   return writer_.commit(mapping, bytes, counts);
 }
 
+// With -z the batch goes out as COMPRESSED records, compressed here, on
+// the writer's thread: the counts stay those of the records inside (the
+// summary's samples and losses), the bytes become the compressed ones.
 int RecorderSink::write_staged(std::span<const std::byte> data, const core::RecordCounts& counts) {
   if (keep_side_band_) keep_side_band(data);
-  return writer_.write_staged(data, counts);
+  if (compressor_ == nullptr) return writer_.write_staged(data, counts);
+  const std::string problem = compressor_->compress(data, compressed_);
+  if (!problem.empty()) {
+    if (compression_problem_.empty()) compression_problem_ = problem;
+    return -EIO;
+  }
+  core::RecordCounts packed = counts;
+  packed.bytes = compressed_.size();
+  return writer_.write_staged(compressed_, packed);
 }
 
 // The COMM, MMAP, MMAP2 and FORK records of whole records the loop walked.
@@ -283,6 +295,7 @@ int RecorderSink::end_round(bool all_drained) {
     // been rewritten yet.
     file_index_ = writer_.file_index();
     checkpointed_bytes_ = 0;
+    if (compressor_ != nullptr) compressor_->restart();  // perf reads each file with a stream of its own
     const int synthesized = on_new_file_(file_index_);
     if (synthesized < 0) return synthesized;
     counters_.files_synthesized++;
@@ -366,6 +379,7 @@ class Recording {
   void print_writer() const;
   void print_loop() const;
   void print_staging() const;
+  void print_compression() const;
   void print_costs() const;
 
   const RecordOptions& o_;
@@ -390,6 +404,7 @@ class Recording {
   std::unique_ptr<RealDisk> disk_;
   std::unique_ptr<Writer> writer_;
   std::unique_ptr<RecordBuilder> builder_;
+  std::unique_ptr<ZstdRecordCompressor> compressor_;  // -z; before sink_, which refers to it
   SynthesisStats synthesis_;
   std::string kernel_warning_;
   std::unique_ptr<RecorderSink> sink_;
@@ -596,6 +611,11 @@ bool Recording::open_output() {
     }
     wo_.mappings = 1;
     wo_.buffer_bytes = so_.batch_bytes_max;
+    if (o_.compression_level > 0) {
+      // A batch's COMPRESSED records (AIO copies them into a control block).
+      compressor_ = std::make_unique<ZstdRecordCompressor>(o_.compression_level);
+      wo_.buffer_bytes = std::max(wo_.buffer_bytes, ZstdRecordCompressor::bound(so_.batch_bytes_max));
+    }
   }
   wo_.rotate_bytes = o_.switch_output_bytes;
   if (const std::string problem = core::validate(wo_); !problem.empty()) {
@@ -669,7 +689,8 @@ bool Recording::release_command() {
 void Recording::make_sink() {
   sink_ = std::make_unique<RecorderSink>(*writer_, *disk_, *head_, o_.header_interval_ms * kNsPerMs,
                                          o_.switch_output_bytes > 0,
-                                         [this](std::uint32_t file_index) { return synthesize(file_index); });
+                                         [this](std::uint32_t file_index) { return synthesize(file_index); },
+                                         compressor_.get());
   sink_->checkpoint();
 }
 
@@ -734,6 +755,9 @@ bool Recording::record_staged() {
   reader.join();
   staging_ = staging.stats();
   stack_cut_ = cutter.stats();
+  if (!sink_->compression_problem().empty()) {
+    fail(kExitIoError, "-z: compressing the data failed: " + sink_->compression_problem());
+  }
   if (staging_.error != 0 && writer_->stats().error == 0) {
     fail(kExitIoError, "staging: " + errno_text(staging_.error) + ": " + staging.error_context());
   }
@@ -818,7 +842,19 @@ bool Recording::file_features(const core::FinishedFile& file, core::PerfFeatures
     features_.note_build_id_problem(disk_->current_path() + ": reading it back: " + problem);
     return true;  // the host's sections; nothing from the data
   }
-  const std::span<const std::byte> data = mapped.bytes().subspan(file.data_offset, file.data_bytes);
+  std::span<const std::byte> data = mapped.bytes().subspan(file.data_offset, file.data_bytes);
+  // -z: what the COMPRESSED records hold (the samples' times and DSOs).
+  std::vector<std::byte> expanded;
+  bool compressed = false;
+  if (const std::string bad = expand_compressed(data, expanded, compressed); !bad.empty()) {
+    features_.note_build_id_problem(disk_->current_path() + ": reading it back: " + bad);
+  }
+  if (compressed) data = expanded;
+  if (compressor_ != nullptr) {
+    out.file.compressed = core::CompressedFeature{kCompressedFeatureVersion, kCompressedTypeZstd,
+                                                  static_cast<std::uint32_t>(compressor_->level()),
+                                                  compressor_->file().ratio(), kCompressSliceBytes};
+  }
   core::scan_data_section(data, file.data_offset, head_->events(), out.file);
   HitDsos hits;
   find_hit_dsos(data, file.data_offset, head_->events(), hits);
@@ -851,6 +887,7 @@ void Recording::print_summary(bool started) const {
   print_writer();
   if (started) print_loop();
   if (started && o_.staged) print_staging();
+  if (compressor_ != nullptr) print_compression();
   print_costs();
 }
 
@@ -969,6 +1006,17 @@ void Recording::print_staging() const {
   std::string priority = "reader thread: " + to_string(reader_priority_.got);
   if (!reader_priority_.fallback.empty()) priority += " (not higher: " + reader_priority_.fallback + ")";
   print_line(priority);
+}
+
+// -z: what went into COMPRESSED records and what came out.
+void Recording::print_compression() const {
+  const CompressionCounts& c = compressor_->total();
+  char ratio[32];
+  std::snprintf(ratio, sizeof ratio, "%.3f",
+                c.bytes_out == 0 ? 0.0 : static_cast<double>(c.bytes_in) / static_cast<double>(c.bytes_out));
+  print_line("compression: zstd level " + std::to_string(compressor_->level()) + ", " + std::to_string(c.bytes_in) +
+             " bytes of records in " + std::to_string(c.records) + " COMPRESSED records of " +
+             std::to_string(c.bytes_out) + " bytes, ratio " + ratio + " (by the writer thread)");
 }
 
 // Rotation, synthesis, CPU time.

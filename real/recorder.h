@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/perf_data.h"
@@ -37,6 +38,7 @@
 #include "real/real_backend.h"
 #include "real/real_disk.h"
 #include "real/record_options.h"
+#include "real/zstd_records.h"
 
 namespace ringsim::real {
 
@@ -75,8 +77,12 @@ inline constexpr std::uint64_t kSideBandBytesMax = std::uint64_t{16} << 20;
 class RecorderSink {
  public:
   // on_new_file(index): appends what file `index` needs (0 or -errno).
+  // compressor (-z, staged only): write_staged() hands the writer
+  // COMPRESSED records of each batch (a new zstd frame for each file);
+  // nullptr: the records as they are.
   RecorderSink(Writer& writer, RealDisk& disk, const core::PerfDataHead& head, std::uint64_t header_interval_ns,
-               bool keep_side_band, std::function<int(std::uint32_t)> on_new_file);
+               bool keep_side_band, std::function<int(std::uint32_t)> on_new_file,
+               ZstdRecordCompressor* compressor = nullptr);
 
   std::span<std::byte> acquire(std::size_t mapping);
   int commit(std::size_t mapping, std::uint64_t bytes, const core::RecordCounts& counts);
@@ -96,6 +102,8 @@ class RecorderSink {
   // Rewrites the header now if the complete prefix grew.
   void checkpoint();
   const SinkCounters& counters() const { return counters_; }
+  // The first compression failure ("" if none): zstd's error.
+  const std::string& compression_problem() const { return compression_problem_; }
   // The kept side-band records, whole, in the order they were read.
   std::span<const std::byte> side_band() const { return side_band_; }
 
@@ -110,6 +118,9 @@ class RecorderSink {
   std::vector<std::span<std::byte>> acquired_;  // per mapping, with keep_side_band
   std::vector<std::byte> side_band_;
   std::function<int(std::uint32_t)> on_new_file_;
+  ZstdRecordCompressor* compressor_;
+  std::vector<std::byte> compressed_;  // a batch's COMPRESSED records
+  std::string compression_problem_;
   std::uint32_t file_index_ = 0;
   std::uint64_t last_checkpoint_ns_ = 0;
   std::uint64_t checkpointed_bytes_ = 0;

@@ -2,6 +2,7 @@
 // perf events are opened here.
 #include <linux/perf_event.h>
 
+#include <algorithm>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -353,13 +354,49 @@ TEST(RecordOptions, PerfCommandLinesThatFailedBefore) {
   EXPECT_EQ(attr.inherit, 0u);
   for (const std::vector<std::string>& refused :
        {std::vector<std::string>{"-D", "100"}, {"--delay=100"}, {"--control", "fifo:a,b"}, {"-u", "root"},
-        {"-d"}, {"--user-regs", "ax"}, {"-z"}, {"--switch-events"}}) {
+        {"-d"}, {"--user-regs", "ax"}, {"--switch-events"}}) {
     std::vector<std::string> args = refused;
     args.insert(args.end(), {"--", "true"});
     p = parse(args);
     EXPECT_EQ(p.status, 64) << refused[0];
     EXPECT_NE(p.err.find("is not supported by ringsim-record"), std::string::npos) << refused[0] << ": " << p.err;
   }
+}
+
+// -z/--compression-level as perf's -z[=n]: bare is level 1; a level out
+// of 1..22 is one line naming the option and the range; -z needs the
+// staging buffer (the writer thread compresses).
+TEST(RecordOptions, CompressionLevel) {
+  Parsed p = parse({"--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_EQ(p.options.compression_level, 0);
+  for (const auto& [args, level] : std::vector<std::pair<std::vector<std::string>, int>>{
+           {{"-z"}, 1},
+           {{"--compression-level"}, 1},
+           {{"-z", "3"}, 3},
+           {{"-z7"}, 7},
+           {{"--compression-level=22"}, 22},
+           {{"--compression-level", "5"}, 5},
+           {{"-z", "-a"}, 1}}) {
+    std::vector<std::string> a = args;
+    a.insert(a.end(), {"--", "true"});
+    p = parse(a);
+    ASSERT_EQ(p.status, -1) << args[0] << ": " << p.err;
+    EXPECT_EQ(p.options.compression_level, level) << args[0];
+  }
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"-z", "0"}, {"-z23"}, {"--compression-level=100"}, {"--compression-level=fast"}}) {
+    std::vector<std::string> a = bad;
+    a.insert(a.end(), {"--", "true"});
+    p = parse(a);
+    EXPECT_EQ(p.status, 64) << bad[0];
+    EXPECT_NE(p.err.find("-z/--compression-level"), std::string::npos) << p.err;
+    EXPECT_NE(p.err.find("1..22"), std::string::npos) << p.err;
+    EXPECT_EQ(std::count(p.err.begin(), p.err.end(), '\n'), 1) << p.err;
+  }
+  p = parse({"-z", "--staging", "off", "--", "true"});
+  EXPECT_EQ(p.status, 64);
+  EXPECT_NE(p.err.find("needs the staging buffer"), std::string::npos) << p.err;
 }
 
 TEST(RecordOptions, AFixedPeriodLeavesThePeriodOutOfTheSample) {
