@@ -256,14 +256,15 @@ int RecorderSink::commit(std::size_t mapping, std::uint64_t bytes, const core::R
 int RecorderSink::write_staged(std::span<const std::byte> data, const core::RecordCounts& counts) {
   if (keep_side_band_) keep_side_band(data);
   if (compressor_ == nullptr) return writer_.write_staged(data, counts);
-  const std::string problem = compressor_->compress(data, compressed_);
+  std::span<const std::byte> compressed;
+  const std::string problem = compressor_->compress(data, compressed);
   if (!problem.empty()) {
     if (compression_problem_.empty()) compression_problem_ = problem;
     return -EIO;
   }
   core::RecordCounts packed = counts;
-  packed.bytes = compressed_.size();
-  return writer_.write_staged(compressed_, packed);
+  packed.bytes = compressed.size();
+  return writer_.write_staged(compressed, packed);
 }
 
 // The COMM, MMAP, MMAP2 and FORK records of whole records the loop walked.

@@ -119,7 +119,6 @@ class RecorderSink {
   std::vector<std::byte> side_band_;
   std::function<int(std::uint32_t)> on_new_file_;
   ZstdRecordCompressor* compressor_;
-  std::vector<std::byte> compressed_;  // a batch's COMPRESSED records
   std::string compression_problem_;
   std::uint32_t file_index_ = 0;
   std::uint64_t last_checkpoint_ns_ = 0;

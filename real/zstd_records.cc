@@ -1,5 +1,6 @@
 #include "real/zstd_records.h"
 
+#include <sys/mman.h>
 #include <zstd.h>
 
 #include <algorithm>
@@ -53,20 +54,21 @@ bool has_compressed(std::span<const std::byte> data) {
   return false;
 }
 
-// Appends what `payload` decompresses to. "" or the problem.
-std::string decompress_into(ZSTD_DCtx* dctx, std::span<const std::byte> payload, std::vector<std::byte>& out) {
+// Hands what `payload` decompresses to to on_bytes, through `scratch`.
+// "" or the problem.
+template <class OnBytes>
+std::string decompress_into(ZSTD_DCtx* dctx, std::span<const std::byte> payload, std::vector<std::byte>& scratch,
+                            OnBytes& on_bytes) {
   ZSTD_inBuffer in{payload.data(), payload.size(), 0};
   // Each round either consumes input or fills its output room; a round
   // that does neither is a stream that cannot go on.
   for (;;) {
-    const std::size_t used = out.size();
-    out.resize(used + kExpandStepBytes);
-    ZSTD_outBuffer o{out.data() + used, kExpandStepBytes, 0};
+    ZSTD_outBuffer o{scratch.data(), scratch.size(), 0};
     const std::size_t consumed_before = in.pos;
     const std::size_t rc = ZSTD_decompressStream(dctx, &o, &in);
-    out.resize(used + o.pos);
+    if (o.pos > 0) on_bytes(std::span<const std::byte>(scratch.data(), o.pos));
     if (ZSTD_isError(rc)) return ZSTD_getErrorName(rc);
-    if (o.pos < kExpandStepBytes && in.pos == in.size) return "";
+    if (o.pos < scratch.size() && in.pos == in.size) return "";
     if (o.pos == 0 && in.pos == consumed_before) return "the zstd stream makes no progress";
   }
 }
@@ -92,37 +94,36 @@ std::size_t ZstdRecordCompressor::bound(std::size_t input_bytes) {
   return slices * (kHeaderBytes + kPayloadMaxBytes);
 }
 
-std::string ZstdRecordCompressor::compress(std::span<const std::byte> input, std::vector<std::byte>& out) {
-  out.clear();
+std::string ZstdRecordCompressor::compress(std::span<const std::byte> input, std::span<const std::byte>& out) {
+  out = {};
+  // Grown, never shrunk or cleared: no zero-filling per batch.
+  if (buffer_.size() < bound(input.size())) buffer_.resize(bound(input.size()));
+  std::size_t used = 0;
   for (std::size_t pos = 0; pos < input.size();) {
     const std::size_t slice = std::min(kCompressSliceBytes, input.size() - pos);
-    const std::size_t at = out.size();
-    out.resize(at + kHeaderBytes + kPayloadMaxBytes);
+    const std::size_t at = used;
     ZSTD_inBuffer in{input.data() + pos, slice, 0};
-    ZSTD_outBuffer o{out.data() + at + kHeaderBytes, kPayloadMaxBytes, 0};
+    ZSTD_outBuffer o{buffer_.data() + at + kHeaderBytes, kPayloadMaxBytes, 0};
     std::size_t left = 1;  // to flush
     // Bounded: the room holds the slice's bound, so a few calls flush it.
     for (int call = 0; call < 64 && (left != 0 || in.pos < in.size); call++) {
       left = ZSTD_compressStream2(cctx_, &o, &in, ZSTD_e_flush);
-      if (ZSTD_isError(left)) {
-        out.resize(at);
-        return std::string("zstd: ") + ZSTD_getErrorName(left);
-      }
+      if (ZSTD_isError(left)) return std::string("zstd: ") + ZSTD_getErrorName(left);
     }
     if (left != 0 || in.pos < in.size || o.pos == 0) {
-      out.resize(at);
       return "zstd: a slice of " + std::to_string(slice) + " bytes did not flush into one record";
     }
-    store_header(out.data() + at, static_cast<std::uint16_t>(kHeaderBytes + o.pos));
-    out.resize(at + kHeaderBytes + o.pos);
+    store_header(buffer_.data() + at, static_cast<std::uint16_t>(kHeaderBytes + o.pos));
+    used = at + kHeaderBytes + o.pos;
     pos += slice;
     file_.records++;
     total_.records++;
   }
   file_.bytes_in += input.size();
   total_.bytes_in += input.size();
-  file_.bytes_out += out.size();
-  total_.bytes_out += out.size();
+  file_.bytes_out += used;
+  total_.bytes_out += used;
+  out = std::span<const std::byte>(buffer_.data(), used);
   return "";
 }
 
@@ -131,12 +132,16 @@ void ZstdRecordCompressor::restart() {
   file_ = CompressionCounts{};
 }
 
-std::string expand_compressed(std::span<const std::byte> data, std::vector<std::byte>& out, bool& expanded) {
-  out.clear();
-  expanded = has_compressed(data);
-  if (!expanded) return "";
+namespace {
+
+// Walks the records of `data`, calling on_bytes(bytes) with each
+// uncompressed record and with what each COMPRESSED record decompresses
+// to (through `scratch`), in order. "" or the problem.
+template <class OnBytes>
+std::string walk_expanded(std::span<const std::byte> data, OnBytes&& on_bytes) {
   ZSTD_DCtx* dctx = ZSTD_createDCtx();
   VERIFY_MSG(dctx != nullptr, "ZSTD_createDCtx: out of memory");
+  std::vector<std::byte> scratch(kExpandStepBytes);
   std::string problem;
   std::size_t at = 0;
   while (at < data.size() && problem.empty()) {
@@ -149,15 +154,40 @@ std::string expand_compressed(std::span<const std::byte> data, std::vector<std::
     }
     const std::span<const std::byte> record = data.subspan(at, length);
     if (h.type == kRecordCompressed) {
-      problem = decompress_into(dctx, record.subspan(kHeaderBytes), out);
+      problem = decompress_into(dctx, record.subspan(kHeaderBytes), scratch, on_bytes);
       if (!problem.empty()) problem = "COMPRESSED record at offset " + std::to_string(at) + ": " + problem;
     } else {
-      out.insert(out.end(), record.begin(), record.end());
+      on_bytes(record);
     }
     at += length;
   }
   ZSTD_freeDCtx(dctx);
   return problem;
+}
+
+// Room for `bytes` in `out`, in huge pages where the kernel gives them on
+// request (transparent_hugepage "madvise"): tens of MB touched once, and a
+// page fault per 4 KiB costs more than the decompression.
+void reserve_for(std::vector<std::byte>& out, std::size_t bytes) {
+  out.reserve(bytes);
+  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  const auto begin = (reinterpret_cast<std::uintptr_t>(out.data()) + kHuge - 1) & ~(kHuge - 1);
+  const auto end = (reinterpret_cast<std::uintptr_t>(out.data()) + bytes) & ~(kHuge - 1);
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);  // advice only
+}
+
+}  // namespace
+
+std::string expand_compressed(std::span<const std::byte> data, std::vector<std::byte>& out, bool& expanded) {
+  out.clear();
+  expanded = has_compressed(data);
+  if (!expanded) return "";
+  // Twice: the size first (decompressing is fast), so that `out` is
+  // allocated once and never copied as it grows.
+  std::size_t total = 0;
+  walk_expanded(data, [&](std::span<const std::byte> bytes) { total += bytes.size(); });
+  reserve_for(out, total);
+  return walk_expanded(data, [&](std::span<const std::byte> bytes) { out.insert(out.end(), bytes.begin(), bytes.end()); });
 }
 
 }  // namespace ringsim::real

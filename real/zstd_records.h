@@ -66,9 +66,10 @@ class ZstdRecordCompressor {
 
   int level() const { return level_; }
   // `input` (any bytes; the recorder's are whole records) as COMPRESSED
-  // records, into `out` (replaced). Every byte handed in is in `out` when
-  // this returns (flushed). "" or the problem (zstd's error name).
-  std::string compress(std::span<const std::byte> input, std::vector<std::byte>& out);
+  // records: `out` views them, in a buffer of the compressor's that the
+  // next call reuses. Every byte handed in is in `out` when this returns
+  // (flushed). "" or the problem (zstd's error name; `out` then empty).
+  std::string compress(std::span<const std::byte> input, std::span<const std::byte>& out);
   // The next file: a new zstd frame (perf decompresses each file with a
   // stream of its own). Clears file().
   void restart();
@@ -79,6 +80,7 @@ class ZstdRecordCompressor {
  private:
   ZSTD_CCtx_s* cctx_ = nullptr;
   int level_;
+  std::vector<std::byte> buffer_;  // compress()'s output
   CompressionCounts file_;
   CompressionCounts total_;
 };
