@@ -4,10 +4,12 @@
 // separately started two-thread busy loop saturates both cores. For each
 // point (two stress points and a light one), the same event configuration
 // is recorded by
-//   perf record (serial), --aio, --aio=4, --threads, -r 1 (SCHED_FIFO);
+//   perf record (serial), --aio, --aio=4, --threads, -r 1 (SCHED_FIFO),
+//   -z and -r 1 -z (zstd compression, level 1);
 //   ringsim-record without staging (--staging off) serial, --aio 1, --aio 4;
 //   ringsim-record staged (the default: a reading thread at SCHED_FIFO 1)
-//   and staged with the reading thread at normal priority;
+//   and staged with the reading thread at normal priority, and staged with
+//   -z (compressed by the writer thread);
 // and "none": the busy loop alone (the unrecorded baseline),
 // `runs` times each, interleaved (run 1 of every recorder, then run 2, ...)
 // so that a change in the machine's load hits every recorder alike. Each
@@ -25,7 +27,9 @@
 // lost the fewest).
 //
 // Not a test: it measures, it does not judge. Runs in about
-// 3 points x 11 columns x runs x (seconds + ~1.5 s).
+// 3 points x 14 columns x runs x (seconds + ~1.5 s). The files are
+// measured whether compressed or not (file_stats expands COMPRESSED
+// records); the MB column is the file's size on disk.
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -364,8 +368,9 @@ int parse_settings(int argc, char** argv, Settings& s) {
                  "give every recorder (perf and ours) SCHED_FIFO priority N (-r N; perf-r1 keeps 1); 0: as each column says (default)")
       ->check(CLI::Range(0, 99));
   app.add_option("--recorders", s.only_recorders,
-                 "only these recorders (perf, perf-aio, perf-aio4, perf-threads, perf-r1, ringsim-serial, "
-                 "ringsim-aio1, ringsim-aio4, ringsim-staged, ringsim-staged-normal, ringsim-staged-cut); the "
+                 "only these recorders (perf, perf-aio, perf-aio4, perf-threads, perf-r1, perf-z, perf-r1-z, "
+                 "ringsim-serial, ringsim-aio1, ringsim-aio4, ringsim-staged, ringsim-staged-normal, "
+                 "ringsim-staged-cut, ringsim-staged-z); the "
                  "unrecorded baseline "
                  "(none) always runs")
       ->delimiter(',');
@@ -405,12 +410,15 @@ std::vector<Recorder> select_recorders(const Settings& s) {
       {"perf-aio4", Kind::perf, {"--aio=4"}},
       {"perf-threads", Kind::perf, {"--threads"}},
       {"perf-r1", Kind::perf, {"-r", "1"}},
+      {"perf-z", Kind::perf, {"-z"}},
+      {"perf-r1-z", Kind::perf, {"-r", "1", "-z"}},
       {"ringsim-serial", Kind::ringsim, {"--staging", "off", "--aio", "0"}},
       {"ringsim-aio1", Kind::ringsim, {"--staging", "off", "--aio", "1"}},
       {"ringsim-aio4", Kind::ringsim, {"--staging", "off", "--aio", "4"}},
       {"ringsim-staged", Kind::ringsim, {}},
       {"ringsim-staged-normal", Kind::ringsim, {"--reader-priority", "off"}},
       {"ringsim-staged-cut", Kind::ringsim, {"--cut-stacks", "pressure"}},
+      {"ringsim-staged-z", Kind::ringsim, {"-z"}},
   };
   std::vector<Recorder> recorders;
   for (Recorder r : all) {
