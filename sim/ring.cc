@@ -7,7 +7,7 @@
 
 namespace ringsim::sim {
 
-SimRing::SimRing(const RingLayout& layout, model::CpuLog& log, Probes& probes)
+SimRing::SimRing(const RingLayout& layout, model::CpuLog& log, Probes& probes, std::span<std::byte> area)
     : layout_(layout),
       writable_(core::writable(layout.mode)),
       backward_(core::backward(layout.mode)),
@@ -15,7 +15,9 @@ SimRing::SimRing(const RingLayout& layout, model::CpuLog& log, Probes& probes)
                                                    : std::min(layout.watermark_bytes, layout.size_bytes)),
       log_(log),
       probes_(probes),
-      data_(layout.size_bytes) {
+      owned_(area.empty() ? layout.size_bytes : 0),
+      data_(area.empty() ? std::span<std::byte>(owned_) : area) {
+  VERIFY(data_.size() == layout.size_bytes);
   VERIFY(layout.size_bytes >= 4096);
   VERIFY((layout.size_bytes & (layout.size_bytes - 1)) == 0);
   VERIFY(watermark_bytes_ > 0);
@@ -63,7 +65,7 @@ SimRing::Handle SimRing::begin(const EventAttrs& writer, std::uint64_t size, boo
   model::RingOp op;
   op.kind = model::RingOp::Kind::begin;
   op.size = static_cast<std::uint32_t>(size);
-  op.lost_size = lost_bytes(writer.identity.layout);
+  op.lost_size = lost_bytes(writer.identity);
   op.sample = sample;
   op.wakeup_events = writer.watermark ? 0 : writer.wakeup_events;
   op.past_check = past_pause_check;
@@ -172,7 +174,7 @@ void SimRing::write(const Handle& h, std::span<const std::byte> record, std::uin
   VERIFY(record.size() == h.size);
   const EventIdentity& writer = h.writer->identity;
   if (h.lost > 0) {
-    const std::uint32_t n = lost_bytes(writer.layout);
+    const std::uint32_t n = lost_bytes(writer);
     lost_scratch_.resize(n);
     build_lost(lost_scratch_, writer, now_ns, h.lost);
     probe_overwrite(h.lost_position, n);

@@ -72,7 +72,12 @@ class SimRing {
     bool open = false;                // a handle was taken (not a paused drop)
   };
 
-  SimRing(const RingLayout& layout, model::CpuLog& log, Probes& probes);
+  // The data area is the ring's own memory, or `area` (layout.size_bytes
+  // bytes, outliving the ring): the pages a consumer mapped
+  // (sim/interpose/).
+  SimRing(const RingLayout& layout, model::CpuLog& log, Probes& probes, std::span<std::byte> area = {});
+  SimRing(const SimRing&) = delete;  // data_ may point into owned_
+  SimRing& operator=(const SimRing&) = delete;
 
   // __perf_output_begin for a record of `size` bytes of `writer`.
   // `past_pause_check`: the writer tested the pause flag earlier and went
@@ -150,7 +155,8 @@ class SimRing {
   const std::uint64_t watermark_bytes_;
   model::CpuLog& log_;
   Probes& probes_;
-  std::vector<std::byte> data_;
+  std::vector<std::byte> owned_;
+  std::span<std::byte> data_;
   std::uint64_t rb_head_ = 0;    // reservations
   std::uint64_t data_head_ = 0;  // published
   std::uint64_t tail_ = 0;

@@ -29,19 +29,34 @@ std::uint64_t mix(std::uint64_t x) {
 // The sample_id trailer at the end of a record of `size` bytes.
 void put_trailer(std::byte* record, std::size_t size, const EventIdentity& e, std::uint64_t time_ns) {
   if (e.layout == RecordLayout::none) return;  // sample_id_all = 0
-  std::byte* t = record + size - trailer_bytes(e.layout);
-  put(t, &e.pid, 4);
-  put(t + 4, &e.tid, 4);
-  put(t + 8, &time_ns, 8);
-  if (e.layout == RecordLayout::a) {
-    const std::uint32_t reserved = 0;
-    put(t + 16, &e.cpu, 4);
-    put(t + 20, &reserved, 4);
-  }
-  put(record + size - 8, &e.id, 8);
+  put_sample_id(record + size - trailer_bytes(e), e, time_ns);
 }
 
 }  // namespace
+
+void put_sample_id(std::byte* t, const EventIdentity& e, std::uint64_t time_ns) {
+  const std::uint32_t reserved = 0;
+  if (e.layout != RecordLayout::attr) {
+    if (e.layout == RecordLayout::none) return;
+    put(t, &e.pid, 4);
+    put(t + 4, &e.tid, 4);
+    put(t + 8, &time_ns, 8);
+    if (e.layout == RecordLayout::a) {
+      put(t + 16, &e.cpu, 4);
+      put(t + 20, &reserved, 4);
+    }
+    put(t + trailer_bytes(e.layout) - 8, &e.id, 8);
+    return;
+  }
+  if (!e.sample_id_all) return;
+  const std::uint64_t type = e.sample_type;
+  if (type & PERF_SAMPLE_TID) put(t, &e.pid, 4), put(t + 4, &e.tid, 4), t += 8;
+  if (type & PERF_SAMPLE_TIME) put(t, &time_ns, 8), t += 8;
+  if (type & PERF_SAMPLE_ID) put(t, &e.id, 8), t += 8;
+  if (type & PERF_SAMPLE_STREAM_ID) put(t, &e.id, 8), t += 8;
+  if (type & PERF_SAMPLE_CPU) put(t, &e.cpu, 4), put(t + 4, &reserved, 4), t += 8;
+  if (type & PERF_SAMPLE_IDENTIFIER) put(t, &e.id, 8);
+}
 
 void build_sample(std::span<std::byte> out, const EventIdentity& event, std::uint64_t time_ns,
                   std::uint64_t sequence, std::uint64_t payload_seed) {
@@ -75,7 +90,7 @@ void build_sample(std::span<std::byte> out, const EventIdentity& event, std::uin
 }
 
 void build_lost(std::span<std::byte> out, const EventIdentity& event, std::uint64_t time_ns, std::uint64_t lost) {
-  VERIFY(out.size() == lost_bytes(event.layout));
+  VERIFY(out.size() == lost_bytes(event));
   VERIFY(lost > 0);
   std::byte* p = out.data();
   put_header(p, PERF_RECORD_LOST, 0, static_cast<std::uint16_t>(out.size()));

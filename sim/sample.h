@@ -38,7 +38,11 @@
 
 namespace ringsim::sim {
 
-enum class RecordLayout : std::uint8_t { a, b, none };
+// `attr`: the trailer of any sample_type (with sample_id_all), for the
+// simulated kernel behind the system-call surface (sim/interpose/), whose
+// records are built from the attribute the consumer asked for
+// (sim/attr_records.h); the identity carries that sample_type.
+enum class RecordLayout : std::uint8_t { a, b, none, attr };
 
 inline constexpr std::uint64_t sample_type_of(RecordLayout layout) {
   const std::uint64_t common = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
@@ -68,7 +72,23 @@ struct EventIdentity {
   std::uint32_t tid = 0;
   std::uint32_t cpu = 0;
   RecordLayout layout = RecordLayout::a;
+  // RecordLayout::attr: the event's attr.sample_type and sample_id_all.
+  std::uint64_t sample_type = 0;
+  bool sample_id_all = false;
 };
+
+// The fields of the sample_id trailer (perf_event__id_header_size).
+inline constexpr std::uint64_t kSampleIdFields = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
+                                                 PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
+// The trailer and LOST record of an event, whatever its layout.
+inline constexpr std::uint32_t trailer_bytes(const EventIdentity& e) {
+  if (e.layout != RecordLayout::attr) return trailer_bytes(e.layout);
+  return e.sample_id_all ? 8 * static_cast<std::uint32_t>(__builtin_popcountll(e.sample_type & kSampleIdFields)) : 0;
+}
+inline constexpr std::uint32_t lost_bytes(const EventIdentity& e) { return 24 + trailer_bytes(e); }
+// Writes the sample_id trailer at `at` (trailer_bytes(e) bytes), in
+// perf_event__output_id_sample's order.
+void put_sample_id(std::byte* at, const EventIdentity& e, std::uint64_t time_ns);
 
 // The smallest sample of a layout (a raw payload of 4 bytes).
 inline constexpr std::uint32_t sample_bytes_min(RecordLayout layout) { return layout == RecordLayout::a ? 48 : 40; }
@@ -78,7 +98,7 @@ inline constexpr std::uint32_t sample_bytes_min(RecordLayout layout) { return la
 void build_sample(std::span<std::byte> out, const EventIdentity& event, std::uint64_t time_ns,
                   std::uint64_t sequence, std::uint64_t payload_seed);
 
-// Writes a PERF_RECORD_LOST of lost_bytes(event.layout) bytes.
+// Writes a PERF_RECORD_LOST of lost_bytes(event) bytes.
 void build_lost(std::span<std::byte> out, const EventIdentity& event, std::uint64_t time_ns, std::uint64_t lost);
 
 // Side-band records (PERF_RECORD_COMM, FORK, EXIT, SWITCH, THROTTLE,

@@ -1,0 +1,179 @@
+#include "sim/attr_records.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "core/verify.h"
+
+namespace ringsim::sim {
+namespace {
+
+constexpr std::uint64_t kSupported =
+    PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |
+    PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |
+    PERF_SAMPLE_STACK_USER | PERF_SAMPLE_WEIGHT | PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_TRANSACTION |
+    PERF_SAMPLE_REGS_INTR | PERF_SAMPLE_PHYS_ADDR | PERF_SAMPLE_CGROUP | PERF_SAMPLE_DATA_PAGE_SIZE |
+    PERF_SAMPLE_CODE_PAGE_SIZE | PERF_SAMPLE_WEIGHT_STRUCT;
+
+struct Named {
+  std::uint64_t bit;
+  const char* name;
+};
+constexpr Named kUnsupported[] = {{PERF_SAMPLE_READ, "READ"},
+                                  {PERF_SAMPLE_RAW, "RAW"},
+                                  {PERF_SAMPLE_BRANCH_STACK, "BRANCH_STACK"},
+                                  {PERF_SAMPLE_AUX, "AUX"}};
+
+class Writer {
+ public:
+  explicit Writer(std::vector<std::byte>& out) : out_(out) { out_.clear(); }
+  void u64(std::uint64_t v) { bytes(&v, 8); }
+  void u32(std::uint32_t v) { bytes(&v, 4); }
+  void bytes(const void* p, std::size_t n) {
+    const std::size_t at = out_.size();
+    out_.resize(at + n);
+    std::memcpy(out_.data() + at, p, n);
+  }
+  // A NUL-terminated string padded with zeros to a multiple of 8.
+  void string(std::string_view s) {
+    const std::size_t n = (s.size() + 1 + 7) & ~std::size_t{7};
+    const std::size_t at = out_.size();
+    out_.resize(at + n);
+    std::memset(out_.data() + at, 0, n);
+    std::memcpy(out_.data() + at, s.data(), s.size());
+  }
+  void trailer(const EventIdentity& e, std::uint64_t time_ns) {
+    const std::size_t at = out_.size();
+    out_.resize(at + trailer_bytes(e));
+    put_sample_id(out_.data() + at, e, time_ns);
+  }
+  // The header, written last (its size is the record's).
+  void finish(std::uint32_t type, std::uint16_t misc) {
+    VERIFY(out_.size() >= sizeof(perf_event_header));
+    VERIFY(out_.size() % 8 == 0);
+    VERIFY(out_.size() <= kSampleBytesMax);
+    perf_event_header h{};
+    h.type = type;
+    h.misc = misc;
+    h.size = static_cast<std::uint16_t>(out_.size());
+    std::memcpy(out_.data(), &h, sizeof h);
+  }
+
+ private:
+  std::vector<std::byte>& out_;
+};
+
+}  // namespace
+
+std::string unsupported_sample_type(std::uint64_t sample_type) {
+  std::string out;
+  for (const Named& n : kUnsupported) {
+    if (sample_type & n.bit) out += std::string(out.empty() ? "" : "|") + n.name;
+  }
+  const std::uint64_t unknown = sample_type & ~kSupported;
+  if (out.empty() && unknown != 0) out = "bits 0x" + [&] {
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(unknown));
+    return std::string(hex);
+  }();
+  return out;
+}
+
+EventIdentity attr_identity(const perf_event_attr& attr, std::uint64_t id, std::uint32_t pid, std::uint32_t tid,
+                            std::uint32_t cpu) {
+  EventIdentity e;
+  e.id = id;
+  e.pid = pid;
+  e.tid = tid;
+  e.cpu = cpu;
+  e.layout = RecordLayout::attr;
+  e.sample_type = attr.sample_type;
+  e.sample_id_all = attr.sample_id_all != 0;
+  return e;
+}
+
+void build_attr_sample(std::vector<std::byte>& out, const EventIdentity& e, std::uint16_t misc,
+                       const SampleFields& f) {
+  VERIFY(e.layout == RecordLayout::attr);
+  VERIFY(unsupported_sample_type(e.sample_type).empty());
+  const std::uint64_t t = e.sample_type;
+  Writer w(out);
+  w.u64(0);  // the header
+  if (t & PERF_SAMPLE_IDENTIFIER) w.u64(e.id);
+  if (t & PERF_SAMPLE_IP) w.u64(f.ip);
+  if (t & PERF_SAMPLE_TID) w.u32(e.pid), w.u32(e.tid);
+  if (t & PERF_SAMPLE_TIME) w.u64(f.time_ns);
+  if (t & PERF_SAMPLE_ADDR) w.u64(f.addr);
+  if (t & PERF_SAMPLE_ID) w.u64(e.id);
+  if (t & PERF_SAMPLE_STREAM_ID) w.u64(e.id);
+  if (t & PERF_SAMPLE_CPU) w.u32(e.cpu), w.u32(0);
+  if (t & PERF_SAMPLE_PERIOD) w.u64(f.period);
+  if (t & PERF_SAMPLE_CALLCHAIN) {
+    const bool user = (misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER;
+    w.u64(2);
+    w.u64(user ? static_cast<std::uint64_t>(PERF_CONTEXT_USER) : static_cast<std::uint64_t>(PERF_CONTEXT_KERNEL));
+    w.u64(f.ip);
+  }
+  if (t & PERF_SAMPLE_REGS_USER) w.u64(PERF_SAMPLE_REGS_ABI_NONE);
+  if (t & PERF_SAMPLE_STACK_USER) w.u64(0);  // no stack dumped: no dyn_size follows
+  if (t & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)) w.u64(0);
+  if (t & PERF_SAMPLE_DATA_SRC) w.u64(0);
+  if (t & PERF_SAMPLE_TRANSACTION) w.u64(0);
+  if (t & PERF_SAMPLE_REGS_INTR) w.u64(PERF_SAMPLE_REGS_ABI_NONE);
+  if (t & PERF_SAMPLE_PHYS_ADDR) w.u64(0);
+  if (t & PERF_SAMPLE_CGROUP) w.u64(1);  // the root cgroup's id
+  if (t & PERF_SAMPLE_DATA_PAGE_SIZE) w.u64(4096);
+  if (t & PERF_SAMPLE_CODE_PAGE_SIZE) w.u64(4096);
+  w.finish(PERF_RECORD_SAMPLE, misc);
+}
+
+void build_attr_comm(std::vector<std::byte>& out, const EventIdentity& e, std::string_view comm, bool exec,
+                     std::uint64_t time_ns) {
+  Writer w(out);
+  w.u64(0);
+  w.u32(e.pid);
+  w.u32(e.tid);
+  w.string(comm.substr(0, 15));  // TASK_COMM_LEN
+  w.trailer(e, time_ns);
+  w.finish(PERF_RECORD_COMM, exec ? PERF_RECORD_MISC_COMM_EXEC : 0);
+}
+
+void build_attr_task(std::vector<std::byte>& out, std::uint32_t type, const EventIdentity& e, std::uint32_t ppid,
+                     std::uint32_t ptid, std::uint64_t time_ns) {
+  VERIFY(type == PERF_RECORD_FORK || type == PERF_RECORD_EXIT);
+  Writer w(out);
+  w.u64(0);
+  w.u32(e.pid);
+  w.u32(ppid);
+  w.u32(e.tid);
+  w.u32(ptid);
+  w.u64(time_ns);
+  w.trailer(e, time_ns);
+  w.finish(type, 0);
+}
+
+void build_attr_mmap(std::vector<std::byte>& out, bool mmap2, const EventIdentity& e, const MmapFields& m,
+                     std::uint64_t time_ns) {
+  Writer w(out);
+  w.u64(0);
+  w.u32(e.pid);
+  w.u32(e.tid);
+  w.u64(m.addr);
+  w.u64(m.len);
+  w.u64(m.pgoff);
+  if (mmap2) {
+    w.u32(m.maj);
+    w.u32(m.min);
+    w.u64(m.ino);
+    w.u64(0);  // ino_generation
+    w.u32(m.prot);
+    w.u32(m.flags);
+  }
+  w.string(m.filename);
+  w.trailer(e, time_ns);
+  const bool exec = (m.prot & 0x4) != 0;  // PROT_EXEC
+  w.finish(mmap2 ? PERF_RECORD_MMAP2 : PERF_RECORD_MMAP,
+           PERF_RECORD_MISC_USER | (exec ? 0 : PERF_RECORD_MISC_MMAP_DATA));
+}
+
+}  // namespace ringsim::sim

@@ -1,0 +1,75 @@
+// Records built from the perf_event_attr a consumer passed to
+// perf_event_open, laid out as kernel/events/core.c lays them out
+// (perf_prepare_sample / perf_output_sample for samples,
+// perf_event_comm_output, perf_event_task_output, perf_event_mmap_output
+// for side-band, each followed by the sample_id trailer of
+// perf_event__output_id_sample when attr.sample_id_all is set). The
+// simulated kernel behind the system-call surface (sim/interpose/) writes
+// them, so any consumer parses them as it parses Linux's.
+//
+// Sample fields supported: IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID,
+// CPU, PERIOD, CALLCHAIN (a user context marker and the IP), REGS_USER and
+// REGS_INTR (abi 0: no registers, as for a kernel thread), STACK_USER (size
+// 0), WEIGHT, DATA_SRC, TRANSACTION, PHYS_ADDR, DATA_PAGE_SIZE,
+// CODE_PAGE_SIZE. unsupported_sample_type() names the others (READ, RAW,
+// BRANCH_STACK, AUX, CGROUP, WEIGHT_STRUCT): an open asking for them is
+// refused by the simulated kernel, never answered with records of another
+// shape.
+#pragma once
+
+#include <linux/perf_event.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/sample.h"
+
+namespace ringsim::sim {
+
+// The bits of sample_type the simulated kernel cannot write, named ("" if
+// none).
+std::string unsupported_sample_type(std::uint64_t sample_type);
+
+// What one sample says.
+struct SampleFields {
+  std::uint64_t ip = 0;
+  std::uint64_t addr = 0;
+  std::uint64_t period = 1;
+  std::uint64_t time_ns = 0;
+};
+
+// The identity (pid, tid, cpu, id) of the writing event with
+// RecordLayout::attr, its sample_type and sample_id_all.
+EventIdentity attr_identity(const perf_event_attr& attr, std::uint64_t id, std::uint32_t pid, std::uint32_t tid,
+                            std::uint32_t cpu);
+
+// Appends a PERF_RECORD_SAMPLE to `out` (cleared first).
+void build_attr_sample(std::vector<std::byte>& out, const EventIdentity& e, std::uint16_t misc,
+                       const SampleFields& fields);
+
+// Side-band records, `e` naming the task the record is about (its pid and
+// tid; the trailer's time is time_ns).
+void build_attr_comm(std::vector<std::byte>& out, const EventIdentity& e, std::string_view comm, bool exec,
+                     std::uint64_t time_ns);
+// PERF_RECORD_FORK or PERF_RECORD_EXIT.
+void build_attr_task(std::vector<std::byte>& out, std::uint32_t type, const EventIdentity& e, std::uint32_t ppid,
+                     std::uint32_t ptid, std::uint64_t time_ns);
+struct MmapFields {
+  std::uint64_t addr = 0;
+  std::uint64_t len = 0;
+  std::uint64_t pgoff = 0;
+  std::uint32_t maj = 0;
+  std::uint32_t min = 0;
+  std::uint64_t ino = 0;
+  std::uint32_t prot = 0;
+  std::uint32_t flags = 0;
+  std::string_view filename;
+};
+// PERF_RECORD_MMAP2 (mmap2 set) or PERF_RECORD_MMAP.
+void build_attr_mmap(std::vector<std::byte>& out, bool mmap2, const EventIdentity& e, const MmapFields& m,
+                     std::uint64_t time_ns);
+
+}  // namespace ringsim::sim

@@ -1,0 +1,187 @@
+// The simulated perf kernel behind a system-call surface: what an
+// unmodified consumer calls (perf_event_open, mmap of the ring as Linux
+// lays it out, ioctl, poll, read, close, munmap), answered from one seed.
+// The rings are sim/ring.h's SimRing (the campaign's and the conformance
+// suite's ring), over the pages the consumer mapped; the records are built
+// from the attribute the consumer asked for (sim/attr_records.h).
+//
+// The kernel never runs on its own: it advances only when the consumer
+// calls in (step(): one tick of virtual time of the simulated workload), by
+// the decisions of its DecisionSource, so the same seed and the same
+// consumer give the same records in the same places. It holds no
+// descriptors and no memory of its own: sim/interpose/preload.cc does that
+// (an eventfd per event, a memfd per ring).
+//
+// The workload: the tasks the consumer's events follow (the pid passed to
+// perf_event_open, or the caller's for 0), each on one CPU at a time. It
+// starts at the first step (its exec: events with enable_on_exec are
+// enabled, COMM with COMM_EXEC and the executable's MMAP2 written), then
+// every tick: a clock sample on its CPU, sometimes a burst of samples (an
+// interrupt storm), a page fault, an mmap of a library, a new thread, a
+// migration; at the drawn end its tasks exit (PERF_RECORD_EXIT, then the
+// events following them hang up: POLLHUP).
+#pragma once
+
+#include <linux/perf_event.h>
+
+#include <cstddef>
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "model/log.h"
+#include "sim/decisions.h"
+#include "sim/probes.h"
+#include "sim/ring.h"
+
+namespace ringsim::sim::interpose {
+
+// How the workload and the kernel behave. The seed draws each from its
+// range; 0 is the plain choice (shrinking pushes towards it).
+struct KernelParams {
+  std::uint64_t tick_ns = 250'000;        // one step of virtual time
+  std::uint64_t run_ticks_max = 2000;     // the workload runs 1..this ticks (drawn: up to 0.5 virtual s)
+  std::uint32_t burst_per_million = 20'000;  // chance per tick of a burst of samples
+  std::uint32_t burst_records_max = 2000;  // a burst overflows a 128-page ring
+  std::uint32_t sideband_per_million = 20'000;  // an mmap, a thread, a comm change per tick
+  std::uint32_t migrate_per_million = 50'000;
+  std::uint32_t sigint_per_million = 100'000;  // a run that ends by SIGINT to the consumer
+};
+
+// What an event is, as perf_event_open made it.
+struct OpenedEvent {
+  perf_event_attr attr{};
+  std::uint64_t id = 0;
+  int pid = -1;  // the task followed (-1: every task on `cpu`)
+  int cpu = -1;  // -1: the task's, wherever it runs
+  int group = -1;
+  bool enabled = false;
+  bool exited = false;
+  bool closed = false;
+  int ring = -1;  // its own mapping's or SET_OUTPUT's
+  int own_ring = -1;
+  std::uint64_t count = 0;             // read_format's value
+  std::uint64_t enabled_ns = 0;        // time_enabled = time_running
+  std::uint64_t period_left = 0;       // ns (clock events) or occurrences left to the next sample
+  std::uint64_t lost_samples = 0;      // PERF_FORMAT_LOST
+  EventAttrs writer;
+};
+
+// A ring a consumer mapped: the control page and the data pages (the
+// kernel's view of the consumer's memory).
+struct MappedRing {
+  perf_event_mmap_page* control = nullptr;
+  std::span<std::byte> data;
+  model::CpuLog log;
+  Probes probes;
+  std::unique_ptr<SimRing> ring;
+  int owner = -1;         // the event it was mapped from
+  int mappings = 0;       // mmap calls not yet unmapped
+  bool writable = false;
+  std::uint64_t tail_seen = 0;
+  // The consumer stored a data_tail the kernel could not take (ahead of
+  // data_head, or moved back by more than the area): a finding.
+  std::string bad_tail;
+};
+
+struct KernelStats {
+  std::uint64_t steps = 0;
+  std::uint64_t samples = 0;
+  std::uint64_t sideband = 0;
+  std::uint64_t bursts = 0;
+  std::uint64_t vanished = 0;  // records of events without a ring (uncounted, as in Linux)
+};
+
+class CallKernel {
+ public:
+  CallKernel(DecisionSource& decisions, const KernelParams& params);
+
+  // perf_event_open from `caller_pid`: an event index, or -errno.
+  long open(const perf_event_attr& attr, int pid, int cpu, int group, unsigned long flags, int caller_pid);
+  // mmap of an event at offset 0: `memory` is the whole mapping (control
+  // page + 2^n data pages) as the kernel writes it. A ring index or -errno.
+  long map(int event, std::span<std::byte> memory, bool writable);
+  // A further mmap of an event that has a ring (the same pages).
+  void map_again(int ring);
+  // munmap of one mapping of `ring`; the last one detaches its events.
+  void unmap(int ring);
+  long ioctl(int event, unsigned long request, unsigned long arg);
+  // PERF_EVENT_IOC_SET_OUTPUT to `target`'s ring (-1: none).
+  long set_output(int event, int target);
+  // read(): read_format; the bytes written or -errno.
+  long read(int event, std::span<std::byte> out);
+  void close(int event);
+  // poll of one event: POLLIN/POLLHUP (POLLIN is taken: edge-triggered).
+  short poll(int event);
+
+  // One tick of the workload. The tail stores of the consumer are taken
+  // first, the heads published after.
+  void step();
+  // The consumer killed the workload: its tasks exit at the next step.
+  void kill_workload() {
+    if (started_ && !ended_) end_at_ns_ = std::min(end_at_ns_, now_ns_ + 1);
+  }
+  // The virtual clock (CLOCK_MONOTONIC of the target).
+  std::uint64_t now_ns() const { return now_ns_; }
+  bool started() const { return started_; }
+  bool ended() const { return ended_; }
+  // When a drawn SIGINT is due (0: none), and the workload's end.
+  std::uint64_t sigint_at_ns() const { return sigint_at_ns_; }
+  std::uint64_t end_at_ns() const { return end_at_ns_; }
+  // The pid of the first task (the workload the events follow), 0 if none.
+  int workload_pid() const { return tasks_.empty() ? 0 : tasks_.front().pid; }
+
+  const std::vector<OpenedEvent>& events() const { return events_; }
+  const std::vector<std::unique_ptr<MappedRing>>& rings() const { return rings_; }
+  const KernelStats& stats() const { return stats_; }
+  // The consumer's data_tail now, taken as at a step (for the final state).
+  void sync_tails();
+
+ private:
+  struct Task {
+    int pid = 0;
+    int tid = 0;
+    std::uint32_t cpu = 0;
+    std::string comm;
+    bool alive = true;
+  };
+
+  void start();
+  void end_workload();
+  void tick(Task& task);
+  void publish_heads();
+  bool follows(const OpenedEvent& e, const Task& t) const;
+  std::uint32_t cpu_count() const;
+  // Which events of `type`/`config` `task`'s action reaches, in the order
+  // the kernel offers them (newest first).
+  std::vector<int> reached(const Task& task, bool sideband) const;
+  void sample(int event, const Task& task, std::uint16_t misc, std::uint64_t ip);
+  void write_record(int event, std::span<const std::byte> record);
+  void sideband_comm(const Task& task, bool exec);
+  void sideband_task(std::uint32_t type, const Task& task, const Task& parent);
+  void sideband_mmap(const Task& task, std::uint64_t addr, std::uint64_t len, const std::string& file, bool exec);
+  std::uint64_t record_time() { return now_ns_ + ++record_clock_; }
+  Task& task_of(int pid);
+
+  DecisionSource& d_;
+  KernelParams p_;
+  std::vector<OpenedEvent> events_;
+  std::vector<std::unique_ptr<MappedRing>> rings_;
+  std::vector<Task> tasks_;
+  std::vector<std::byte> scratch_;
+  std::uint64_t now_ns_ = 1'000'000'000;
+  std::uint64_t record_clock_ = 0;  // distinct times for the records of one tick
+  std::uint64_t next_id_ = 1000;
+  std::uint64_t end_at_ns_ = 0;
+  std::uint64_t sigint_at_ns_ = 0;
+  std::uint64_t next_library_ = 0;
+  int next_tid_offset_ = 0;
+  bool started_ = false;
+  bool ended_ = false;
+  KernelStats stats_;
+};
+
+}  // namespace ringsim::sim::interpose

@@ -1,0 +1,1114 @@
+// libringsim_interpose.so: loaded with LD_PRELOAD into an unmodified
+// consumer by ringsim-run (sim/interpose/run_main.cc). It routes the
+// consumer's perf calls to the simulated kernel (sim/interpose/kernel.h)
+// and its output file's writes to the simulated disk; everything else goes
+// to the real system.
+//
+//   perf_event_open (through syscall())  an eventfd stands for the event
+//   mmap/mmap64, munmap                  a memfd holds the ring: the kernel
+//                                        writes one view, the consumer maps
+//                                        another with its own protection
+//   ioctl, read, close                   the kernel's answers
+//   poll                                 the kernel's revents for its
+//                                        descriptors, the real ones for the
+//                                        rest; the kernel steps while
+//                                        nothing is ready
+//   write, writev, pwrite64 (output)     short writes, EINTR, EAGAIN, EIO,
+//                                        ENOSPC and latency (kernel steps)
+//   aio_write64/error/return/suspend     the same, completed in virtual time
+//   clock_gettime, gettimeofday, time    virtual time
+//   signal, sigaction (SIGCHLD, SIGINT)  delivered when the kernel says
+//
+// Only the process named by RINGSIM_TARGET_PID is simulated (its forked
+// children and the workload they exec pass through), and only its main
+// thread advances the kernel: a call of another thread that would have to
+// is refused (the run stops with one line). Determinism follows: the
+// kernel draws only inside the main thread's calls, in their order.
+#include <aio.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "sim/decisions.h"
+#include "sim/interpose/kernel.h"
+#include "sim/interpose/run_log.h"
+
+namespace ringsim::sim::interpose {
+namespace {
+
+// Exit statuses of a target stopped by the shim (ringsim-run names them).
+constexpr int kExitRefused = 125;
+constexpr int kExitLiveness = 124;
+
+constexpr std::uint64_t kLivenessTicks = 40'000;   // 10 s of virtual time after the workload's end
+constexpr std::uint64_t kPollStepsMax = 1'000'000;  // steps one poll may take
+constexpr std::uint64_t kRealtimeBaseNs = 1'790'000'000'000'000'000ull;
+
+template <typename F>
+F real(const char* name) {
+  void* p = dlsym(RTLD_NEXT, name);
+  if (p == nullptr) {
+    std::fprintf(stderr, "ringsim-interpose: no %s in libc\n", name);
+    std::abort();
+  }
+  return reinterpret_cast<F>(p);
+}
+
+#define REAL(name, type) static const auto real_##name = ::ringsim::sim::interpose::real<type>(#name)
+
+struct Mapping {
+  int ring = -1;
+  int memfd = -1;
+  void* kernel_view = nullptr;
+  std::size_t len = 0;
+};
+
+struct AioRequest {
+  ssize_t result = 0;  // bytes, or -errno
+  std::uint64_t done_ns = 0;
+};
+
+struct Handler {
+  bool set = false;
+  struct sigaction action {};
+};
+
+class Shim {
+ public:
+  static Shim* get();
+
+  bool active() const { return active_ && ::getpid() == pid_; }
+  bool main_thread() const { return ::gettid() == pid_; }
+  std::recursive_mutex& mutex() { return mutex_; }
+
+  // The calls.
+  long perf_event_open(const perf_event_attr* attr, int pid, int cpu, int group_fd, unsigned long flags);
+  bool is_event(int fd) const { return fd >= 0 && events_.count(fd) > 0; }
+  bool is_output(int fd) const { return fd >= 0 && outputs_.count(fd) > 0; }
+  void* mmap(void* addr, std::size_t len, int prot, int flags, int fd, off_t off);
+  bool munmap(void* addr, std::size_t len, int& result);
+  long ioctl(int fd, unsigned long request, unsigned long arg);
+  ssize_t read(int fd, void* buf, std::size_t n);
+  void close(int fd);
+  int poll(struct pollfd* fds, nfds_t n, int timeout_ms);
+  ssize_t write_output(int fd, const void* buf, std::size_t n, off_t offset, bool positioned);
+  int aio_write(struct aiocb* cb);
+  bool aio_known(const struct aiocb* cb) const { return aio_.count(cb) > 0; }
+  int aio_error(const struct aiocb* cb);
+  ssize_t aio_return(struct aiocb* cb);
+  int aio_suspend(const struct aiocb* const list[], int n, const struct timespec* timeout);
+  void note_open(int fd, const char* path);
+  void forget(int fd) { outputs_.erase(fd); }
+  void workload_killed(int pid) {
+    if (pid == kernel_->workload_pid()) kernel_->kill_workload();
+  }
+  std::uint64_t now_ns() const { return kernel_->now_ns(); }
+  bool sigaction(int sig, const struct sigaction* act, struct sigaction* old, int& result);
+
+  void refuse(const std::string& what);
+  void finish();
+
+ private:
+  Shim();
+  void step();
+  void deliver_due_signals(bool& interrupted);
+  void deliver(int sig, int pid, int status);
+  void liveness();
+  void write_log();
+  int event_of(int fd) const { return events_.at(fd); }
+
+  bool active_ = false;
+  int pid_ = 0;
+  std::string log_path_;
+  std::string output_path_;
+  std::unique_ptr<DecisionSource> decisions_;
+  std::unique_ptr<CallKernel> kernel_;
+  std::recursive_mutex mutex_;
+  std::map<int, int> events_;       // fd -> event
+  std::map<int, int> rings_;        // event -> ring (its own mapping)
+  std::map<void*, Mapping> maps_;   // consumer view -> mapping
+  std::map<int, std::size_t> outputs_;  // output fds
+  std::map<const struct aiocb*, AioRequest> aio_;
+  Handler chld_, intr_, term_;
+  std::uint32_t disk_faults_ = 0;  // 0 none, 1 soft (short, EINTR, EAGAIN), 2 soft and hard (EIO, ENOSPC)
+  std::uint64_t latency_ticks_max_ = 0;
+  std::uint64_t ended_steps_ = 0;
+  bool sigint_done_ = false;
+  bool sigchld_done_ = false;
+  bool finished_ = false;
+  RunLog log_;
+};
+
+Shim* Shim::get() {
+  static Shim* shim = new Shim();  // never destroyed: atexit writes the log
+  return shim;
+}
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? "" : v;
+}
+
+void at_exit() {
+  Shim* s = Shim::get();
+  if (s->active()) s->finish();
+}
+
+Shim::Shim() {
+  const std::string target = env("RINGSIM_TARGET_PID");
+  if (target.empty() || std::atoi(target.c_str()) != ::getpid()) return;
+  pid_ = ::getpid();
+  log_path_ = env("RINGSIM_LOG");
+  output_path_ = env("RINGSIM_OUTPUT");
+  const std::uint64_t seed = std::strtoull(env("RINGSIM_SEED").c_str(), nullptr, 10);
+  log_.seed = seed;
+  const std::string tape_path = env("RINGSIM_TAPE");
+  if (!tape_path.empty()) {
+    std::ifstream in(tape_path);
+    std::vector<Decision> tape;
+    Decision d;
+    while (in >> d.bound >> d.value) tape.push_back(d);
+    const bool strict = env("RINGSIM_TAPE_MODE") == "strict";
+    decisions_ = std::make_unique<DecisionSource>(std::move(tape), strict ? DecisionSource::Mode::replay_strict
+                                                                          : DecisionSource::Mode::replay_lenient,
+                                                  true);
+  } else {
+    decisions_ = std::make_unique<DecisionSource>(seed, true);
+  }
+  KernelParams params;
+  kernel_ = std::make_unique<CallKernel>(*decisions_, params);
+  disk_faults_ = static_cast<std::uint32_t>(decisions_->draw(3));
+  latency_ticks_max_ = decisions_->draw(5);
+  active_ = true;
+  std::atexit(at_exit);
+}
+
+void Shim::refuse(const std::string& what) {
+  log_.refused.push_back(what);
+  std::fprintf(stderr, "ringsim-run: refused: %s\n", what.c_str());
+  finish();
+  _exit(kExitRefused);
+}
+
+long Shim::perf_event_open(const perf_event_attr* user, int pid, int cpu, int group_fd, unsigned long flags) {
+  if (!main_thread()) refuse("perf_event_open from a second thread: only single-thread consumers are deterministic");
+  perf_event_attr attr{};
+  const std::uint32_t size = user->size == 0 ? PERF_ATTR_SIZE_VER0 : user->size;
+  std::memcpy(&attr, user, std::min<std::size_t>(size, sizeof attr));
+  if (size > sizeof attr) {
+    // Bytes past what this kernel knows must be zero (perf_copy_attr: E2BIG).
+    const auto* extra = reinterpret_cast<const unsigned char*>(user) + sizeof attr;
+    for (std::size_t i = 0; i < size - sizeof attr; i++) {
+      if (extra[i] != 0) return -E2BIG;
+    }
+  }
+  int group = -1;
+  if (group_fd >= 0) {
+    if (!is_event(group_fd)) return -EBADF;
+    group = event_of(group_fd);
+  }
+  const long event = kernel_->open(attr, pid, cpu, group, flags, pid_);
+  if (event < 0) return event;
+  REAL(eventfd, int (*)(unsigned, int));
+  const int fd = real_eventfd(0, EFD_NONBLOCK | ((flags & PERF_FLAG_FD_CLOEXEC) ? EFD_CLOEXEC : 0));
+  if (fd < 0) {
+    kernel_->close(static_cast<int>(event));
+    return -errno;
+  }
+  events_[fd] = static_cast<int>(event);
+  return fd;
+}
+
+void* Shim::mmap(void* addr, std::size_t len, int prot, int flags, int fd, off_t off) {
+  const int event = event_of(fd);
+  if (off != 0 || !(flags & MAP_SHARED)) {
+    errno = EINVAL;  // no AUX area: no PMU here has one
+    return MAP_FAILED;
+  }
+  REAL(mmap, void* (*)(void*, std::size_t, int, int, int, off_t));
+  REAL(munmap, int (*)(void*, std::size_t));
+  const auto own = rings_.find(event);
+  if (own != rings_.end()) {
+    for (auto& [view, m] : maps_) {
+      if (m.ring != own->second) continue;
+      if (m.len != len) {
+        errno = EINVAL;
+        return MAP_FAILED;
+      }
+      void* again = real_mmap(addr, len, prot, flags, m.memfd, 0);
+      if (again == MAP_FAILED) return again;
+      kernel_->map_again(m.ring);
+      Mapping copy = m;
+      copy.kernel_view = nullptr;  // owned by the first
+      maps_[again] = copy;
+      return again;
+    }
+  }
+  const int memfd = static_cast<int>(::syscall(SYS_memfd_create, "ringsim-ring", 1u /* MFD_CLOEXEC */));
+  if (memfd < 0 || ::ftruncate(memfd, static_cast<off_t>(len)) != 0) {
+    if (memfd >= 0) ::close(memfd);
+    errno = ENOMEM;
+    return MAP_FAILED;
+  }
+  void* kernel_view = real_mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+  void* view = kernel_view == MAP_FAILED ? MAP_FAILED : real_mmap(addr, len, prot, flags, memfd, 0);
+  if (view == MAP_FAILED) {
+    const int e = errno;
+    if (kernel_view != MAP_FAILED) real_munmap(kernel_view, len);
+    ::close(memfd);
+    errno = e;
+    return MAP_FAILED;
+  }
+  const long ring = kernel_->map(event, {static_cast<std::byte*>(kernel_view), len}, (prot & PROT_WRITE) != 0);
+  if (ring < 0) {
+    real_munmap(view, len);
+    real_munmap(kernel_view, len);
+    ::close(memfd);
+    errno = static_cast<int>(-ring);
+    return MAP_FAILED;
+  }
+  rings_[event] = static_cast<int>(ring);
+  maps_[view] = Mapping{static_cast<int>(ring), memfd, kernel_view, len};
+  return view;
+}
+
+bool Shim::munmap(void* addr, std::size_t len, int& result) {
+  const auto it = maps_.find(addr);
+  if (it == maps_.end()) return false;
+  REAL(munmap, int (*)(void*, std::size_t));
+  const Mapping m = it->second;
+  maps_.erase(it);
+  result = real_munmap(addr, len);
+  kernel_->unmap(m.ring);
+  bool last = true;
+  for (const auto& [view, other] : maps_) last &= other.ring != m.ring;
+  if (last) {
+    for (auto& [event, ring] : rings_) {
+      if (ring == m.ring) ring = -1;
+    }
+    // The kernel view outlives the consumer's first view if that was not
+    // the last: find it by the memfd.
+    if (m.kernel_view != nullptr) real_munmap(m.kernel_view, m.len);
+    ::close(m.memfd);
+  } else if (m.kernel_view != nullptr) {
+    for (auto& [view, other] : maps_) {
+      if (other.ring == m.ring && other.kernel_view == nullptr) {
+        other.kernel_view = m.kernel_view;
+        break;
+      }
+    }
+  }
+  return true;
+}
+
+long Shim::ioctl(int fd, unsigned long request, unsigned long arg) {
+  const int event = event_of(fd);
+  switch (request) {
+    case PERF_EVENT_IOC_ID: {
+      const std::uint64_t id = kernel_->events().at(static_cast<std::size_t>(event)).id;
+      std::memcpy(reinterpret_cast<void*>(arg), &id, sizeof id);
+      return 0;
+    }
+    case PERF_EVENT_IOC_SET_OUTPUT: {
+      const int target = static_cast<int>(arg);
+      if (target != -1 && !is_event(target)) return -EINVAL;
+      return kernel_->set_output(event, target == -1 ? -1 : event_of(target));
+    }
+    case PERF_EVENT_IOC_ENABLE:
+    case PERF_EVENT_IOC_DISABLE:
+    case PERF_EVENT_IOC_RESET:
+    case PERF_EVENT_IOC_PAUSE_OUTPUT:
+      return kernel_->ioctl(event, request, arg);
+    default:
+      break;
+  }
+  if (_IOC_TYPE(request) == '$') {
+    char what[96];
+    std::snprintf(what, sizeof what, "ioctl 0x%lx on a perf event is not simulated", request);
+    refuse(what);
+  }
+  return -ENOTTY;
+}
+
+ssize_t Shim::read(int fd, void* buf, std::size_t n) {
+  const long r = kernel_->read(event_of(fd), {static_cast<std::byte*>(buf), n});
+  if (r < 0) {
+    errno = static_cast<int>(-r);
+    return -1;
+  }
+  return r;
+}
+
+void Shim::close(int fd) {
+  kernel_->close(event_of(fd));
+  events_.erase(fd);
+}
+
+void Shim::liveness() {
+  if (!kernel_->ended()) return;
+  if (++ended_steps_ < kLivenessTicks) return;
+  log_.findings.push_back("liveness: the target still calls in " +
+                          std::to_string(kLivenessTicks * KernelParams{}.tick_ns / 1'000'000'000) +
+                          " virtual seconds after its workload ended");
+  finish();
+  _exit(kExitLiveness);
+}
+
+void Shim::step() {
+  if (!main_thread()) refuse("a second thread waited on the simulated kernel: only single-thread consumers are deterministic");
+  kernel_->step();
+  liveness();
+}
+
+// The signals the kernel's clock says are due, delivered to the target's
+// handlers in this call (as Linux delivers them on the way back to user
+// space): SIGINT at its drawn time, SIGCHLD once the workload ended (after
+// its real process exited: the target waits for it).
+void Shim::deliver_due_signals(bool& interrupted) {
+  if (!sigint_done_ && kernel_->sigint_at_ns() != 0 && kernel_->now_ns() >= kernel_->sigint_at_ns()) {
+    sigint_done_ = true;
+    log_.sigint = true;
+    deliver(SIGINT, 0, 0);
+    interrupted = true;
+  }
+  if (!sigchld_done_ && kernel_->ended()) {
+    sigchld_done_ = true;
+    const int pid = kernel_->workload_pid();
+    siginfo_t info{};
+    if (pid > 0 && ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) == 0) {
+      log_.sigchld = true;
+      deliver(SIGCHLD, pid, info.si_status);
+      interrupted = true;
+    }
+  }
+}
+
+void Shim::deliver(int sig, int pid, int status) {
+  const Handler& h = sig == SIGCHLD ? chld_ : sig == SIGINT ? intr_ : term_;
+  if (!h.set) {
+    if (sig != SIGCHLD) ::kill(::getpid(), sig);  // the default action, for real
+    return;
+  }
+  const struct sigaction& a = h.action;
+  if ((a.sa_flags & SA_SIGINFO) != 0) {
+    siginfo_t info{};
+    info.si_signo = sig;
+    info.si_code = sig == SIGCHLD ? static_cast<int>(CLD_EXITED) : static_cast<int>(SI_USER);
+    info.si_pid = pid;
+    info.si_status = status;
+    a.sa_sigaction(sig, &info, nullptr);
+  } else if (a.sa_handler != SIG_IGN && a.sa_handler != SIG_DFL) {
+    a.sa_handler(sig);
+  } else if (a.sa_handler == SIG_DFL && sig != SIGCHLD) {
+    ::kill(::getpid(), sig);
+  }
+}
+
+bool Shim::sigaction(int sig, const struct sigaction* act, struct sigaction* old, int& result) {
+  if (sig != SIGCHLD && sig != SIGINT && sig != SIGTERM) return false;
+  Handler& h = sig == SIGCHLD ? chld_ : sig == SIGINT ? intr_ : term_;
+  REAL(sigaction, int (*)(int, const struct sigaction*, struct sigaction*));
+  if (sig != SIGCHLD) {
+    // The real one too: a user can still stop the target.
+    result = real_sigaction(sig, act, old);
+    if (result == 0 && act != nullptr) h = Handler{true, *act};
+    return true;
+  }
+  if (old != nullptr) {
+    if (h.set) {
+      *old = h.action;
+    } else {
+      real_sigaction(sig, nullptr, old);
+    }
+  }
+  if (act != nullptr) {
+    h = Handler{true, *act};
+    // The real SIGCHLD comes when the real workload exits; the target
+    // hears of it when the simulated one does.
+    struct sigaction quiet {};
+    quiet.sa_handler = [](int) {};
+    quiet.sa_flags = SA_RESTART;
+    sigemptyset(&quiet.sa_mask);
+    real_sigaction(sig, &quiet, nullptr);
+  }
+  result = 0;
+  return true;
+}
+
+int Shim::poll(struct pollfd* fds, nfds_t n, int timeout_ms) {
+  REAL(poll, int (*)(struct pollfd*, nfds_t, int));
+  std::vector<struct pollfd> real_fds;
+  std::vector<std::size_t> real_index;
+  bool any_sim = false;
+  for (nfds_t i = 0; i < n; i++) {
+    if (is_event(fds[i].fd)) {
+      any_sim = true;
+    } else {
+      real_fds.push_back(fds[i]);
+      real_index.push_back(i);
+    }
+  }
+  if (!any_sim) return -2;  // not ours
+  const bool stepping = main_thread();
+  const std::uint64_t deadline =
+      timeout_ms < 0 ? UINT64_MAX : kernel_->now_ns() + static_cast<std::uint64_t>(timeout_ms) * 1'000'000;
+  for (std::uint64_t steps = 0;; steps++) {
+    int ready = 0;
+    for (nfds_t i = 0; i < n; i++) {
+      if (!is_event(fds[i].fd)) continue;
+      const short r = kernel_->poll(event_of(fds[i].fd));
+      fds[i].revents = static_cast<short>(r & (fds[i].events | POLLHUP | POLLERR));
+      ready += fds[i].revents != 0 ? 1 : 0;
+    }
+    if (!real_fds.empty()) {
+      const int r = real_poll(real_fds.data(), real_fds.size(), 0);
+      if (r < 0) return -1;
+      for (std::size_t k = 0; k < real_fds.size(); k++) {
+        fds[real_index[k]].revents = real_fds[k].revents;
+        ready += real_fds[k].revents != 0 ? 1 : 0;
+      }
+    }
+    if (ready > 0 || timeout_ms == 0) return ready;
+    if (!stepping) {
+      // Another thread (perf's side-band thread): it never advances the
+      // kernel; it waits for real on the real descriptors, as long as
+      // its timeout, then looks again.
+      std::vector<struct pollfd> all(fds, fds + n);
+      mutex_.unlock();
+      real_poll(all.data(), n, timeout_ms < 0 ? 100 : std::min(timeout_ms, 100));
+      mutex_.lock();
+      if (timeout_ms >= 0) return 0;
+      continue;
+    }
+    if (kernel_->now_ns() >= deadline) return 0;
+    if (steps >= kPollStepsMax) {
+      refuse("one poll took a million steps of the simulated kernel");
+    }
+    step();
+    bool interrupted = false;
+    deliver_due_signals(interrupted);
+    if (interrupted) {
+      errno = EINTR;
+      return -1;
+    }
+  }
+}
+
+void Shim::note_open(int fd, const char* path) {
+  if (fd < 0 || path == nullptr || output_path_.empty()) return;
+  std::string p = path;
+  if (!p.empty() && p[0] != '/') {
+    char cwd[PATH_MAX];
+    if (::getcwd(cwd, sizeof cwd) == nullptr) return;
+    p = std::string(cwd) + "/" + p;
+  }
+  if (p == output_path_) {
+    outputs_[fd] = 0;
+  } else {
+    outputs_.erase(fd);
+  }
+}
+
+// The simulated disk under one write to the output: its latency first
+// (the kernel goes on meanwhile: rings fill), then what it returns.
+ssize_t Shim::write_output(int fd, const void* buf, std::size_t n, off_t offset, bool positioned) {
+  REAL(write, ssize_t (*)(int, const void*, std::size_t));
+  REAL(pwrite64, ssize_t (*)(int, const void*, std::size_t, off_t));
+  if (!main_thread()) refuse("a second thread wrote the output: only single-thread consumers are deterministic");
+  DiskStats& d = log_.disk;
+  d.writes++;
+  const std::uint64_t latency = decisions_->draw(latency_ticks_max_ + 1);
+  for (std::uint64_t k = 0; k < latency; k++) step();
+  // A signal due now runs its handler; the write itself goes on (the
+  // handlers consumers install restart: SA_RESTART).
+  bool interrupted = false;
+  deliver_due_signals(interrupted);
+  std::size_t todo = n;
+  if (disk_faults_ >= 1 && n > 0) {
+    switch (decisions_->draw(disk_faults_ == 2 ? 64 : 32)) {
+      case 1:
+        d.eintr++;
+        errno = EINTR;
+        return -1;
+      case 2:
+        // EAGAIN only where Linux returns it for a file: O_NONBLOCK.
+        if ((::fcntl(fd, F_GETFL) & O_NONBLOCK) != 0) {
+          d.eagain++;
+          errno = EAGAIN;
+          return -1;
+        }
+        break;
+      case 3:
+      case 4:
+        if (n > 1) {
+          todo = decisions_->between(1, n - 1);
+          d.short_writes++;
+        }
+        break;
+      case 5:
+        if (disk_faults_ == 2) {
+          d.eio++;
+          errno = EIO;
+          return -1;
+        }
+        break;
+      case 6:
+        if (disk_faults_ == 2) {
+          d.enospc++;
+          errno = ENOSPC;
+          return -1;
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  const ssize_t r = positioned ? real_pwrite64(fd, buf, todo, offset) : real_write(fd, buf, todo);
+  if (r > 0) d.bytes += static_cast<std::uint64_t>(r);
+  return r;
+}
+
+int Shim::aio_write(struct aiocb* cb) {
+  REAL(pwrite64, ssize_t (*)(int, const void*, std::size_t, off_t));
+  if (!main_thread()) refuse("aio_write from a second thread: only single-thread consumers are deterministic");
+  DiskStats& d = log_.disk;
+  if (disk_faults_ >= 1 && decisions_->draw(32) == 1) {
+    d.eagain++;
+    errno = EAGAIN;  // not queued
+    return -1;
+  }
+  d.aio_submitted++;
+  AioRequest req;
+  const std::size_t n = cb->aio_nbytes;
+  std::size_t todo = n;
+  int error = 0;
+  if (disk_faults_ >= 1 && n > 1) {
+    switch (decisions_->draw(disk_faults_ == 2 ? 64 : 32)) {
+      case 3:
+      case 4:
+        todo = decisions_->between(1, n - 1);
+        d.aio_short++;
+        break;
+      case 5:
+        if (disk_faults_ == 2) error = EIO;
+        break;
+      case 6:
+        if (disk_faults_ == 2) error = ENOSPC;
+        break;
+      default:
+        break;
+    }
+  }
+  if (error != 0) {
+    d.aio_errors++;
+    req.result = -error;
+  } else {
+    const ssize_t r = real_pwrite64(cb->aio_fildes, const_cast<void*>(cb->aio_buf), todo, cb->aio_offset);
+    req.result = r < 0 ? -errno : r;
+    if (r > 0) d.bytes += static_cast<std::uint64_t>(r);
+  }
+  req.done_ns = kernel_->now_ns() + KernelParams{}.tick_ns * decisions_->draw(latency_ticks_max_ * 2 + 1);
+  aio_[cb] = req;
+  return 0;
+}
+
+int Shim::aio_error(const struct aiocb* cb) {
+  const AioRequest& r = aio_.at(cb);
+  if (kernel_->now_ns() < r.done_ns) return EINPROGRESS;
+  return r.result < 0 ? static_cast<int>(-r.result) : 0;
+}
+
+ssize_t Shim::aio_return(struct aiocb* cb) {
+  const AioRequest r = aio_.at(cb);
+  if (kernel_->now_ns() < r.done_ns) {
+    errno = EINVAL;  // undefined before completion; glibc returns the in-progress state
+    return -1;
+  }
+  aio_.erase(cb);
+  if (r.result < 0) {
+    errno = static_cast<int>(-r.result);
+    return -1;
+  }
+  return r.result;
+}
+
+int Shim::aio_suspend(const struct aiocb* const list[], int n, const struct timespec* timeout) {
+  const std::uint64_t deadline =
+      timeout == nullptr ? UINT64_MAX
+                         : kernel_->now_ns() + static_cast<std::uint64_t>(timeout->tv_sec) * 1'000'000'000 +
+                               static_cast<std::uint64_t>(timeout->tv_nsec);
+  for (std::uint64_t steps = 0; steps < kPollStepsMax; steps++) {
+    bool pending = false;
+    for (int i = 0; i < n; i++) {
+      if (list[i] == nullptr) continue;
+      const auto it = aio_.find(list[i]);
+      if (it == aio_.end()) continue;
+      pending = true;
+      if (kernel_->now_ns() >= it->second.done_ns) return 0;
+    }
+    if (!pending) return 0;
+    if (kernel_->now_ns() >= deadline) {
+      errno = EAGAIN;
+      return -1;
+    }
+    step();
+    bool interrupted = false;
+    deliver_due_signals(interrupted);
+    if (interrupted) {
+      errno = EINTR;
+      return -1;
+    }
+  }
+  refuse("one aio_suspend took a million steps of the simulated kernel");
+  return -1;
+}
+
+void Shim::finish() {
+  if (finished_) return;
+  finished_ = true;
+  kernel_->sync_tails();
+  write_log();
+}
+
+void Shim::write_log() {
+  const KernelStats& s = kernel_->stats();
+  log_.steps = s.steps;
+  log_.samples = s.samples;
+  log_.sideband = s.sideband;
+  log_.bursts = s.bursts;
+  log_.started = kernel_->started();
+  log_.ended = kernel_->ended();
+  log_.virtual_ns = kernel_->now_ns();
+  for (const OpenedEvent& e : kernel_->events()) {
+    log_.events.push_back(LoggedEvent{e.id, e.attr.type, e.attr.config, e.attr.sample_type, e.pid, e.cpu,
+                                      e.lost_samples});
+  }
+  for (const std::unique_ptr<MappedRing>& r : kernel_->rings()) {
+    LoggedRing out;
+    out.owner_id = kernel_->events().at(static_cast<std::size_t>(r->owner)).id;
+    out.writable = r->writable;
+    out.size_bytes = r->data.size();
+    if (r->ring) {
+      out.size_bytes = r->ring->data_size_bytes();
+      out.head = r->ring->head();
+      out.tail = r->ring->tail();
+    }
+    out.dropped = r->log.dropped();
+    out.dropped_unreported = r->log.dropped_unreported + (r->ring ? r->ring->lost_pending() : 0);
+    out.lost_reported = r->log.lost_reported;
+    out.bad_tail = r->bad_tail;
+    if (!r->bad_tail.empty()) log_.findings.push_back("tail: " + r->bad_tail);
+    for (const model::WrittenRecord& w : r->log.written) {
+      LoggedRecord rec;
+      rec.type = w.type;
+      rec.time_ns = w.time_ns;
+      rec.event = w.event;
+      rec.lost = w.lost;
+      rec.position = w.position;
+      rec.bytes.assign(r->log.bytes.begin() + static_cast<std::ptrdiff_t>(w.offset),
+                       r->log.bytes.begin() + static_cast<std::ptrdiff_t>(w.offset + w.size));
+      out.records.push_back(std::move(rec));
+    }
+    log_.rings.push_back(std::move(out));
+  }
+  log_.tape = decisions_->recorded();
+  if (decisions_->diverged()) log_.findings.push_back("replay diverged: " + decisions_->divergence());
+  if (log_path_.empty()) return;
+  const std::string problem = write_run_log(log_path_, log_);
+  if (!problem.empty()) std::fprintf(stderr, "ringsim-interpose: %s\n", problem.c_str());
+}
+
+}  // namespace
+}  // namespace ringsim::sim::interpose
+
+using ringsim::sim::interpose::Shim;
+
+namespace {
+
+Shim* active_shim() {
+  Shim* s = Shim::get();
+  return s->active() ? s : nullptr;
+}
+
+}  // namespace
+
+// --- The interposed functions ---------------------------------------------
+
+extern "C" {
+
+long syscall(long number, ...) {
+  va_list ap;
+  va_start(ap, number);
+  long a[6];
+  for (long& x : a) x = va_arg(ap, long);
+  va_end(ap);
+  if (number == SYS_perf_event_open) {
+    if (Shim* s = active_shim()) {
+      std::lock_guard<std::recursive_mutex> lock(s->mutex());
+      const long r = s->perf_event_open(reinterpret_cast<const perf_event_attr*>(a[0]), static_cast<int>(a[1]),
+                                        static_cast<int>(a[2]), static_cast<int>(a[3]),
+                                        static_cast<unsigned long>(a[4]));
+      if (r < 0) {
+        errno = static_cast<int>(-r);
+        return -1;
+      }
+      return r;
+    }
+  }
+  REAL(syscall, long (*)(long, ...));
+  return real_syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+void* mmap64(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
+  if (Shim* s = active_shim()) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    if (s->is_event(fd)) return s->mmap(addr, len, prot, flags, fd, off);
+  }
+  REAL(mmap64, void* (*)(void*, size_t, int, int, int, off_t));
+  return real_mmap64(addr, len, prot, flags, fd, off);
+}
+
+void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
+  return mmap64(addr, len, prot, flags, fd, off);
+}
+
+int munmap(void* addr, size_t len) {
+  if (Shim* s = active_shim()) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    int result = 0;
+    if (s->munmap(addr, len, result)) return result;
+  }
+  REAL(munmap, int (*)(void*, size_t));
+  return real_munmap(addr, len);
+}
+
+int ioctl(int fd, unsigned long request, ...) {
+  va_list ap;
+  va_start(ap, request);
+  const unsigned long arg = va_arg(ap, unsigned long);
+  va_end(ap);
+  if (Shim* s = active_shim()) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    if (s->is_event(fd)) {
+      const long r = s->ioctl(fd, request, arg);
+      if (r < 0) {
+        errno = static_cast<int>(-r);
+        return -1;
+      }
+      return static_cast<int>(r);
+    }
+  }
+  REAL(ioctl, int (*)(int, unsigned long, ...));
+  return real_ioctl(fd, request, arg);
+}
+
+ssize_t read(int fd, void* buf, size_t n) {
+  if (Shim* s = active_shim()) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    if (s->is_event(fd)) return s->read(fd, buf, n);
+  }
+  REAL(read, ssize_t (*)(int, void*, size_t));
+  return real_read(fd, buf, n);
+}
+
+int close(int fd) {
+  if (Shim* s = active_shim()) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    if (s->is_event(fd)) s->close(fd);
+    s->forget(fd);
+  }
+  REAL(close, int (*)(int));
+  return real_close(fd);
+}
+
+int poll(struct pollfd* fds, nfds_t n, int timeout) {
+  if (Shim* s = active_shim()) {
+    std::unique_lock<std::recursive_mutex> lock(s->mutex());
+    const int r = s->poll(fds, n, timeout);
+    if (r != -2) return r;
+  }
+  REAL(poll, int (*)(struct pollfd*, nfds_t, int));
+  return real_poll(fds, n, timeout);
+}
+
+int epoll_ctl(int epfd, int op, int fd, struct epoll_event* ev) {
+  if (Shim* s = active_shim()) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    if (s->is_event(fd)) s->refuse("epoll on a simulated perf descriptor is not simulated (poll is)");
+  }
+  REAL(epoll_ctl, int (*)(int, int, int, struct epoll_event*));
+  return real_epoll_ctl(epfd, op, fd, ev);
+}
+
+int open64(const char* path, int flags, ...) {
+  va_list ap;
+  va_start(ap, flags);
+  const mode_t mode = (flags & (O_CREAT | O_TMPFILE)) ? static_cast<mode_t>(va_arg(ap, int)) : 0;
+  va_end(ap);
+  REAL(open64, int (*)(const char*, int, ...));
+  const int fd = real_open64(path, flags, mode);
+  if (Shim* s = active_shim()) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    s->note_open(fd, path);
+  }
+  return fd;
+}
+
+int open(const char* path, int flags, ...) {
+  va_list ap;
+  va_start(ap, flags);
+  const mode_t mode = (flags & (O_CREAT | O_TMPFILE)) ? static_cast<mode_t>(va_arg(ap, int)) : 0;
+  va_end(ap);
+  return open64(path, flags, mode);
+}
+
+int openat64(int dirfd, const char* path, int flags, ...) {
+  va_list ap;
+  va_start(ap, flags);
+  const mode_t mode = (flags & (O_CREAT | O_TMPFILE)) ? static_cast<mode_t>(va_arg(ap, int)) : 0;
+  va_end(ap);
+  REAL(openat64, int (*)(int, const char*, int, ...));
+  const int fd = real_openat64(dirfd, path, flags, mode);
+  if (Shim* s = active_shim(); s != nullptr && (dirfd == AT_FDCWD || path[0] == '/')) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    s->note_open(fd, path);
+  }
+  return fd;
+}
+
+int openat(int dirfd, const char* path, int flags, ...) {
+  va_list ap;
+  va_start(ap, flags);
+  const mode_t mode = (flags & (O_CREAT | O_TMPFILE)) ? static_cast<mode_t>(va_arg(ap, int)) : 0;
+  va_end(ap);
+  return openat64(dirfd, path, flags, mode);
+}
+
+int creat64(const char* path, mode_t mode) { return open64(path, O_CREAT | O_WRONLY | O_TRUNC, mode); }
+int creat(const char* path, mode_t mode) { return open64(path, O_CREAT | O_WRONLY | O_TRUNC, mode); }
+
+ssize_t write(int fd, const void* buf, size_t n) {
+  if (Shim* s = active_shim()) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    if (s->is_output(fd)) return s->write_output(fd, buf, n, 0, false);
+  }
+  REAL(write, ssize_t (*)(int, const void*, size_t));
+  return real_write(fd, buf, n);
+}
+
+ssize_t pwrite64(int fd, const void* buf, size_t n, off_t offset) {
+  if (Shim* s = active_shim()) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    if (s->is_output(fd)) return s->write_output(fd, buf, n, offset, true);
+  }
+  REAL(pwrite64, ssize_t (*)(int, const void*, size_t, off_t));
+  return real_pwrite64(fd, buf, n, offset);
+}
+
+ssize_t pwrite(int fd, const void* buf, size_t n, off_t offset) { return pwrite64(fd, buf, n, offset); }
+
+ssize_t writev(int fd, const struct iovec* iov, int count) {
+  if (Shim* s = active_shim()) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    if (s->is_output(fd)) {
+      std::vector<char> all;
+      for (int i = 0; i < count; i++) {
+        const char* p = static_cast<const char*>(iov[i].iov_base);
+        all.insert(all.end(), p, p + iov[i].iov_len);
+      }
+      return s->write_output(fd, all.data(), all.size(), 0, false);
+    }
+  }
+  REAL(writev, ssize_t (*)(int, const struct iovec*, int));
+  return real_writev(fd, iov, count);
+}
+
+// glibc's 64-bit names take struct aiocb64, the same layout on x86-64.
+static_assert(sizeof(struct aiocb) == sizeof(struct aiocb64));
+
+int aio_write(struct aiocb* cb) {
+  if (Shim* s = active_shim()) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    if (s->is_output(cb->aio_fildes)) return s->aio_write(cb);
+  }
+  REAL(aio_write, int (*)(struct aiocb*));
+  return real_aio_write(cb);
+}
+int aio_write64(struct aiocb64* cb) { return aio_write(reinterpret_cast<struct aiocb*>(cb)); }
+
+int aio_error(const struct aiocb* cb) {
+  if (Shim* s = active_shim()) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    if (s->aio_known(cb)) return s->aio_error(cb);
+  }
+  REAL(aio_error, int (*)(const struct aiocb*));
+  return real_aio_error(cb);
+}
+int aio_error64(const struct aiocb64* cb) { return aio_error(reinterpret_cast<const struct aiocb*>(cb)); }
+
+ssize_t aio_return(struct aiocb* cb) {
+  if (Shim* s = active_shim()) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    if (s->aio_known(cb)) return s->aio_return(cb);
+  }
+  REAL(aio_return, ssize_t (*)(struct aiocb*));
+  return real_aio_return(cb);
+}
+ssize_t aio_return64(struct aiocb64* cb) { return aio_return(reinterpret_cast<struct aiocb*>(cb)); }
+
+int aio_suspend(const struct aiocb* const list[], int n, const struct timespec* timeout) {
+  if (Shim* s = active_shim()) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    bool ours = false;
+    for (int i = 0; i < n; i++) ours |= list[i] != nullptr && s->aio_known(list[i]);
+    if (ours) return s->aio_suspend(list, n, timeout);
+  }
+  REAL(aio_suspend, int (*)(const struct aiocb* const[], int, const struct timespec*));
+  return real_aio_suspend(list, n, timeout);
+}
+int aio_suspend64(const struct aiocb64* const list[], int n, const struct timespec* timeout) {
+  return aio_suspend(reinterpret_cast<const struct aiocb* const*>(list), n, timeout);
+}
+
+int aio_cancel(int fd, struct aiocb* cb) {
+  if (Shim* s = active_shim()) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    if (s->is_output(fd)) s->refuse("aio_cancel on the output is not simulated");
+  }
+  REAL(aio_cancel, int (*)(int, struct aiocb*));
+  return real_aio_cancel(fd, cb);
+}
+int aio_cancel64(int fd, struct aiocb64* cb) { return aio_cancel(fd, reinterpret_cast<struct aiocb*>(cb)); }
+
+int clock_gettime(clockid_t clock, struct timespec* ts) {
+  if (Shim* s = active_shim()) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    std::uint64_t ns = 0;
+    switch (clock) {
+      case CLOCK_MONOTONIC:
+      case CLOCK_MONOTONIC_RAW:
+      case CLOCK_MONOTONIC_COARSE:
+      case CLOCK_BOOTTIME:
+        ns = s->now_ns();
+        break;
+      case CLOCK_REALTIME:
+      case CLOCK_REALTIME_COARSE:
+        ns = ringsim::sim::interpose::kRealtimeBaseNs + s->now_ns();
+        break;
+      default:
+        goto pass;
+    }
+    ts->tv_sec = static_cast<time_t>(ns / 1'000'000'000);
+    ts->tv_nsec = static_cast<long>(ns % 1'000'000'000);
+    return 0;
+  }
+pass:
+  REAL(clock_gettime, int (*)(clockid_t, struct timespec*));
+  return real_clock_gettime(clock, ts);
+}
+
+int gettimeofday(struct timeval* tv, void* tz) {
+  if (Shim* s = active_shim()) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    const std::uint64_t ns = ringsim::sim::interpose::kRealtimeBaseNs + s->now_ns();
+    tv->tv_sec = static_cast<time_t>(ns / 1'000'000'000);
+    tv->tv_usec = static_cast<suseconds_t>(ns % 1'000'000'000 / 1000);
+    return 0;
+  }
+  REAL(gettimeofday, int (*)(struct timeval*, void*));
+  return real_gettimeofday(tv, tz);
+}
+
+time_t time(time_t* out) {
+  if (Shim* s = active_shim()) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    const time_t t = static_cast<time_t>((ringsim::sim::interpose::kRealtimeBaseNs + s->now_ns()) / 1'000'000'000);
+    if (out != nullptr) *out = t;
+    return t;
+  }
+  REAL(time, time_t (*)(time_t*));
+  return real_time(out);
+}
+
+// A target that ends by raising a signal on itself (perf re-raises the
+// one it received, from an atexit handler registered after ours) writes
+// the kernel's log first.
+// Whether `sig` now ends the process (its real disposition is the default).
+bool ends_process(int sig) {
+  REAL(sigaction, int (*)(int, const struct sigaction*, struct sigaction*));
+  struct sigaction current {};
+  if (real_sigaction(sig, nullptr, &current) != 0) return false;
+  return (current.sa_flags & SA_SIGINFO) == 0 && current.sa_handler == SIG_DFL && sig != SIGCHLD &&
+         sig != SIGURG && sig != SIGWINCH && sig != SIGCONT;
+}
+
+int raise(int sig) {
+  if (Shim* s = active_shim(); s != nullptr && ends_process(sig)) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    s->finish();
+  }
+  REAL(raise, int (*)(int));
+  return real_raise(sig);
+}
+
+int kill(pid_t pid, int sig) {
+  if (Shim* s = active_shim(); s != nullptr && pid == ::getpid() && ends_process(sig)) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    s->finish();
+  }
+  if (Shim* s = active_shim(); s != nullptr && pid > 0 && sig != 0 && sig != SIGCHLD && sig != SIGCONT) {
+    // The target stops its workload (perf: SIGTERM when it ends first):
+    // the simulated tasks exit at the next step, as the real one does.
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    s->workload_killed(pid);
+  }
+  REAL(kill, int (*)(pid_t, int));
+  return real_kill(pid, sig);
+}
+
+int sigaction(int sig, const struct sigaction* act, struct sigaction* old) {
+  if (Shim* s = active_shim()) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    int result = 0;
+    if (s->sigaction(sig, act, old, result)) return result;
+  }
+  REAL(sigaction, int (*)(int, const struct sigaction*, struct sigaction*));
+  return real_sigaction(sig, act, old);
+}
+
+sighandler_t signal(int sig, sighandler_t handler) {
+  struct sigaction act {};
+  struct sigaction old {};
+  act.sa_handler = handler;
+  act.sa_flags = SA_RESTART;  // glibc's signal(): BSD semantics
+  sigemptyset(&act.sa_mask);
+  if (sigaction(sig, &act, &old) != 0) return SIG_ERR;
+  return old.sa_handler;
+}
+
+}  // extern "C"

@@ -1,0 +1,89 @@
+// What the simulated kernel inside a target hands to ringsim-run when the
+// target exits: every record it wrote into each ring (the bytes, in ring
+// order), what it dropped and why, the consumer's final data_tail, what the
+// simulated disk did, the findings (a tail it could not take, a call it
+// does not simulate) and the decisions taken (the tape that replays the
+// run). A small binary file: a magic, a version, then fields in order;
+// read back with every length checked.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/decisions.h"
+
+namespace ringsim::sim::interpose {
+
+inline constexpr std::uint32_t kRunLogVersion = 1;
+
+struct LoggedRecord {
+  std::uint32_t type = 0;
+  std::uint64_t time_ns = 0;
+  std::uint64_t event = 0;  // the id of the writer
+  std::uint64_t lost = 0;   // PERF_RECORD_LOST: its count
+  std::uint64_t position = 0;
+  std::vector<std::byte> bytes;
+};
+
+struct LoggedRing {
+  std::uint64_t owner_id = 0;
+  bool writable = true;
+  std::uint64_t size_bytes = 0;
+  std::uint64_t head = 0;        // final data_head
+  std::uint64_t tail = 0;        // the consumer's last data_tail the kernel took
+  std::uint64_t dropped = 0;     // full, paused, too big
+  std::uint64_t dropped_unreported = 0;
+  std::uint64_t lost_reported = 0;
+  std::string bad_tail;
+  std::vector<LoggedRecord> records;
+};
+
+struct LoggedEvent {
+  std::uint64_t id = 0;
+  std::uint32_t type = 0;
+  std::uint64_t config = 0;
+  std::uint64_t sample_type = 0;
+  std::int32_t pid = 0;
+  std::int32_t cpu = 0;
+  std::uint64_t lost_samples = 0;
+};
+
+struct DiskStats {
+  std::uint64_t writes = 0;       // write calls to the output
+  std::uint64_t bytes = 0;        // bytes they wrote
+  std::uint64_t short_writes = 0;
+  std::uint64_t eintr = 0;
+  std::uint64_t eagain = 0;
+  std::uint64_t eio = 0;
+  std::uint64_t enospc = 0;
+  std::uint64_t aio_submitted = 0;
+  std::uint64_t aio_short = 0;
+  std::uint64_t aio_errors = 0;
+  std::uint64_t hard_errors() const { return eio + enospc + aio_errors; }
+};
+
+struct RunLog {
+  std::uint64_t seed = 0;
+  std::uint64_t steps = 0;
+  std::uint64_t virtual_ns = 0;   // of the workload: start to the last step
+  std::uint64_t samples = 0;
+  std::uint64_t sideband = 0;
+  std::uint64_t bursts = 0;
+  bool started = false;
+  bool ended = false;             // the workload's drawn end was reached
+  bool sigint = false;            // a SIGINT was delivered at a drawn time
+  bool sigchld = false;           // the workload's SIGCHLD was delivered
+  std::vector<std::string> findings;  // the kernel's, one line each
+  std::vector<std::string> refused;   // calls it does not simulate
+  std::vector<LoggedEvent> events;
+  std::vector<LoggedRing> rings;
+  DiskStats disk;
+  std::vector<Decision> tape;
+};
+
+// "" or the problem.
+std::string write_run_log(const std::string& path, const RunLog& log);
+std::string read_run_log(const std::string& path, RunLog& log);
+
+}  // namespace ringsim::sim::interpose
