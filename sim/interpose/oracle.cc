@@ -56,6 +56,9 @@ Verdict judge(const RunLog& log, const std::string& output, OutputFormat format,
     const bool sent = (end.signal == SIGINT && log.sigint) || end.signal == SIGTERM;
     if (!sent) return {"crash", std::string("killed by signal ") + std::to_string(end.signal) + " (" +
                                     strsignal(end.signal) + ")"};
+    // Killed by the SIGINT it had no handler for: nothing to judge in its
+    // file. With a handler, it finished and re-raised it (perf does).
+    if (end.signal != SIGINT || !log.sigint_handled) return {};
   }
   for (const std::string& f : log.findings) {
     if (f.rfind("tail", 0) == 0) return {"tail", f};

@@ -42,6 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -164,8 +165,17 @@ class Shim {
   RunLog log_;
 };
 
+// Set while the shim is being made: the calls it makes itself (reading
+// the tape goes through read()) pass through.
+std::atomic<bool> constructing{false};
+
 Shim* Shim::get() {
-  static Shim* shim = new Shim();  // never destroyed: atexit writes the log
+  static Shim* shim = [] {
+    constructing = true;
+    Shim* made = new Shim();  // never destroyed: atexit writes the log
+    constructing = false;
+    return made;
+  }();
   return shim;
 }
 
@@ -393,6 +403,8 @@ void Shim::deliver_due_signals(bool& interrupted) {
   if (!sigint_done_ && kernel_->sigint_at_ns() != 0 && kernel_->now_ns() >= kernel_->sigint_at_ns()) {
     sigint_done_ = true;
     log_.sigint = true;
+    log_.sigint_handled = intr_.set && ((intr_.action.sa_flags & SA_SIGINFO) != 0 || (intr_.action.sa_handler != SIG_DFL &&
+                                                                             intr_.action.sa_handler != SIG_IGN));
     deliver(SIGINT, 0, 0);
     interrupted = true;
   }
@@ -751,6 +763,7 @@ using ringsim::sim::interpose::Shim;
 namespace {
 
 Shim* active_shim() {
+  if (ringsim::sim::interpose::constructing) return nullptr;
   Shim* s = Shim::get();
   return s->active() ? s : nullptr;
 }

@@ -73,7 +73,7 @@ std::string write_run_log(const std::string& path, const RunLog& log) {
   o.raw(kMagic, sizeof kMagic);
   o.u64(kRunLogVersion);
   for (const std::uint64_t v : {log.seed, log.steps, log.virtual_ns, log.samples, log.sideband, log.bursts}) o.u64(v);
-  for (const bool f : {log.started, log.ended, log.sigint, log.sigchld}) o.u64(f ? 1 : 0);
+  for (const bool f : {log.started, log.ended, log.sigint, log.sigchld, log.sigint_handled}) o.u64(f ? 1 : 0);
   o.u64(log.findings.size());
   for (const std::string& f : log.findings) o.str(f);
   o.u64(log.refused.size());
@@ -128,7 +128,7 @@ std::string read_run_log(const std::string& path, RunLog& log) {
   for (std::uint64_t* v : {&log.seed, &log.steps, &log.virtual_ns, &log.samples, &log.sideband, &log.bursts}) {
     if (!in.u64(*v)) return bad;
   }
-  for (bool* f : {&log.started, &log.ended, &log.sigint, &log.sigchld}) {
+  for (bool* f : {&log.started, &log.ended, &log.sigint, &log.sigchld, &log.sigint_handled}) {
     if (!in.flag(*f)) return bad;
   }
   std::uint64_t n = 0;

@@ -74,6 +74,7 @@ struct RunLog {
   bool ended = false;             // the workload's drawn end was reached
   bool sigint = false;            // a SIGINT was delivered at a drawn time
   bool sigchld = false;           // the workload's SIGCHLD was delivered
+  bool sigint_handled = false;    // the target had a handler for that SIGINT
   std::vector<std::string> findings;  // the kernel's, one line each
   std::vector<std::string> refused;   // calls it does not simulate
   std::vector<LoggedEvent> events;

@@ -10,6 +10,7 @@
 // campaign's. A failure prints its seed, a one-line reproduction, and a
 // replay file (the decision tape), shrunk.
 #include <fcntl.h>
+#include <link.h>
 #include <limits.h>
 #include <poll.h>
 #include <sched.h>
@@ -198,11 +199,35 @@ void write_all(int fd, const void* p, std::size_t n) {
   }
 }
 
+// The sanitizer runtimes this binary runs with (a sanitized build): the
+// interposer was built the same way and needs them loaded first.
+std::string sanitizer_runtimes() {
+  std::string out;
+  dl_iterate_phdr(
+      [](struct dl_phdr_info* info, std::size_t, void* data) {
+        const std::string name = info->dlpi_name == nullptr ? "" : info->dlpi_name;
+        for (const char* runtime : {"/libasan.so", "/libubsan.so", "/libtsan.so"}) {
+          if (name.find(runtime) != std::string::npos) {
+            auto* list = static_cast<std::string*>(data);
+            *list += (list->empty() ? "" : ":") + name;
+          }
+        }
+        return 0;
+      },
+      &out);
+  return out;
+}
+
 // In the child: exec the target with the shim.
 [[noreturn]] void exec_target(const Options& o, const std::string& library, const std::string& log_path,
                               std::uint64_t seed, const std::string& tape, const std::string& tape_mode) {
   ::personality(ADDR_NO_RANDOMIZE);
-  ::setenv("LD_PRELOAD", library.c_str(), 1);
+  const std::string runtimes = sanitizer_runtimes();
+  ::setenv("LD_PRELOAD", (runtimes.empty() ? library : runtimes + ":" + library).c_str(), 1);
+  if (!runtimes.empty()) {
+    // The target's own leaks are not ours to report (perf's are many).
+    ::setenv("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=1", 1);
+  }
   ::setenv("RINGSIM_TARGET_PID", std::to_string(::getpid()).c_str(), 1);
   ::setenv("RINGSIM_SEED", std::to_string(seed).c_str(), 1);
   ::setenv("RINGSIM_LOG", log_path.c_str(), 1);

@@ -1,0 +1,154 @@
+// A tiny perf ring consumer, written as anyone would write one against
+// the kernel's documented interface and nothing of ringsim's: it forks a
+// workload (/bin/true, held until its events are ready), opens cpu-clock on
+// it with enable_on_exec, maps 8 data pages, and copies every record from
+// the ring to OUT (records back to back), writing straight from the ring's
+// pages as perf does, then storing data_tail. It exits 0 when the workload
+// hung up and everything was written, 1 on a write error.
+//
+//   tiny_consumer OUT [--bug=early_tail|short_write]
+//
+// The bugs are for showing that ringsim-run catches them:
+//   early_tail   stores data_tail before writing the bytes out (the kernel
+//                may reuse them while the write is in progress)
+//   short_write  takes a short write for a whole one
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+namespace {
+
+constexpr std::size_t kPage = 4096;
+constexpr std::size_t kDataPages = 8;
+constexpr long kPollsMax = 10'000'000;
+
+enum class Bug { none, early_tail, short_write };
+
+bool write_all(int fd, const char* p, std::size_t n, Bug bug) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (w < 0) {
+      std::fprintf(stderr, "tiny_consumer: write: %s\n", std::strerror(errno));
+      return false;
+    }
+    if (bug == Bug::short_write) return true;
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: tiny_consumer OUT [--bug=early_tail|short_write]\n");
+    return 2;
+  }
+  Bug bug = Bug::none;
+  if (argc > 2) {
+    const std::string b = argv[2];
+    if (b == "--bug=early_tail") {
+      bug = Bug::early_tail;
+    } else if (b == "--bug=short_write") {
+      bug = Bug::short_write;
+    } else {
+      std::fprintf(stderr, "tiny_consumer: unknown option %s\n", argv[2]);
+      return 2;
+    }
+  }
+  int go[2];
+  if (::pipe(go) != 0) return 1;
+  const pid_t child = ::fork();
+  if (child < 0) return 1;
+  if (child == 0) {
+    char c;
+    ::close(go[1]);
+    if (::read(go[0], &c, 1) != 1) _exit(1);
+    ::execl("/bin/true", "true", nullptr);
+    _exit(127);
+  }
+  ::close(go[0]);
+
+  perf_event_attr attr{};
+  attr.size = sizeof attr;
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_CPU_CLOCK;
+  attr.sample_period = 100'000;
+  attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID;
+  attr.sample_id_all = 1;
+  attr.comm = 1;
+  attr.mmap = 1;
+  attr.task = 1;
+  attr.disabled = 1;
+  attr.enable_on_exec = 1;
+  const int fd = static_cast<int>(::syscall(SYS_perf_event_open, &attr, child, -1, -1, PERF_FLAG_FD_CLOEXEC));
+  if (fd < 0) {
+    std::fprintf(stderr, "tiny_consumer: perf_event_open: %s\n", std::strerror(errno));
+    return 1;
+  }
+  const std::size_t len = (1 + kDataPages) * kPage;
+  void* base = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (base == MAP_FAILED) {
+    std::fprintf(stderr, "tiny_consumer: mmap: %s\n", std::strerror(errno));
+    return 1;
+  }
+  auto* control = static_cast<perf_event_mmap_page*>(base);
+  const char* data = static_cast<const char*>(base) + control->data_offset;
+  const std::uint64_t size = control->data_size;
+  const int out = ::open(argv[1], O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+  if (out < 0) {
+    std::fprintf(stderr, "tiny_consumer: %s: %s\n", argv[1], std::strerror(errno));
+    return 1;
+  }
+  if (::write(go[1], "g", 1) != 1) return 1;
+  ::close(go[1]);
+
+  std::uint64_t tail = 0;
+  bool hung_up = false;
+  int status = 0;
+  for (long polls = 0; polls < kPollsMax; polls++) {
+    struct pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, -1) < 0 && errno != EINTR) return 1;
+    hung_up = (p.revents & POLLHUP) != 0;
+    const std::uint64_t head = std::atomic_ref<__u64>(control->data_head).load(std::memory_order_acquire);
+    if (head != tail) {
+      const std::uint64_t from = tail & (size - 1);
+      const std::uint64_t to = head & (size - 1);
+      if (bug == Bug::early_tail) {
+        std::atomic_ref<__u64>(control->data_tail).store(head, std::memory_order_release);
+      }
+      bool ok = true;
+      if (from < to || head - tail == 0) {
+        ok = write_all(out, data + from, to - from, bug);
+      } else {
+        ok = write_all(out, data + from, size - from, bug) && write_all(out, data, to, bug);
+      }
+      if (!ok) {
+        status = 1;
+        break;
+      }
+      tail = head;
+      std::atomic_ref<__u64>(control->data_tail).store(tail, std::memory_order_release);
+    }
+    if (hung_up && std::atomic_ref<__u64>(control->data_head).load(std::memory_order_acquire) == tail) break;
+  }
+  ::munmap(base, len);
+  ::close(fd);
+  if (::close(out) != 0) status = 1;
+  int child_status = 0;
+  ::waitpid(child, &child_status, 0);
+  return status;
+}
