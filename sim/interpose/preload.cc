@@ -158,6 +158,7 @@ class Shim {
   Handler chld_, intr_, term_;
   std::uint32_t disk_faults_ = 0;  // 0 none, 1 soft (short, EINTR, EAGAIN), 2 soft and hard (EIO, ENOSPC)
   std::uint64_t latency_ticks_max_ = 0;
+  bool trace_disk_ = false;  // RINGSIM_TRACE_DISK=1: each fault on stderr
   std::uint64_t ended_steps_ = 0;
   bool sigint_done_ = false;
   bool sigchld_done_ = false;
@@ -214,6 +215,7 @@ Shim::Shim() {
   kernel_ = std::make_unique<CallKernel>(*decisions_, params);
   disk_faults_ = static_cast<std::uint32_t>(decisions_->draw(3));
   latency_ticks_max_ = decisions_->draw(5);
+  trace_disk_ = env("RINGSIM_TRACE_DISK") == "1";
   active_ = true;
   std::atexit(at_exit);
 }
@@ -561,16 +563,25 @@ ssize_t Shim::write_output(int fd, const void* buf, std::size_t n, off_t offset,
   bool interrupted = false;
   deliver_due_signals(interrupted);
   std::size_t todo = n;
+  const off_t at = positioned ? offset : ::lseek(fd, 0, SEEK_CUR);
+  const auto trace = [&](const char* what) {
+    if (trace_disk_) {
+      std::fprintf(stderr, "ringsim-disk: write %llu of %zu bytes at offset %lld: %s\n",
+                   static_cast<unsigned long long>(d.writes), n, static_cast<long long>(at), what);
+    }
+  };
   if (disk_faults_ >= 1 && n > 0) {
     switch (decisions_->draw(disk_faults_ == 2 ? 64 : 32)) {
       case 1:
         d.eintr++;
+        trace("EINTR");
         errno = EINTR;
         return -1;
       case 2:
         // EAGAIN only where Linux returns it for a file: O_NONBLOCK.
         if ((::fcntl(fd, F_GETFL) & O_NONBLOCK) != 0) {
           d.eagain++;
+          trace("EAGAIN");
           errno = EAGAIN;
           return -1;
         }
@@ -580,11 +591,13 @@ ssize_t Shim::write_output(int fd, const void* buf, std::size_t n, off_t offset,
         if (n > 1) {
           todo = decisions_->between(1, n - 1);
           d.short_writes++;
+          trace(("short: " + std::to_string(todo) + " bytes").c_str());
         }
         break;
       case 5:
         if (disk_faults_ == 2) {
           d.eio++;
+          trace("EIO");
           errno = EIO;
           return -1;
         }
@@ -592,6 +605,7 @@ ssize_t Shim::write_output(int fd, const void* buf, std::size_t n, off_t offset,
       case 6:
         if (disk_faults_ == 2) {
           d.enospc++;
+          trace("ENOSPC");
           errno = ENOSPC;
           return -1;
         }
