@@ -146,6 +146,35 @@ TEST_F(Interpose, BadOptionsAreOneLineErrors) {
   }
 }
 
+// ringsim-record itself, end to end, in its single-thread mode: its real/
+// code meets the faults; the same seed gives the same data section; its
+// threaded mode is refused with one line (not deterministic).
+TEST_F(Interpose, RingsimRecordSingleThreadPassesAndIsDeterministicItsThreadsAreRefused) {
+  const std::string out = (dir_ / "ours.data").string();
+  const std::string base = runfile("sim/interpose/ringsim-run") + " --shrink-s 0 --failures-dir " +
+                           (dir_ / "failures").string();
+  const Ran many = run(base + " --seed 1 --runs 10 -- " + runfile("real/record") + " --staging off -o " + out +
+                       " -- /bin/true");
+  EXPECT_NE(many.out.find("10 runs, 0 failed"), std::string::npos) << many.out;
+  std::string first;
+  for (int k = 0; k < 2; k++) {
+    const Ran r = run(base + " --seed 4 -- " + runfile("real/record") + " --staging off -o " + out + " -- /bin/true");
+    ASSERT_NE(r.out.find("1 runs, 0 failed"), std::string::npos) << r.out;
+    ringsim::model::PerfDataFile f;
+    ASSERT_EQ(ringsim::model::read_perf_data(out, f), "");
+    const std::string data(reinterpret_cast<const char*>(f.data.data()), f.data.size());
+    if (k == 0) first = data;
+    if (k == 1) {
+      EXPECT_TRUE(data == first) << "ringsim-record's data section differs between two runs of seed 4";
+    }
+  }
+  const Ran threaded = run(base + " --seed 3 -- " + runfile("real/record") + " -o " + out + " -- /bin/true");
+  EXPECT_NE(threaded.out.find("ringsim-run: refused: a second thread waits on the simulated kernel"),
+            std::string::npos)
+      << threaded.out;
+  EXPECT_NE(threaded.out.find("property=refused"), std::string::npos) << threaded.out;
+}
+
 // Debian's perf record, unmodified: the same seed gives the same data
 // section (the feature sections carry the host's free memory).
 TEST_F(Interpose, PerfRecordUnderTheSimulatedKernelIsDeterministic) {

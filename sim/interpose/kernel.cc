@@ -329,6 +329,13 @@ void CallKernel::end_workload() {
   }
 }
 
+bool CallKernel::can_fire(int event) const {
+  const OpenedEvent& e = events_.at(static_cast<std::size_t>(event));
+  const perf_event_attr& a = e.attr;
+  const bool samples = (clock_event(a) || fault_event(a)) && (a.freq || a.sample_period != 0);
+  return samples || a.comm || a.mmap || a.mmap2 || a.task || a.mmap_data;
+}
+
 // The CPUs the consumer's events name (at least one).
 std::uint32_t CallKernel::cpu_count() const {
   int cpus = 1;

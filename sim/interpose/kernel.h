@@ -120,6 +120,9 @@ class CallKernel {
   // One tick of the workload. The tail stores of the consumer are taken
   // first, the heads published after.
   void step();
+  // Whether records may ever come for this event (samples of a simulated
+  // source, or side-band it asks for); perf's BPF side-band events get none.
+  bool can_fire(int event) const;
   // The consumer killed the workload: its tasks exit at the next step.
   void kill_workload() {
     if (started_ && !ended_) end_at_ns_ = std::min(end_at_ns_, now_ns_ + 1);

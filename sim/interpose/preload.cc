@@ -44,6 +44,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -110,6 +111,10 @@ class Shim {
   // The calls.
   long perf_event_open(const perf_event_attr* attr, int pid, int cpu, int group_fd, unsigned long flags);
   bool is_event(int fd) const { return fd >= 0 && events_.count(fd) > 0; }
+  // pidfd_open of the workload: an eventfd that polls readable once the
+  // simulated workload ended (and the real one exited).
+  long pidfd_open(int pid, unsigned flags);
+  bool is_exit_fd(int fd) const { return fd >= 0 && exit_fds_.count(fd) > 0; }
   bool is_output(int fd) const { return fd >= 0 && outputs_.count(fd) > 0; }
   void* mmap(void* addr, std::size_t len, int prot, int flags, int fd, off_t off);
   bool munmap(void* addr, std::size_t len, int& result);
@@ -124,7 +129,10 @@ class Shim {
   ssize_t aio_return(struct aiocb* cb);
   int aio_suspend(const struct aiocb* const list[], int n, const struct timespec* timeout);
   void note_open(int fd, const char* path);
-  void forget(int fd) { outputs_.erase(fd); }
+  void forget(int fd) {
+    outputs_.erase(fd);
+    exit_fds_.erase(fd);
+  }
   void workload_killed(int pid) {
     if (pid == kernel_->workload_pid()) kernel_->kill_workload();
   }
@@ -154,6 +162,7 @@ class Shim {
   std::map<int, int> rings_;        // event -> ring (its own mapping)
   std::map<void*, Mapping> maps_;   // consumer view -> mapping
   std::map<int, std::size_t> outputs_;  // output fds
+  std::map<int, int> exit_fds_;         // pidfd_open's stand-ins -> pid
   std::map<const struct aiocb*, AioRequest> aio_;
   Handler chld_, intr_, term_;
   std::uint32_t disk_faults_ = 0;  // 0 none, 1 soft (short, EINTR, EAGAIN), 2 soft and hard (EIO, ENOSPC)
@@ -253,6 +262,15 @@ long Shim::perf_event_open(const perf_event_attr* user, int pid, int cpu, int gr
     return -errno;
   }
   events_[fd] = static_cast<int>(event);
+  return fd;
+}
+
+long Shim::pidfd_open(int pid, unsigned flags) {
+  if (pid != kernel_->workload_pid() && kernel_->workload_pid() != 0) return -2;  // not the workload: real
+  REAL(eventfd, int (*)(unsigned, int));
+  const int fd = real_eventfd(0, EFD_CLOEXEC | ((flags & O_NONBLOCK) ? EFD_NONBLOCK : 0));
+  if (fd < 0) return -errno;
+  exit_fds_[fd] = pid;
   return fd;
 }
 
@@ -480,7 +498,7 @@ int Shim::poll(struct pollfd* fds, nfds_t n, int timeout_ms) {
   std::vector<std::size_t> real_index;
   bool any_sim = false;
   for (nfds_t i = 0; i < n; i++) {
-    if (is_event(fds[i].fd)) {
+    if (is_event(fds[i].fd) || is_exit_fd(fds[i].fd)) {
       any_sim = true;
     } else {
       real_fds.push_back(fds[i]);
@@ -494,6 +512,11 @@ int Shim::poll(struct pollfd* fds, nfds_t n, int timeout_ms) {
   for (std::uint64_t steps = 0;; steps++) {
     int ready = 0;
     for (nfds_t i = 0; i < n; i++) {
+      if (is_exit_fd(fds[i].fd)) {
+        fds[i].revents = static_cast<short>(sigchld_done_ ? (fds[i].events & POLLIN) : 0);
+        ready += fds[i].revents != 0 ? 1 : 0;
+        continue;
+      }
       if (!is_event(fds[i].fd)) continue;
       const short r = kernel_->poll(event_of(fds[i].fd));
       fds[i].revents = static_cast<short>(r & (fds[i].events | POLLHUP | POLLERR));
@@ -509,6 +532,12 @@ int Shim::poll(struct pollfd* fds, nfds_t n, int timeout_ms) {
     }
     if (ready > 0 || timeout_ms == 0) return ready;
     if (!stepping) {
+      for (nfds_t i = 0; i < n; i++) {
+        if (is_exit_fd(fds[i].fd) || (is_event(fds[i].fd) && kernel_->can_fire(event_of(fds[i].fd)))) {
+          refuse("a second thread waits on the simulated kernel: only single-thread consumers are deterministic "
+                 "(ringsim-record: --staging off)");
+        }
+      }
       // Another thread (perf's side-band thread): it never advances the
       // kernel; it waits for real on the real descriptors, as long as
       // its timeout, then looks again.
@@ -794,6 +823,19 @@ long syscall(long number, ...) {
   long a[6];
   for (long& x : a) x = va_arg(ap, long);
   va_end(ap);
+  if (number == SYS_pidfd_open) {
+    if (Shim* s = active_shim()) {
+      std::lock_guard<std::recursive_mutex> lock(s->mutex());
+      const long r = s->pidfd_open(static_cast<int>(a[0]), static_cast<unsigned>(a[1]));
+      if (r != -2) {
+        if (r < 0) {
+          errno = static_cast<int>(-r);
+          return -1;
+        }
+        return r;
+      }
+    }
+  }
   if (number == SYS_perf_event_open) {
     if (Shim* s = active_shim()) {
       std::lock_guard<std::recursive_mutex> lock(s->mutex());
@@ -881,6 +923,20 @@ int poll(struct pollfd* fds, nfds_t n, int timeout) {
   }
   REAL(poll, int (*)(struct pollfd*, nfds_t, int));
   return real_poll(fds, n, timeout);
+}
+
+int ppoll(struct pollfd* fds, nfds_t n, const struct timespec* timeout, const sigset_t* mask) {
+  if (Shim* s = active_shim()) {
+    std::unique_lock<std::recursive_mutex> lock(s->mutex());
+    // The signal mask is not applied: signals come from the kernel's clock.
+    const long long ms = timeout == nullptr ? -1
+                                            : static_cast<long long>(timeout->tv_sec) * 1000 +
+                                                  (timeout->tv_nsec + 999'999) / 1'000'000;
+    const int r = s->poll(fds, n, static_cast<int>(std::min<long long>(ms, INT_MAX)));
+    if (r != -2) return r;
+  }
+  REAL(ppoll, int (*)(struct pollfd*, nfds_t, const struct timespec*, const sigset_t*));
+  return real_ppoll(fds, n, timeout, mask);
 }
 
 int epoll_ctl(int epfd, int op, int fd, struct epoll_event* ev) {
