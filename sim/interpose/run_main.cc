@@ -443,6 +443,11 @@ std::vector<Decision> shrink(const Options& o, const std::string& library, std::
 }
 
 int main_impl(int argc, char** argv) {
+  // Under `bazel run`, relative paths are the user's.
+  if (const char* dir = std::getenv("BUILD_WORKING_DIRECTORY"); dir != nullptr && ::chdir(dir) != 0) {
+    std::fprintf(stderr, "ringsim-run: cannot enter %s: %s\n", dir, std::strerror(errno));
+    return 2;
+  }
   const Options o = parse(argc, argv);
   const std::string library = interpose_library();
   if (library.empty() || ::access(library.c_str(), R_OK) != 0) {
