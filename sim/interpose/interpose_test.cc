@@ -10,7 +10,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <cstring>
 #include <iterator>
+#include <map>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -85,6 +87,34 @@ TEST_F(Interpose, TheTinyConsumerPassesEveryPropertyOnTwentySeeds) {
   // The runs did meet the faults and the overflows they are for.
   EXPECT_EQ(r.out.find(" 0 short,"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("records written, 0 dropped"), std::string::npos) << r.out;
+}
+
+// The same consumer on the real kernel (no interposer): its file is a
+// valid record stream with samples, COMM and EXIT, as under the simulated
+// kernel: the consumer is right, and the simulated kernel answers it as
+// Linux does.
+TEST_F(Interpose, TheTinyConsumerOnTheRealKernelWritesTheSameKindOfStream) {
+  const std::string out = (dir_ / "real.raw").string();
+  const Ran r = run(runfile("sim/interpose/tiny_consumer") + " " + out);
+  if (r.status != 0 && r.out.find("perf_event_open") != std::string::npos) {
+    GTEST_SKIP() << "perf_event_open not permitted here: " << r.out;
+  }
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string bytes = bytes_of(out);
+  std::map<std::uint32_t, int> types;
+  std::size_t at = 0;
+  while (at + 8 <= bytes.size()) {
+    std::uint32_t type = 0;
+    std::uint16_t size = 0;
+    std::memcpy(&type, bytes.data() + at, 4);
+    std::memcpy(&size, bytes.data() + at + 6, 2);
+    ASSERT_GE(size, 8u) << "at " << at;
+    types[type]++;
+    at += size;
+  }
+  EXPECT_EQ(at, bytes.size());
+  EXPECT_GE(types[3], 1) << "COMM (the exec)";
+  EXPECT_GE(types[4], 1) << "EXIT";
 }
 
 TEST_F(Interpose, TheSameSeedWritesTheSameBytesAnotherSeedOthers) {
