@@ -43,9 +43,9 @@ namespace ringsim::sim::interpose {
 // range; 0 is the plain choice (shrinking pushes towards it).
 struct KernelParams {
   std::uint64_t tick_ns = 250'000;        // one step of virtual time
-  std::uint64_t run_ticks_max = 2000;     // the workload runs 1..this ticks (drawn: up to 0.5 virtual s)
+  std::uint64_t run_ticks_max = 1000;     // the workload runs 1..this ticks (drawn: up to 0.25 virtual s)
   std::uint32_t burst_per_million = 20'000;  // chance per tick of a burst of samples
-  std::uint32_t burst_records_max = 2000;  // a burst overflows a 128-page ring
+  std::uint32_t burst_records_max = 300;  // a burst overflows a small ring (perf record -m 8) with a slow disk
   std::uint32_t sideband_per_million = 20'000;  // an mmap, a thread, a comm change per tick
   std::uint32_t migrate_per_million = 50'000;
   std::uint32_t sigint_per_million = 100'000;  // a run that ends by SIGINT to the consumer
