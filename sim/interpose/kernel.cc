@@ -270,10 +270,12 @@ void CallKernel::publish_heads() {
   }
 }
 
-void CallKernel::step() {
+void CallKernel::step(bool may_start) {
   sync_tails();
   stats_.steps++;
-  if (!started_) {
+  if (!started_ && !may_start) {
+    now_ns_ += p_.tick_ns;
+  } else if (!started_) {
     start();
   } else if (!ended_) {
     now_ns_ += p_.tick_ns + d_.draw(p_.tick_ns / 4 + 1);

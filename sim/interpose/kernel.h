@@ -14,7 +14,7 @@
 //
 // The workload: the tasks the consumer's events follow (the pid passed to
 // perf_event_open, or the caller's for 0), each on one CPU at a time. It
-// starts at the first step (its exec: events with enable_on_exec are
+// starts at the consumer's first wait (its exec: events with enable_on_exec are
 // enabled, COMM with COMM_EXEC and the executable's MMAP2 written), then
 // every tick: a clock sample on its CPU, sometimes a burst of samples (an
 // interrupt storm), a page fault, an mmap of a library, a new thread, a
@@ -118,8 +118,11 @@ class CallKernel {
   short poll(int event);
 
   // One tick of the workload. The tail stores of the consumer are taken
-  // first, the heads published after.
-  void step();
+  // first, the heads published after. The workload starts at the first
+  // step that `may_start` (the consumer's first wait for records: its
+  // reading loop, by which time it released its real workload); before
+  // that, time passes with nothing to record.
+  void step(bool may_start = true);
   // Whether records may ever come for this event (samples of a simulated
   // source, or side-band it asks for); perf's BPF side-band events get none.
   bool can_fire(int event) const;

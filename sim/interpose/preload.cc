@@ -69,6 +69,7 @@ constexpr int kExitLiveness = 124;
 
 constexpr std::uint64_t kLivenessTicks = 40'000;   // 10 s of virtual time after the workload's end
 constexpr std::uint64_t kPollStepsMax = 1'000'000;  // steps one poll may take
+constexpr int kRealExitWaitS = 30;
 constexpr std::uint64_t kRealtimeBaseNs = 1'790'000'000'000'000'000ull;
 
 template <typename F>
@@ -144,7 +145,9 @@ class Shim {
 
  private:
   Shim();
-  void step();
+  // A step of the kernel; only a wait for records (poll) may start the
+  // workload.
+  void step(bool may_start = false);
   void deliver_due_signals(bool& interrupted);
   void deliver(int sig, int pid, int status);
   void liveness();
@@ -409,9 +412,9 @@ void Shim::liveness() {
   _exit(kExitLiveness);
 }
 
-void Shim::step() {
+void Shim::step(bool may_start) {
   if (!main_thread()) refuse("a second thread waited on the simulated kernel: only single-thread consumers are deterministic");
-  kernel_->step();
+  kernel_->step(may_start);
   liveness();
 }
 
@@ -432,7 +435,19 @@ void Shim::deliver_due_signals(bool& interrupted) {
     sigchld_done_ = true;
     const int pid = kernel_->workload_pid();
     siginfo_t info{};
-    if (pid > 0 && ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) == 0) {
+    // The real workload must have exited too (the target waits for it):
+    // at most kRealExitWaitS seconds, else the run is refused.
+    for (int tries = 0; pid > 0; tries++) {
+      info = siginfo_t{};
+      const int r = ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
+      if (r != 0 || info.si_pid == pid) break;
+      if (tries >= kRealExitWaitS * 100) {
+        refuse("the real workload (pid " + std::to_string(pid) + ") did not exit within " +
+               std::to_string(kRealExitWaitS) + " s of the simulated one's end");
+      }
+      ::usleep(10'000);
+    }
+    if (pid > 0 && info.si_pid == pid) {
       log_.sigchld = true;
       deliver(SIGCHLD, pid, info.si_status);
       interrupted = true;
@@ -552,7 +567,7 @@ int Shim::poll(struct pollfd* fds, nfds_t n, int timeout_ms) {
     if (steps >= kPollStepsMax) {
       refuse("one poll took a million steps of the simulated kernel");
     }
-    step();
+    step(true);
     bool interrupted = false;
     deliver_due_signals(interrupted);
     if (interrupted) {
