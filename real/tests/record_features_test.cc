@@ -244,9 +244,14 @@ TEST(RecordFeatures, SameSamplesPerEventAndTopSymbolsAsPerfsOwnRecording) {
     ASSERT_GE(top.size(), 4u);
     const char* symbols[] = {"f1", "f2", "f3", "f4"};
     const double expected[] = {40, 30, 20, 10};
+    // Shares among f1..f4: the time outside them (interrupts, the kernel,
+    // ASan's runtime) grows with the machine's load and is not the work.
+    double work = 0;
+    for (const char* symbol : symbols) work += testing::share_of(top, symbol);
+    ASSERT_GT(work, 50.0) << "most samples are in f1..f4";
     for (int i = 0; i < 4; i++) {
       EXPECT_EQ(top[static_cast<std::size_t>(i)].symbol, symbols[i]);
-      EXPECT_NEAR(testing::share_of(top, symbols[i]), expected[i], 3.0) << symbols[i];
+      EXPECT_NEAR(100 * testing::share_of(top, symbols[i]) / work, expected[i], 3.0) << symbols[i];
     }
   }
   const double ratio = static_cast<double>(ours.samples.at("cpu-clock")) / static_cast<double>(perf.samples.at("cpu-clock"));
