@@ -21,6 +21,13 @@ void Drops::add(DropCause cause, const RecordCounts& records) {
   counts_[index].records.add(records);
 }
 
+void Drops::add_records(DropCause cause, const RecordCounts& records) {
+  const auto index = static_cast<std::size_t>(cause);
+  VERIFY(index < kDropCauses);
+  VERIFY_MSG(counts_[index].events > 0, "records added to an event not counted");
+  counts_[index].records.add(records);
+}
+
 void Drops::add_bytes(DropCause cause, std::uint64_t bytes) {
   RecordCounts counts;
   counts.bytes = bytes;

@@ -45,6 +45,9 @@ class Drops {
  public:
   // One event of `cause` that dropped `records` (records.bytes bytes).
   void add(DropCause cause, const RecordCounts& records);
+  // More records dropped by the last event of `cause` (counted already):
+  // no new event.
+  void add_records(DropCause cause, const RecordCounts& records);
   // Bytes only (records not known).
   void add_bytes(DropCause cause, std::uint64_t bytes);
   void add(const Drops& other);

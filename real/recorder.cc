@@ -959,7 +959,16 @@ void Recording::print_drops() const {
   drops.add(loop_.drops);
   drops.add(loop_.aux_drops);
   drops.add(writer_->stats().drops);
-  drops.add(staging_.drops);
+  // What staging held when the writer failed was cut with the writer's
+  // file: more records of that event, not more files (each staged batch
+  // is an event of its own in staging_.drops).
+  const core::DropCount& staged = staging_.drops[core::DropCause::output_error];
+  if (staged.events > 0 && drops[core::DropCause::output_error].events > 0 &&
+      staging_.drops.bytes() == staged.records.bytes) {
+    drops.add_records(core::DropCause::output_error, staged.records);
+  } else {
+    drops.add(staging_.drops);
+  }
   print_line("recorder drops: " + core::describe(drops));
 }
 

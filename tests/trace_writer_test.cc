@@ -1,6 +1,7 @@
 // The trace writer (core/trace_writer.h) against a disk whose every outcome
 // the test decides (core/testing/scripted_disk.h): the control-block state machine,
 // restarts, back-off, hard errors, the valid prefix, rotation.
+#include "core/drops.h"
 #include "core/trace_writer.h"
 
 #include <gtest/gtest.h>
@@ -331,3 +332,25 @@ TEST(TraceWriter, AFailedFixUpAfterManyChunksCountsEveryOne) {
 
 }  // namespace
 }  // namespace ringsim::core
+
+namespace ringsim {
+namespace {
+
+// Records staged when the writer failed are cut with the writer's file:
+// the summary says one file, not one per staged batch (ringsim-record's
+// summary once said "in 2 files" with one file on disk).
+TEST(Drops, RecordsAddedToTheLastEventAreNotAnotherEvent) {
+  core::Drops d;
+  core::RecordCounts cut;
+  cut.records = 3;
+  cut.samples = 2;
+  cut.bytes = 96;
+  d.add(core::DropCause::output_error, cut);
+  d.add_records(core::DropCause::output_error, cut);
+  EXPECT_EQ(d[core::DropCause::output_error].events, 1u);
+  EXPECT_EQ(d[core::DropCause::output_error].records.records, 6u);
+  EXPECT_EQ(core::describe(d), "output error 6 records (4 samples), 192 bytes in 1 files");
+}
+
+}  // namespace
+}  // namespace ringsim
