@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -24,6 +25,8 @@ std::string_view key(std::span<const std::byte> b) {
 }
 
 struct FileRecords {
+  std::vector<std::byte> raw;  // the bytes (raw format)
+  model::PerfDataFile perf;    // the file (perf format)
   std::vector<std::span<const std::byte>> records;
   std::vector<bool> candidate;  // carries a kernel id and a time (could be ours)
 };
@@ -39,72 +42,73 @@ std::string read_file(const std::string& path, std::vector<std::byte>& out) {
 
 }  // namespace
 
-Verdict judge(const RunLog& log, const std::string& output, OutputFormat format, const TargetEnd& end,
-              OracleStats& stats) {
-  for (const LoggedRing& r : log.rings) {
-    stats.kernel_records += r.records.size();
-    stats.dropped += r.dropped;
-    stats.lost_reported += r.lost_reported;
-    stats.unreported += r.dropped_unreported;
-  }
-  if (!log.refused.empty()) return {"refused", log.refused.front()};
-  if (end.timed_out) return {"liveness", "the target did not exit before the real-time limit"};
+// The verdicts from how the target ended and what the kernel noted; none
+// when its file is to be judged.
+std::optional<Verdict> judge_end(const RunLog& log, const TargetEnd& end) {
+  if (!log.refused.empty()) return Verdict{"refused", log.refused.front()};
+  if (end.timed_out) return Verdict{"liveness", "the target did not exit before the real-time limit"};
   for (const std::string& f : log.findings) {
-    if (f.rfind("liveness", 0) == 0) return {"liveness", f};
+    if (f.rfind("liveness", 0) == 0) return Verdict{"liveness", f};
   }
   if (!end.exited) {
     const bool sent = (end.signal == SIGINT && log.sigint) || end.signal == SIGTERM;
-    if (!sent) return {"crash", std::string("killed by signal ") + std::to_string(end.signal) + " (" +
+    if (!sent) return Verdict{"crash", std::string("killed by signal ") + std::to_string(end.signal) + " (" +
                                     strsignal(end.signal) + ")"};
     // Killed by the SIGINT it had no handler for: nothing to judge in its
     // file. With a handler, it finished and re-raised it (perf does).
-    if (end.signal != SIGINT || !log.sigint_handled) return {};
+    if (end.signal != SIGINT || !log.sigint_handled) return Verdict{};
   }
   for (const std::string& f : log.findings) {
-    if (f.rfind("tail", 0) == 0) return {"tail", f};
-    if (f.rfind("replay diverged", 0) == 0) return {"replay", f};
+    if (f.rfind("tail", 0) == 0) return Verdict{"tail", f};
+    if (f.rfind("replay diverged", 0) == 0) return Verdict{"replay", f};
   }
   const bool hard_error = log.disk.hard_errors() > 0;
   if (end.exited && end.code != 0) {
     if (!hard_error) {
-      return {"failure", "exit status " + std::to_string(end.code) + " with no hard error injected (" +
+      return Verdict{"failure", "exit status " + std::to_string(end.code) + " with no hard error injected (" +
                              std::to_string(log.disk.short_writes) + " short writes, " +
                              std::to_string(log.disk.eintr) + " EINTR, " + std::to_string(log.disk.eagain) +
                              " EAGAIN, " + std::to_string(log.disk.aio_short) + " short AIO writes)"};
     }
-    return {};
+    return Verdict{};
   }
   // Exit 0 after a hard error: it says it succeeded, so the file must
   // hold everything all the same (judged below).
 
-  // The file's records.
-  std::vector<std::byte> raw;
-  model::PerfDataFile perf;
-  FileRecords file;
+  return std::nullopt;
+}
+
+// The records of the target's file ("" or the problem); `candidate`
+// marks those that carry a kernel event id and a time.
+std::string read_records(const RunLog& log, const std::string& output, OutputFormat format, FileRecords& file) {
   std::set<std::uint64_t> ids;
   for (const LoggedEvent& e : log.events) ids.insert(e.id);
   if (format == OutputFormat::perf) {
-    const std::string problem = model::read_perf_data(output, perf);
-    if (!problem.empty()) return {"file_valid", problem};
-    const std::string walk = perf.for_each_record([&](const model::PerfRecord& rec) {
+    const std::string problem = model::read_perf_data(output, file.perf);
+    if (!problem.empty()) return problem;
+    const std::string walk = file.perf.for_each_record([&](const model::PerfRecord& rec) {
       file.records.push_back(rec.bytes);
       std::uint64_t id = 0, time = 0;
-      const bool ours = rec.type < kUserTypesFrom && perf.id_of(rec, id) && ids.count(id) > 0 &&
-                        perf.time_of(rec, time) && time != 0;
+      const bool ours = rec.type < kUserTypesFrom && file.perf.id_of(rec, id) && ids.count(id) > 0 &&
+                        file.perf.time_of(rec, time) && time != 0;
       file.candidate.push_back(ours);
     });
-    if (!walk.empty()) return {"file_valid", walk};
+    if (!walk.empty()) return walk;
   } else {
-    const std::string problem = read_file(output, raw);
-    if (!problem.empty()) return {"file_valid", problem};
-    const std::string walk = model::walk_records(raw, [&](const model::PerfRecord& rec) {
+    const std::string problem = read_file(output, file.raw);
+    if (!problem.empty()) return problem;
+    const std::string walk = model::walk_records(file.raw, [&](const model::PerfRecord& rec) {
       file.records.push_back(rec.bytes);
       file.candidate.push_back(true);
     });
-    if (!walk.empty()) return {"file_valid", walk};
+    if (!walk.empty()) return walk;
   }
-  stats.file_records = file.records.size();
+  return "";
+}
 
+// Every kernel record once in the file, in ring order; nothing else that
+// claims to be the kernel's.
+Verdict match_records(const RunLog& log, const FileRecords& file, OracleStats& stats) {
   std::unordered_map<std::string_view, std::vector<std::size_t>> where;  // bytes -> file indices
   for (std::size_t i = 0; i < file.records.size(); i++) where[key(file.records[i])].push_back(i);
   std::set<std::size_t> matched;
@@ -166,6 +170,23 @@ Verdict judge(const RunLog& log, const std::string& output, OutputFormat format,
   if (!torn.property.empty()) return torn;
   if (!missing.property.empty()) return missing;
   return order;
+}
+
+Verdict judge(const RunLog& log, const std::string& output, OutputFormat format, const TargetEnd& end,
+              OracleStats& stats) {
+  for (const LoggedRing& r : log.rings) {
+    stats.kernel_records += r.records.size();
+    stats.dropped += r.dropped;
+    stats.lost_reported += r.lost_reported;
+    stats.unreported += r.dropped_unreported;
+  }
+  if (const std::optional<Verdict> v = judge_end(log, end)) return *v;
+  FileRecords file;
+  if (const std::string problem = read_records(log, output, format, file); !problem.empty()) {
+    return {"file_valid", problem};
+  }
+  stats.file_records = file.records.size();
+  return match_records(log, file, stats);
 }
 
 }  // namespace ringsim::sim::interpose
