@@ -442,33 +442,13 @@ std::vector<Decision> shrink(const Options& o, const std::string& library, std::
   return tape;
 }
 
-int main_impl(int argc, char** argv) {
-  // Under `bazel run`, relative paths are the user's.
-  if (const char* dir = std::getenv("BUILD_WORKING_DIRECTORY"); dir != nullptr && ::chdir(dir) != 0) {
-    std::fprintf(stderr, "ringsim-run: cannot enter %s: %s\n", dir, std::strerror(errno));
-    return 2;
-  }
-  const Options o = parse(argc, argv);
-  const std::string library = interpose_library();
-  if (library.empty() || ::access(library.c_str(), R_OK) != 0) {
-    std::fprintf(stderr, "ringsim-run: the interposer %s is missing (build //sim/interpose:ringsim-run)\n",
-                 library.c_str());
-    return 2;
-  }
-  const auto t0 = Clock::now();
-  std::map<std::string, std::uint64_t> failures;
+// The sums over a campaign's runs, for its summary.
+struct Totals {
   OracleStats total;
-  std::uint64_t steps = 0, virtual_ns = 0, writes = 0, short_writes = 0, eintr = 0, eagain = 0, hard = 0,
-                aio = 0, sigints = 0, exits_nonzero = 0;
-  std::uint64_t failed = 0;
-  std::string replay_tape;
-  if (!o.replay.empty()) {
-    replay_tape = fs::temp_directory_path() / ("ringsim-run-replay-" + std::to_string(::getpid()));
-    write_tape(replay_tape, read_replay_tape(o.replay));
-  }
-  for (std::uint64_t k = 0; k < o.runs; k++) {
-    const std::uint64_t seed = o.seed + k;
-    const RunResult r = run_once(o, library, seed, replay_tape, replay_tape.empty() ? "" : "strict");
+  std::uint64_t steps = 0, virtual_ns = 0, writes = 0, short_writes = 0, eintr = 0, eagain = 0, hard = 0, aio = 0,
+                sigints = 0, exits_nonzero = 0;
+
+  void add(const RunResult& r) {
     total.kernel_records += r.stats.kernel_records;
     total.found += r.stats.found;
     total.dropped += r.stats.dropped;
@@ -485,6 +465,51 @@ int main_impl(int argc, char** argv) {
     aio += r.log.disk.aio_submitted;
     sigints += r.log.sigint ? 1 : 0;
     exits_nonzero += (r.end.exited && r.end.code != 0) ? 1 : 0;
+  }
+
+  void print() const {
+    std::printf("  kernel: %llu steps, %.3f virtual s, %llu records written, %llu dropped (%llu reported by LOST, "
+                "%llu never reported)\n",
+                static_cast<unsigned long long>(steps), static_cast<double>(virtual_ns) / 1e9,
+                static_cast<unsigned long long>(total.kernel_records), static_cast<unsigned long long>(total.dropped),
+                static_cast<unsigned long long>(total.lost_reported), static_cast<unsigned long long>(total.unreported));
+    std::printf("  file: %llu of the kernel's records found, %llu records the target synthesized (ignored)\n",
+                static_cast<unsigned long long>(total.found), static_cast<unsigned long long>(total.synthesized));
+    std::printf("  disk: %llu writes (%llu AIO), %llu short, %llu EINTR, %llu EAGAIN, %llu hard errors; "
+                "%llu runs ended by SIGINT, %llu exited non-zero\n",
+                static_cast<unsigned long long>(writes), static_cast<unsigned long long>(aio),
+                static_cast<unsigned long long>(short_writes), static_cast<unsigned long long>(eintr),
+                static_cast<unsigned long long>(eagain), static_cast<unsigned long long>(hard),
+                static_cast<unsigned long long>(sigints), static_cast<unsigned long long>(exits_nonzero));
+  }
+};
+
+int main_impl(int argc, char** argv) {
+  // Under `bazel run`, relative paths are the user's.
+  if (const char* dir = std::getenv("BUILD_WORKING_DIRECTORY"); dir != nullptr && ::chdir(dir) != 0) {
+    std::fprintf(stderr, "ringsim-run: cannot enter %s: %s\n", dir, std::strerror(errno));
+    return 2;
+  }
+  const Options o = parse(argc, argv);
+  const std::string library = interpose_library();
+  if (library.empty() || ::access(library.c_str(), R_OK) != 0) {
+    std::fprintf(stderr, "ringsim-run: the interposer %s is missing (build //sim/interpose:ringsim-run)\n",
+                 library.c_str());
+    return 2;
+  }
+  const auto t0 = Clock::now();
+  std::map<std::string, std::uint64_t> failures;
+  Totals totals;
+  std::uint64_t failed = 0;
+  std::string replay_tape;
+  if (!o.replay.empty()) {
+    replay_tape = fs::temp_directory_path() / ("ringsim-run-replay-" + std::to_string(::getpid()));
+    write_tape(replay_tape, read_replay_tape(o.replay));
+  }
+  for (std::uint64_t k = 0; k < o.runs; k++) {
+    const std::uint64_t seed = o.seed + k;
+    const RunResult r = run_once(o, library, seed, replay_tape, replay_tape.empty() ? "" : "strict");
+    totals.add(r);
     if (o.verbose || o.runs == 1) {
       std::printf("seed %llu: %s, %llu kernel records, %llu in the file, %llu dropped by the kernel, %.2f s%s%s\n",
                   static_cast<unsigned long long>(seed),
@@ -523,19 +548,7 @@ int main_impl(int argc, char** argv) {
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
   std::printf("\n%llu runs from seed %llu of: %s\n", static_cast<unsigned long long>(o.runs),
               static_cast<unsigned long long>(o.seed), command_line(o.command).c_str());
-  std::printf("  kernel: %llu steps, %.3f virtual s, %llu records written, %llu dropped (%llu reported by LOST, "
-              "%llu never reported)\n",
-              static_cast<unsigned long long>(steps), static_cast<double>(virtual_ns) / 1e9,
-              static_cast<unsigned long long>(total.kernel_records), static_cast<unsigned long long>(total.dropped),
-              static_cast<unsigned long long>(total.lost_reported), static_cast<unsigned long long>(total.unreported));
-  std::printf("  file: %llu of the kernel's records found, %llu records the target synthesized (ignored)\n",
-              static_cast<unsigned long long>(total.found), static_cast<unsigned long long>(total.synthesized));
-  std::printf("  disk: %llu writes (%llu AIO), %llu short, %llu EINTR, %llu EAGAIN, %llu hard errors; "
-              "%llu runs ended by SIGINT, %llu exited non-zero\n",
-              static_cast<unsigned long long>(writes), static_cast<unsigned long long>(aio),
-              static_cast<unsigned long long>(short_writes), static_cast<unsigned long long>(eintr),
-              static_cast<unsigned long long>(eagain), static_cast<unsigned long long>(hard),
-              static_cast<unsigned long long>(sigints), static_cast<unsigned long long>(exits_nonzero));
+  totals.print();
   std::printf("  failures:");
   if (failures.empty()) std::printf(" none");
   for (const auto& [property, n] : failures) std::printf(" %s=%llu", property.c_str(), static_cast<unsigned long long>(n));
