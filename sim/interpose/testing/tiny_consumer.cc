@@ -50,6 +50,38 @@ bool write_all(int fd, const char* p, std::size_t n, Bug bug) {
   return true;
 }
 
+// The reading loop: each time the ring has data, write it to `out` from
+// the ring's pages, then store data_tail; until the workload hung up and
+// everything was written. 0, or 1 on an error.
+int copy_until_hangup(int fd, perf_event_mmap_page* control, const char* data, std::uint64_t size, int out, Bug bug) {
+  std::uint64_t tail = 0;
+  bool hung_up = false;
+  for (long polls = 0; polls < kPollsMax; polls++) {
+    struct pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, -1) < 0 && errno != EINTR) return 1;
+    hung_up = (p.revents & POLLHUP) != 0;
+    const std::uint64_t head = std::atomic_ref<__u64>(control->data_head).load(std::memory_order_acquire);
+    if (head != tail) {
+      const std::uint64_t from = tail & (size - 1);
+      const std::uint64_t to = head & (size - 1);
+      if (bug == Bug::early_tail) {
+        std::atomic_ref<__u64>(control->data_tail).store(head, std::memory_order_release);
+      }
+      bool ok = true;
+      if (from < to || head - tail == 0) {
+        ok = write_all(out, data + from, to - from, bug);
+      } else {
+        ok = write_all(out, data + from, size - from, bug) && write_all(out, data, to, bug);
+      }
+      if (!ok) return 1;
+      tail = head;
+      std::atomic_ref<__u64>(control->data_tail).store(tail, std::memory_order_release);
+    }
+    if (hung_up && std::atomic_ref<__u64>(control->data_head).load(std::memory_order_acquire) == tail) break;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -116,35 +148,7 @@ int main(int argc, char** argv) {
   if (::write(go[1], "g", 1) != 1) return 1;
   ::close(go[1]);
 
-  std::uint64_t tail = 0;
-  bool hung_up = false;
-  int status = 0;
-  for (long polls = 0; polls < kPollsMax; polls++) {
-    struct pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, -1) < 0 && errno != EINTR) return 1;
-    hung_up = (p.revents & POLLHUP) != 0;
-    const std::uint64_t head = std::atomic_ref<__u64>(control->data_head).load(std::memory_order_acquire);
-    if (head != tail) {
-      const std::uint64_t from = tail & (size - 1);
-      const std::uint64_t to = head & (size - 1);
-      if (bug == Bug::early_tail) {
-        std::atomic_ref<__u64>(control->data_tail).store(head, std::memory_order_release);
-      }
-      bool ok = true;
-      if (from < to || head - tail == 0) {
-        ok = write_all(out, data + from, to - from, bug);
-      } else {
-        ok = write_all(out, data + from, size - from, bug) && write_all(out, data, to, bug);
-      }
-      if (!ok) {
-        status = 1;
-        break;
-      }
-      tail = head;
-      std::atomic_ref<__u64>(control->data_tail).store(tail, std::memory_order_release);
-    }
-    if (hung_up && std::atomic_ref<__u64>(control->data_head).load(std::memory_order_acquire) == tail) break;
-  }
+  int status = copy_until_hangup(fd, control, data, size, out, bug);
   ::munmap(base, len);
   ::close(fd);
   if (::close(out) != 0) status = 1;
