@@ -221,18 +221,13 @@ struct CpuChecker {
   // the heads are offsets inside the area).
   bool check_aux_chunk(const AuxLog& a, const AuxChunk& chunk, std::uint64_t position, std::uint64_t& real) {
     real = std::min<std::uint64_t>(chunk.data.size(), a.head > position ? a.head - position : 0);
-    std::uint64_t word_index = UINT64_MAX, word = 0;
-    for (std::uint64_t i = 0; i < chunk.data.size(); i++) {
-      const std::uint64_t p = position + i;
-      if (i < real && (p >> 3) != word_index) {
-        word_index = p >> 3;
-        word = aux_word(log.seed, static_cast<std::uint32_t>(cpu), word_index);
-      }
-      const std::byte want = i < real ? static_cast<std::byte>(word >> (8 * (p & 7))) : std::byte{0};
-      if (chunk.data[i] != want) {
-        violate(kAuxDelivery, "AUX byte at position " + std::to_string(p) + " differs from what the PMU wrote");
-        return false;
-      }
+    std::size_t bad = aux_mismatch(log.seed, static_cast<std::uint32_t>(cpu), position, chunk.data.data(), real);
+    if (bad == real) {  // past what the PMU wrote: padding, zeros
+      while (bad < chunk.data.size() && chunk.data[bad] == std::byte{0}) bad++;
+    }
+    if (bad < chunk.data.size()) {
+      violate(kAuxDelivery, "AUX byte at position " + std::to_string(position + bad) + " differs from what the PMU wrote");
+      return false;
     }
     if (real < chunk.data.size() && real % 8 == 0 && chunk.data.size() - real >= 8) {
       violate(kAuxDelivery, "an AUXTRACE record reaches past the AUX data written");

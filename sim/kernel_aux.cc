@@ -217,14 +217,14 @@ void Kernel::aux_produce(std::size_t cpu) {
     } else {
       const std::uint64_t at = a.head + a.pending;
       const auto cpu32 = static_cast<std::uint32_t>(cpu);
-      std::uint64_t word_index = UINT64_MAX, word = 0;
-      for (std::uint64_t i = 0; i < n; i++) {
-        const std::uint64_t p = at + i;
-        if ((p >> 3) != word_index) {
-          word_index = p >> 3;
-          word = model::aux_word(config_.payload_seed, cpu32, word_index);
-        }
-        a.data[p & (c.size_bytes - 1)] = static_cast<std::byte>(word >> (8 * (p & 7)));
+      // In pieces up to the area's end (in overwrite mode a burst may wrap
+      // more than once: n / size + 2 pieces at most).
+      for (std::uint64_t done = 0, pieces = 0; done < n; pieces++) {
+        VERIFY(pieces <= n / c.size_bytes + 1);
+        const std::uint64_t index = (at + done) & (c.size_bytes - 1);
+        const std::uint64_t piece = std::min<std::uint64_t>(n - done, c.size_bytes - index);
+        model::aux_fill(config_.payload_seed, cpu32, at + done, a.data.data() + index, piece);
+        done += piece;
       }
     }
     a.handle_open = true;
