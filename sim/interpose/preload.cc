@@ -134,9 +134,9 @@ class Shim {
     outputs_.erase(fd);
     exit_fds_.erase(fd);
   }
-  void workload_killed(int pid) {
-    if (pid == kernel_->workload_pid()) kernel_->kill_workload();
-  }
+  // The target kills its workload (perf: kill(workload, SIGTERM) at its
+  // end when no SIGCHLD came). The simulated tasks exit at the next step.
+  void workload_killed(int pid);
   std::uint64_t now_ns() const { return kernel_->now_ns(); }
   bool sigaction(int sig, const struct sigaction* act, struct sigaction* old, int& result);
 
@@ -151,6 +151,10 @@ class Shim {
   void deliver_due_signals(bool& interrupted);
   void deliver(int sig, int pid, int status);
   void liveness();
+  // Waits (at most kRealExitWaitS, else the run is refused) for the real
+  // workload `pid` to exit, without reaping it: `info` is its end.
+  // `after`: what it was to exit after, for the refusal.
+  void wait_real_exit(int pid, siginfo_t& info, const char* after);
   void write_log();
   int event_of(int fd) const { return events_.at(fd); }
 
@@ -435,24 +439,45 @@ void Shim::deliver_due_signals(bool& interrupted) {
     sigchld_done_ = true;
     const int pid = kernel_->workload_pid();
     siginfo_t info{};
-    // The real workload must have exited too (the target waits for it):
-    // at most kRealExitWaitS seconds, else the run is refused.
-    for (int tries = 0; pid > 0; tries++) {
-      info = siginfo_t{};
-      const int r = ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
-      if (r != 0 || info.si_pid == pid) break;
-      if (tries >= kRealExitWaitS * 100) {
-        refuse("the real workload (pid " + std::to_string(pid) + ") did not exit within " +
-               std::to_string(kRealExitWaitS) + " s of the simulated one's end");
-      }
-      ::usleep(10'000);
-    }
+    // The real workload must have exited too (the target waits for it).
+    if (pid > 0) wait_real_exit(pid, info, "the simulated one's end");
     if (pid > 0 && info.si_pid == pid) {
       log_.sigchld = true;
       deliver(SIGCHLD, pid, info.si_status);
       interrupted = true;
     }
   }
+}
+
+void Shim::wait_real_exit(int pid, siginfo_t& info, const char* after) {
+  for (int tries = 0;; tries++) {
+    info = siginfo_t{};
+    const int r = ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
+    if (r != 0 || info.si_pid == pid) return;
+    if (tries >= kRealExitWaitS * 100) {
+      refuse("the real workload (pid " + std::to_string(pid) + ") did not exit within " +
+             std::to_string(kRealExitWaitS) + " s of " + after);
+    }
+    ::usleep(10'000);
+  }
+}
+
+// The real process is let run to its own exit before the kill is passed
+// on (it is a zombie then: the kill changes nothing), so what the target
+// reaps does not depend on real time. Otherwise perf 6.1 ended by SIGTERM
+// or by SIGINT at random after a drawn SIGINT: its kill(workload, SIGTERM)
+// found the real workload alive or not, and when the wait() that follows
+// says WIFSIGNALED, perf sets signr = WTERMSIG (SIGTERM) and
+// record__sig_exit() re-raises that instead of the SIGINT. Before the
+// simulated workload started, the real one is not released yet (perf's
+// cork pipe): it dies of the kill, as it always would.
+void Shim::workload_killed(int pid) {
+  if (pid <= 0 || pid != kernel_->workload_pid()) return;
+  if (kernel_->started()) {
+    siginfo_t info{};
+    wait_real_exit(pid, info, "the target's kill of it");
+  }
+  kernel_->kill_workload();
 }
 
 void Shim::deliver(int sig, int pid, int status) {
