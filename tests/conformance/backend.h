@@ -4,6 +4,7 @@
 // backend only does the calls. Calls that can fail return 0 or an errno.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -13,13 +14,62 @@
 
 namespace ringsim::conformance {
 
+// The machine's values of the control page (arch_perf_update_userpage:
+// x86 sets cap_user_time and cap_user_time_zero only with a stable native
+// sched_clock, pmc_width from the PMU's counter width, cap_user_rdpmc only
+// for a hardware event that allows it): what this machine's kernel put in
+// the control page of a software event, read once by suite_files() (zero
+// where perf_event_open cannot be used). The simulated side reports them as
+// they are; docs/conformance.md says so.
+struct MachinePage {
+  std::uint64_t capabilities = 0;  // the machine's bits: cap_user_rdpmc, cap_user_time, _zero, _short
+  std::uint16_t pmc_width = 0;
+};
+
 // What both backends are given: the file whose executable mapping makes
 // an MMAP2 record (its path decides the record's size).
 struct SuiteFiles {
   std::string exec_file;
   // Whether mapping its first page gives the kernel a build-id
-  // (build_id_parse: a GNU build-id note inside that page).
+  // (build_id_parse: a GNU build-id note inside that page), and which.
   bool exec_has_build_id = false;
+  std::array<std::uint8_t, 20> exec_build_id{};
+  std::uint8_t exec_build_id_size = 0;
+  // What an MMAP2 of it says without build-id: its inode's device
+  // (MAJOR/MINOR of i_sb->s_dev), number and generation (i_generation;
+  // FS_IOC_GETVERSION, 0 where the file system has none).
+  std::uint32_t exec_major = 0, exec_minor = 0;
+  std::uint64_t exec_ino = 0, exec_generation = 0;
+  MachinePage machine;
+};
+
+// What read() gives: the bytes it returned and its u64s in read_format's
+// order (value, time_enabled, time_running, id, lost; the ones asked for).
+struct ReadValues {
+  std::uint32_t bytes = 0;
+  std::array<std::uint64_t, 5> words{};
+};
+
+// The control page's fields the log shows (never lock, offset, time_*:
+// they change at the kernel's updates of the page, whose number and times
+// depend on scheduling).
+struct ControlPage {
+  std::uint32_t version = 0, compat_version = 0, index = 0;
+  std::uint64_t capabilities = 0;
+  std::uint16_t pmc_width = 0;
+  std::uint32_t size = 0;
+  std::uint64_t data_offset = 0, data_size = 0, data_tail = 0;
+  std::uint64_t aux_head = 0, aux_tail = 0, aux_offset = 0, aux_size = 0;
+};
+
+// A pid or tid as the log shows it: whose it is, never its number.
+enum Who : std::uint8_t {
+  kWhoZero = 0,     // 0
+  kWhoThis = 1,     // this thread (the runner: its process's main thread, so also its pid)
+  kWhoChild = 2,    // + n - 1: the n-th child of spawn_child (up to 8)
+  kWhoForked = 16,  // + k - 1: the child of the k-th fork action (up to 238)
+  kWhoOther = 254,  // none of the scenario's tasks
+  kWhoAbsent = 255, // the record has no such field
 };
 
 class Backend {
@@ -29,6 +79,7 @@ class Backend {
   // A scenario starts (nothing open) and ends (everything closed, the
   // child reaped).
   virtual void begin(const Scenario& scenario) = 0;
+  virtual const SuiteFiles& files() const = 0;
   virtual void end() = 0;
 
   virtual int open(std::size_t event) = 0;
@@ -51,10 +102,15 @@ class Backend {
   virtual std::uint64_t head(std::size_t owner) = 0;
   virtual std::span<const std::byte> data(std::size_t owner) = 0;
   virtual void store_tail(std::size_t owner, std::uint64_t tail) = 0;
-  virtual std::uint64_t lost_samples(std::size_t event) = 0;
-  // The control page's data_offset and data_size.
-  virtual std::uint64_t data_offset(std::size_t owner) = 0;
-  virtual std::uint64_t data_size(std::size_t owner) = 0;
+  // read() of the event with its read_format.
+  virtual ReadValues read_values(std::size_t event) = 0;
+  // The control page of the event's own mapping.
+  virtual ControlPage control_page(std::size_t owner) = 0;
+  // A pid or tid the records carry, as whose it is.
+  virtual Who who(std::uint32_t pid) = 0;
+  // Whether an MMAP2's address is one the scenario's executable mappings
+  // (Action::mmap_exec) were given.
+  virtual bool scenario_mapping(std::uint64_t address) = 0;
 };
 
 }  // namespace ringsim::conformance

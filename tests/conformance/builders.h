@@ -141,7 +141,7 @@ inline Step consume(std::size_t e, std::uint32_t bytes = 0) {
   s.count = bytes;
   return s;
 }
-inline Step lost(std::size_t e) { return op(Op::lost_samples, e); }
+inline Step read_values(std::size_t e) { return op(Op::read_values, e); }
 inline Step control_page(std::size_t e) { return op(Op::control_page, e); }
 
 using Steps = std::vector<Step>;

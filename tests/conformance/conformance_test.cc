@@ -234,6 +234,7 @@ class PauseIgnored final : public Backend {
  public:
   explicit PauseIgnored(Backend& inner) : in_(inner) {}
   void begin(const Scenario& s) override { in_.begin(s); }
+  const SuiteFiles& files() const override { return in_.files(); }
   void end() override { in_.end(); }
   int open(std::size_t e) override { return in_.open(e); }
   std::uint64_t id(std::size_t e) override { return in_.id(e); }
@@ -253,9 +254,10 @@ class PauseIgnored final : public Backend {
   std::uint64_t head(std::size_t o) override { return in_.head(o); }
   std::span<const std::byte> data(std::size_t o) override { return in_.data(o); }
   void store_tail(std::size_t o, std::uint64_t tail) override { in_.store_tail(o, tail); }
-  std::uint64_t lost_samples(std::size_t e) override { return in_.lost_samples(e); }
-  std::uint64_t data_offset(std::size_t o) override { return in_.data_offset(o); }
-  std::uint64_t data_size(std::size_t o) override { return in_.data_size(o); }
+  ReadValues read_values(std::size_t e) override { return in_.read_values(e); }
+  ControlPage control_page(std::size_t o) override { return in_.control_page(o); }
+  Who who(std::uint32_t pid) override { return in_.who(pid); }
+  bool scenario_mapping(std::uint64_t address) override { return in_.scenario_mapping(address); }
 
  private:
   Backend& in_;
@@ -289,7 +291,7 @@ TEST(Generated, TheSourceIsTheBuildersCalls) {
               watermark(100, with_id_all(tp(Source::dummy, PERF_SAMPLE_TID | PERF_SAMPLE_TIME)))};
   s.steps = {spawn_child(), open(0), map_read_only(0, 4), open(1), set_output(1, 0), enable(0),
              by_child(getuid(3)), watch(comm("a", 2), 0, 100), act(Action::fault), read_checking_time(0),
-             consume(0), poll(0, 1), lost(1), control_page(0), child_exit_polling(0)};
+             consume(0), poll(0, 1), read_values(1), control_page(0), child_exit_polling(0)};
   s.poll_after_each_step = false;
   EXPECT_EQ(scenario_source(s),
             "  out.push_back({.name = \"n\",\n"
@@ -302,7 +304,7 @@ TEST(Generated, TheSourceIsTheBuildersCalls) {
             "                 .steps = {spawn_child(), open(A), map_read_only(A, 4), open(B), set_output(B, A), "
             "enable(A),\n"
             "                           by_child(getuid(3)), watch(comm(\"a\", 2), A, 100), act(Action::fault),\n"
-            "                           read_checking_time(A), consume(A), poll(A, B), lost(B), control_page(A),\n"
+            "                           read_checking_time(A), consume(A), poll(A, B), read_values(B), control_page(A),\n"
             "                           child_exit_polling(A)},\n"
             "                 .poll_after_each_step = false});\n");
 }

@@ -457,7 +457,7 @@ void Legaliser::reader_step(const Intent& in) {
       if ((e = pick(where(own_data), in.a))) emit(control_page(*e));
       return;
     case k_lost:
-      if ((e = pick(where(any_open), in.a))) emit(lost(*e));
+      if ((e = pick(where(any_open), in.a))) emit(read_values(*e));
       return;
     case k_poll:
       if (!(e = pick(where(any_open), in.a))) return;
@@ -686,7 +686,7 @@ std::string step_source(const Step& s) {
     case Op::poll: return "poll(" + e + (s.other == kNoEvent ? "" : ", " + event_name(s.other)) + ")";
     case Op::read: return (s.time_order ? "read_checking_time(" : "read(") + e + more(s.from, 0) + ")";
     case Op::consume: return "consume(" + e + more(s.count, 0) + ")";
-    case Op::lost_samples: return "lost(" + e + ")";
+    case Op::read_values: return "read_values(" + e + ")";
     case Op::control_page: return "control_page(" + e + ")";
   }
   return "?";

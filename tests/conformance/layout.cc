@@ -2,6 +2,7 @@
 
 #include <linux/perf_event.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/verify.h"
@@ -23,17 +24,115 @@ std::uint32_t align8(std::uint32_t n) { return (n + 7) & ~7u; }
 bool tracepoint(Source s) { return s == Source::getpid || s == Source::getppid || s == Source::getuid; }
 
 void put64(std::byte* at, std::uint64_t value) { std::memcpy(at, &value, 8); }
+void put32(std::byte* at, std::uint32_t value) { std::memcpy(at, &value, 4); }
 
 // The sample_id trailer (perf_event__output_id_sample's order) at `at`.
-void put_trailer(std::byte* at, const EventSpec& spec, std::uint64_t id, std::uint64_t time_ns) {
+void put_trailer(std::byte* at, const EventSpec& spec, std::uint64_t id, std::uint64_t time_ns, const RecordBody& b) {
   if (!spec.sample_id_all) return;
   const std::uint64_t t = spec.sample_type;
-  if (t & PERF_SAMPLE_TID) at += 8;
+  if (t & PERF_SAMPLE_TID) put32(at, b.id_pid), put32(at + 4, b.id_tid), at += 8;
   if (t & PERF_SAMPLE_TIME) put64(at, time_ns), at += 8;
   if (t & PERF_SAMPLE_ID) put64(at, id), at += 8;
   if (t & PERF_SAMPLE_STREAM_ID) put64(at, id), at += 8;
-  if (t & PERF_SAMPLE_CPU) at += 8;
+  if (t & PERF_SAMPLE_CPU) put32(at, b.cpu), at += 8;
   if (t & PERF_SAMPLE_IDENTIFIER) put64(at, id);
+}
+
+// Offsets in the side-band bodies (perf_event_comm_output,
+// perf_event_task_output, perf_event_mmap_output with attr.mmap2).
+constexpr std::uint32_t kCommName = 16;
+constexpr std::uint32_t kTaskTime = 24;
+constexpr std::uint32_t kMmapAddr = 16, kMmapDevice = 40, kMmapProt = 64, kMmapName = 72;
+
+// The body of a side-band record after its header.
+void put_sideband(std::byte* out, std::uint32_t type, const RecordBody& b) {
+  const std::size_t name = strnlen(b.name.data(), b.name.size());
+  switch (type) {
+    case PERF_RECORD_COMM:
+      put32(out + 8, b.pids[0]), put32(out + 12, b.pids[1]);
+      std::memcpy(out + kCommName, b.name.data(), name);
+      return;
+    case PERF_RECORD_FORK:
+    case PERF_RECORD_EXIT:  // pid, ppid, tid, ptid, time
+      put32(out + 8, b.pids[0]), put32(out + 12, b.pids[2]), put32(out + 16, b.pids[1]), put32(out + 20, b.pids[3]);
+      put64(out + kTaskTime, b.time);
+      return;
+    case PERF_RECORD_MMAP2:
+      put32(out + 8, b.pids[0]), put32(out + 12, b.pids[1]);
+      put64(out + kMmapAddr, b.addr), put64(out + kMmapAddr + 8, b.len), put64(out + kMmapAddr + 16, b.pgoff);
+      if (b.use_build_id) {
+        std::memcpy(out + kMmapDevice, &b.build_id_size, 1);
+        std::memcpy(out + kMmapDevice + 4, b.build_id.data(), b.build_id.size());
+      } else {
+        put32(out + kMmapDevice, b.maj), put32(out + kMmapDevice + 4, b.min);
+        put64(out + kMmapDevice + 8, b.ino), put64(out + kMmapDevice + 16, b.generation);
+      }
+      put32(out + kMmapProt, b.prot), put32(out + kMmapProt + 4, b.flags);
+      std::memcpy(out + kMmapName, b.name.data(), name);
+      return;
+    default:
+      return;
+  }
+}
+
+// Reads from a ring's data with wrap-around.
+class RingBytes {
+ public:
+  RingBytes(std::span<const std::byte> data, std::uint64_t pos) : data_(data), pos_(pos) {}
+  void copy(std::uint64_t offset, void* out, std::size_t n) const {
+    const std::uint64_t mask = data_.size() - 1;
+    auto* o = static_cast<std::byte*>(out);
+    for (std::size_t i = 0; i < n; i++) o[i] = data_[(pos_ + offset + i) & mask];
+  }
+  std::uint32_t u32(std::uint64_t offset) const {
+    std::uint32_t v;
+    copy(offset, &v, 4);
+    return v;
+  }
+  std::uint64_t u64(std::uint64_t offset) const {
+    std::uint64_t v;
+    copy(offset, &v, 8);
+    return v;
+  }
+  // A NUL-terminated string of at most `room` bytes at `offset`.
+  void string(std::uint64_t offset, std::uint64_t room, std::array<char, 256>& out) const {
+    out.fill(0);
+    const std::uint64_t n = std::min<std::uint64_t>(room, out.size() - 1);
+    copy(offset, out.data(), n);
+  }
+
+ private:
+  std::span<const std::byte> data_;
+  std::uint64_t pos_;
+};
+
+void read_sideband(const RingBytes& r, std::uint32_t type, std::uint16_t misc, std::uint16_t size, RecordBody& b) {
+  switch (type) {
+    case PERF_RECORD_COMM:
+      b.npids = 2, b.pids[0] = r.u32(8), b.pids[1] = r.u32(12);
+      r.string(kCommName, size - kCommName, b.name);
+      return;
+    case PERF_RECORD_FORK:
+    case PERF_RECORD_EXIT:
+      b.npids = 4, b.pids[0] = r.u32(8), b.pids[2] = r.u32(12), b.pids[1] = r.u32(16), b.pids[3] = r.u32(20);
+      b.time = r.u64(kTaskTime);
+      return;
+    case PERF_RECORD_MMAP2:
+      b.npids = 2, b.pids[0] = r.u32(8), b.pids[1] = r.u32(12);
+      b.addr = r.u64(kMmapAddr), b.len = r.u64(kMmapAddr + 8), b.pgoff = r.u64(kMmapAddr + 16);
+      if (misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+        r.copy(kMmapDevice, &b.build_id_size, 1);
+        r.copy(kMmapDevice + 4, b.build_id.data(), b.build_id.size());
+      } else {
+        b.maj = r.u32(kMmapDevice), b.min = r.u32(kMmapDevice + 4);
+        b.ino = r.u64(kMmapDevice + 8), b.generation = r.u64(kMmapDevice + 16);
+      }
+      b.prot = r.u32(kMmapProt), b.flags = r.u32(kMmapProt + 4);
+      r.string(kMmapName, size > kMmapName ? size - kMmapName : 0, b.name);
+      return;
+    default:
+      return;
+  }
 }
 
 }  // namespace
@@ -107,7 +206,7 @@ std::optional<std::uint32_t> time_offset(std::uint32_t type, std::uint32_t size,
 }
 
 void build_record(std::span<std::byte> out, std::uint32_t type, std::uint16_t misc, const EventSpec& spec,
-                  std::uint64_t id, std::uint64_t time_ns) {
+                  std::uint64_t id, std::uint64_t time_ns, const RecordBody& body) {
   VERIFY(out.size() >= 8);
   VERIFY(out.size() % 8 == 0);
   std::memset(out.data(), 0, out.size());
@@ -117,7 +216,8 @@ void build_record(std::span<std::byte> out, std::uint32_t type, std::uint16_t mi
   header.size = static_cast<std::uint16_t>(out.size());
   std::memcpy(out.data(), &header, sizeof header);
   if (type != PERF_RECORD_SAMPLE) {
-    put_trailer(out.data() + out.size() - id_header_bytes(spec), spec, id, time_ns);
+    put_sideband(out.data(), type, body);
+    put_trailer(out.data() + out.size() - id_header_bytes(spec), spec, id, time_ns, body);
     return;
   }
   std::byte* at = out.data() + 8;
@@ -125,7 +225,9 @@ void build_record(std::span<std::byte> out, std::uint32_t type, std::uint16_t mi
   for (std::uint64_t bit : kSampleWords) {
     if (!(t & bit)) continue;
     if (bit == PERF_SAMPLE_IDENTIFIER || bit == PERF_SAMPLE_ID || bit == PERF_SAMPLE_STREAM_ID) put64(at, id);
+    if (bit == PERF_SAMPLE_TID) put32(at, body.id_pid), put32(at + 4, body.id_tid);
     if (bit == PERF_SAMPLE_TIME) put64(at, time_ns);
+    if (bit == PERF_SAMPLE_CPU) put32(at, body.cpu);
     if (bit == PERF_SAMPLE_PERIOD) put64(at, 1);
     at += 8;
   }
@@ -135,6 +237,36 @@ void build_record(std::span<std::byte> out, std::uint32_t type, std::uint16_t mi
     at += align8(4 + raw);
   }
   if (t & PERF_SAMPLE_STACK_USER) put64(at, spec.stack_user);
+}
+
+RecordBody read_body(std::span<const std::byte> data, std::uint64_t pos, std::uint32_t type, std::uint16_t misc,
+                     std::uint16_t size, const EventSpec* spec) {
+  const RingBytes r(data, pos);
+  RecordBody b;
+  read_sideband(r, type, misc, size, b);
+  if (spec == nullptr) return b;
+  const std::uint64_t t = spec->sample_type;
+  // A sample's fields in perf_output_sample's order, the trailer's in
+  // perf_event__output_id_sample's.
+  static constexpr std::uint64_t kSampleOrder[] = {PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_IP,   PERF_SAMPLE_TID,
+                                                   PERF_SAMPLE_TIME,       PERF_SAMPLE_ADDR, PERF_SAMPLE_ID,
+                                                   PERF_SAMPLE_STREAM_ID,  PERF_SAMPLE_CPU};
+  static constexpr std::uint64_t kTrailerOrder[] = {PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_ID,
+                                                    PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU};
+  std::uint64_t at = 8;
+  std::span<const std::uint64_t> order = kSampleOrder;
+  if (type != PERF_RECORD_SAMPLE) {
+    if (!spec->sample_id_all) return b;
+    at = size - id_header_bytes(*spec);
+    order = kTrailerOrder;
+  }
+  for (std::uint64_t bit : order) {
+    if (!(t & bit)) continue;
+    if (bit == PERF_SAMPLE_TID) b.has_tid = true, b.id_pid = r.u32(at), b.id_tid = r.u32(at + 4);
+    if (bit == PERF_SAMPLE_CPU) b.has_cpu = true, b.cpu = r.u32(at);
+    at += 8;
+  }
+  return b;
 }
 
 }  // namespace ringsim::conformance

@@ -4,6 +4,7 @@
 // outputs), as the simulated side builds them and the reader decodes them.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -39,9 +40,45 @@ std::uint32_t sideband_bytes(std::uint32_t type, const EventSpec& spec, std::str
 bool has_identifier(const EventSpec& spec);  // PERF_SAMPLE_IDENTIFIER: the id first in samples, last in trailers
 std::optional<std::uint32_t> time_offset(std::uint32_t type, std::uint32_t size, const EventSpec& spec);
 
-// A record of `type` as the kernel lays it out for this event (the fields
-// the suite observes: header, ids, times; the rest zero).
+// The fields of a record after its header that the log shows, raw (the
+// runner normalises them): side-band bodies (perf_event_comm_output,
+// perf_event_task_output, perf_event_mmap_output), a sample's TID and CPU,
+// the sample_id trailer's TID and CPU (perf_event__output_id_sample).
+struct RecordBody {
+  // COMM, MMAP2: pid, tid; FORK, EXIT: pid, ppid, tid, ptid.
+  std::array<std::uint32_t, 4> pids{};
+  std::uint32_t npids = 0;
+  std::uint64_t time = 0;  // FORK, EXIT
+  // MMAP2: maj, min, ino, ino_generation, or with the build-id misc bit
+  // build_id_size and the build-id (the same 24 bytes).
+  std::uint64_t addr = 0, len = 0, pgoff = 0;
+  std::uint32_t maj = 0, min = 0;
+  std::uint64_t ino = 0, generation = 0;
+  std::uint8_t build_id_size = 0;
+  std::array<std::uint8_t, 20> build_id{};
+  // Building: the build-id body (perf_event_mmap_output's use_build_id: the
+  // event asked and the file has one), whatever misc says (fidelity row 20).
+  bool use_build_id = false;
+  std::uint32_t prot = 0, flags = 0;
+  // COMM: the name; MMAP2: the file name (NUL-terminated, cut at 255 bytes).
+  std::array<char, 256> name{};
+  // The sample's PERF_SAMPLE_TID and CPU, or the trailer's.
+  bool has_tid = false;
+  std::uint32_t id_pid = 0, id_tid = 0;
+  bool has_cpu = false;
+  std::uint32_t cpu = 0;
+};
+
+// A record of `type` as the kernel lays it out for this event: header, the
+// body's fields, ids, TID, CPU, times; the rest zero. `body.name` is the
+// COMM's or MMAP2's string.
 void build_record(std::span<std::byte> out, std::uint32_t type, std::uint16_t misc, const EventSpec& spec,
-                  std::uint64_t id, std::uint64_t time_ns);
+                  std::uint64_t id, std::uint64_t time_ns, const RecordBody& body);
+
+// The fields of the record at `pos` of a ring's `data` (a power of two,
+// read with wrap-around): its body by type and misc, and, when `spec` (its
+// writer's) is known, the sample's or trailer's TID and CPU.
+RecordBody read_body(std::span<const std::byte> data, std::uint64_t pos, std::uint32_t type, std::uint16_t misc,
+                     std::uint16_t size, const EventSpec* spec);
 
 }  // namespace ringsim::conformance

@@ -13,7 +13,7 @@
 namespace ringsim::conformance {
 namespace {
 
-constexpr std::size_t kLogCapacity = 1 << 16;
+constexpr std::size_t kLogCapacity = 1 << 17;
 
 const char* record_name(std::uint32_t type) {
   switch (type) {
@@ -69,6 +69,83 @@ std::string record(const Observation& o) {
   return s;
 }
 
+std::string who(std::uint8_t w) {
+  if (w == kWhoZero) return "0";
+  if (w == kWhoThis) return "this thread";
+  if (w >= kWhoChild && w < kWhoForked) return "child " + std::to_string(w - kWhoChild + 1);
+  if (w >= kWhoForked && w < kWhoOther) return "forked " + std::to_string(w - kWhoForked + 1);
+  return "other";
+}
+
+std::string hex(std::uint64_t v) {
+  char s[24];
+  std::snprintf(s, sizeof s, "0x%llx", static_cast<unsigned long long>(v));
+  return s;
+}
+
+// An MMAP2's body after pid and tid.
+std::string mmap2_body(const Observation& o) {
+  std::string s = std::string(" addr=") + (o.addr ? "the scenario's mapping" : "another") +
+                  " len=" + std::to_string(o.len) + " pgoff=" + std::to_string(o.pgoff);
+  if (o.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+    s += " build_id_size=" + std::to_string(o.build_id_size) +
+         ((o.file & kFileBuildId) ? " build-id=the file's" : " build-id=not the file's");
+  } else {
+    const auto mark = [&o](std::uint8_t bit, const char* name) {
+      return std::string(" ") + name + ((o.file & bit) ? "=the file's" : "=not the file's");
+    };
+    s += mark(kFileMajor, "maj") + mark(kFileMinor, "min") + mark(kFileIno, "ino") +
+         mark(kFileGeneration, "ino_generation");
+  }
+  s += " prot=" + hex(o.prot) + " flags=" + hex(o.flags);
+  const std::string name(o.text.data(), strnlen(o.text.data(), o.text.size()));
+  return s + " filename=" + (name == "=" ? std::string("the suite's executable") : "...\"" + name + "\"");
+}
+
+std::string body(const Observation& o) {
+  static const char* const kNames[] = {"pid", "tid", "ppid", "ptid"};
+  std::string s;
+  for (std::size_t i = 0; i < 4; i++) {
+    if (o.who[i] != kWhoAbsent) s += std::string(" ") + kNames[i] + "=" + who(o.who[i]);
+  }
+  if (o.type == PERF_RECORD_COMM) {
+    s += " comm=\"" + std::string(o.text.data(), strnlen(o.text.data(), o.text.size())) + "\"";
+  }
+  if (o.type == PERF_RECORD_MMAP2) s += mmap2_body(o);
+  const bool id_fields = o.who[4] != kWhoAbsent || o.cpu != kNoCpu;
+  if (id_fields && o.type != PERF_RECORD_SAMPLE) s += " | sample_id";
+  if (o.who[4] != kWhoAbsent) s += " pid=" + who(o.who[4]) + " tid=" + who(o.who[5]);
+  if (o.cpu != kNoCpu) s += " cpu=" + std::to_string(o.cpu);
+  return s.empty() ? s : s.substr(1);
+}
+
+std::string times(std::uint64_t t) {
+  std::string s;
+  if (t & kTimeEnabledAsked) s += (t & kTimeEnabled) ? " enabled>0" : " enabled=0";
+  if (t & kTimeRunningAsked) s += (t & kTimeRunning) ? " running>0" : " running=0";
+  if ((t & kTimeEnabledAsked) && (t & kTimeRunningAsked)) s += (t & kTimesEqual) ? " equal" : " not equal";
+  return s.substr(1);
+}
+
+const char* page_field_name(std::uint32_t f) {
+  static const char* const kNames[kPageFields] = {"version",  "compat_version", "capabilities", "pmc_width",
+                                                  "index",    "size",           "data_tail",    "aux_head",
+                                                  "aux_tail", "aux_offset",     "aux_size"};
+  return f < kPageFields ? kNames[f] : "?";
+}
+
+// The capabilities word: its bits by name (the machine's marked).
+std::string capabilities(std::uint64_t c) {
+  static const char* const kBits[] = {"cap_bit0", "cap_bit0_is_deprecated", "cap_user_rdpmc (machine)",
+                                      "cap_user_time (machine)", "cap_user_time_zero (machine)",
+                                      "cap_user_time_short (machine)"};
+  std::string s = hex(c);
+  for (std::size_t b = 0; b < std::size(kBits); b++) {
+    if (c & (1ull << b)) s += std::string(" ") + kBits[b];
+  }
+  return s;
+}
+
 }  // namespace
 
 Log::Log() {
@@ -90,6 +167,12 @@ std::string observable(const Observation& o) {
     case Kind::poll: return "poll " + e;
     case Kind::record: return "record " + std::to_string(o.index) + " of " + e + "'s ring";
     case Kind::woke: return "POLLIN " + std::to_string(o.index) + " of " + e;
+    case Kind::body: return "body of record " + std::to_string(o.index) + " of " + e + "'s ring";
+    case Kind::read_bytes: return "read() bytes of " + e;
+    case Kind::count: return "count of " + e;
+    case Kind::times: return "times of " + e;
+    case Kind::read_id: return "read() id of " + e;
+    case Kind::page_field: return std::string(page_field_name(o.index)) + " " + e;
     case Kind::lost_samples: return "lost samples of " + e;
     case Kind::data_offset: return "data_offset " + e;
     case Kind::data_size: return "data_size " + e;
@@ -106,6 +189,14 @@ std::string value(const Observation& o) {
     case Kind::poll: return revents(o.value);
     case Kind::record: return record(o);
     case Kind::woke: return "after action " + std::to_string(o.value) + ", data_head " + signed_position(o.lost);
+    case Kind::body: return body(o);
+    case Kind::times: return times(o.value);
+    case Kind::read_id: return o.writer == kUnknownEvent ? std::string("?") : event_name(o.writer);
+    case Kind::page_field:
+      if (o.index == static_cast<std::uint32_t>(PageField::capabilities)) return capabilities(o.value);
+      return std::to_string(o.value) + (o.index == static_cast<std::uint32_t>(PageField::pmc_width) ? " (machine)" : "");
+    case Kind::read_bytes:
+    case Kind::count:
     case Kind::lost_samples:
     case Kind::data_offset:
     case Kind::data_size: return std::to_string(o.value);

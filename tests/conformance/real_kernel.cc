@@ -124,7 +124,13 @@ RealKernel::~RealKernel() { end(); }
 
 void RealKernel::begin(const Scenario& scenario) {
   VERIFY(scenario.events.size() <= kEventsMax);
+  // Records name this thread by its tid and its process by its pid (an
+  // EXIT's ptid is its parent's pid: perf_event_task_output): the runner is
+  // its process's main thread, so both are "this thread".
+  pid_ = getpid();
+  VERIFY(pid_ == static_cast<pid_t>(syscall(SYS_gettid)));
   scenario_ = &scenario;
+  spawned_ = forks_ = mapped_ = 0;
   VERIFY(prctl(PR_GET_NAME, name_) == 0);
   void* pages = mmap(nullptr, kFreshPages * kPageBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   VERIFY(pages != MAP_FAILED);
@@ -167,7 +173,7 @@ int RealKernel::open(std::size_t event) {
   attr.sample_type = spec.sample_type;
   attr.sample_period = spec.period;
   attr.sample_stack_user = spec.stack_user;
-  attr.read_format = PERF_FORMAT_LOST;
+  attr.read_format = spec.read_format;
   attr.sample_id_all = spec.sample_id_all;
   attr.comm = spec.comm;
   attr.task = spec.task;
@@ -262,6 +268,8 @@ void RealKernel::act(Action action, bool by_child, const std::string& name) {
       const pid_t pid = fork();
       VERIFY(pid >= 0);
       if (pid == 0) _exit(0);
+      VERIFY(forks_ < kForkedMax);
+      forked_[forks_++] = pid;
       int status;
       VERIFY(waitpid(pid, &status, 0) == pid);
       break;
@@ -271,6 +279,8 @@ void RealKernel::act(Action action, bool by_child, const std::string& name) {
       VERIFY(fd >= 0);
       void* p = mmap(nullptr, kPageBytes, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
       VERIFY(p != MAP_FAILED);
+      VERIFY(mapped_ < kMappingsMax);
+      mappings_[mapped_++] = reinterpret_cast<std::uint64_t>(p);
       close(fd);
       munmap(p, kPageBytes);  // makes no record
       break;
@@ -296,6 +306,33 @@ void RealKernel::spawn_child() {
   child_ = pid;
   to_child_ = orders[1];
   from_child_ = acks[0];
+  VERIFY(spawned_ < kChildrenMax);
+  children_[spawned_++] = pid;
+  wait_until_child_sleeps();
+}
+
+// The child's events count time only while it runs (their context is
+// scheduled in): a step ends with the child asleep in read() of its
+// orders, so that what it ran is the scenario's doing, not the scheduler's
+// (the times' zero-ness is an observable).
+void RealKernel::wait_until_child_sleeps() {
+  char path[32];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(child_));
+  constexpr int kTries = 20000;
+  for (int i = 0; i < kTries; i++) {
+    char stat[512] = {};
+    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    VERIFY(fd >= 0);
+    const ssize_t n = ::read(fd, stat, sizeof stat - 1);
+    close(fd);
+    VERIFY(n > 0);
+    const char* paren = std::strrchr(stat, ')');
+    VERIFY(paren != nullptr && paren[1] == ' ');
+    if (paren[2] == 'S') return;
+    const timespec wait{0, 50'000};
+    nanosleep(&wait, nullptr);
+  }
+  VERIFY_MSG(false, "the child did not go back to sleep");
 }
 
 void RealKernel::order_child(char op, std::uint32_t count) {
@@ -306,6 +343,7 @@ void RealKernel::order_child(char op, std::uint32_t count) {
   if (op == 'x' || op == 'w') return;
   char ack;
   VERIFY(read(from_child_, &ack, 1) == 1);
+  wait_until_child_sleeps();
 }
 
 void RealKernel::reap_child() {
@@ -351,18 +389,51 @@ void RealKernel::store_tail(std::size_t owner, std::uint64_t tail) {
   __atomic_store_n(&page->data_tail, tail, __ATOMIC_RELEASE);
 }
 
-std::uint64_t RealKernel::lost_samples(std::size_t event) {
-  std::uint64_t values[2] = {};  // PERF_FORMAT_LOST: value, lost
-  VERIFY(read(events_[event].fd, values, sizeof values) == static_cast<ssize_t>(sizeof values));
-  return values[1];
+ReadValues RealKernel::read_values(std::size_t event) {
+  ReadValues v;
+  const ssize_t n = read(events_[event].fd, v.words.data(), sizeof v.words);
+  VERIFY(n > 0);
+  v.bytes = static_cast<std::uint32_t>(n);
+  return v;
 }
 
-std::uint64_t RealKernel::data_offset(std::size_t owner) {
-  return static_cast<const perf_event_mmap_page*>(events_[owner].mapping)->data_offset;
+ControlPage RealKernel::control_page(std::size_t owner) {
+  const auto* page = static_cast<const perf_event_mmap_page*>(events_[owner].mapping);
+  VERIFY(page != nullptr);
+  ControlPage p;
+  p.version = page->version;
+  p.compat_version = page->compat_version;
+  p.index = page->index;
+  p.capabilities = page->capabilities;
+  p.pmc_width = page->pmc_width;
+  p.size = page->size;
+  p.data_offset = page->data_offset;
+  p.data_size = page->data_size;
+  p.data_tail = __atomic_load_n(&page->data_tail, __ATOMIC_ACQUIRE);
+  p.aux_head = page->aux_head;
+  p.aux_tail = page->aux_tail;
+  p.aux_offset = page->aux_offset;
+  p.aux_size = page->aux_size;
+  return p;
 }
 
-std::uint64_t RealKernel::data_size(std::size_t owner) {
-  return static_cast<const perf_event_mmap_page*>(events_[owner].mapping)->data_size;
+Who RealKernel::who(std::uint32_t pid) {
+  if (pid == 0) return kWhoZero;
+  if (static_cast<pid_t>(pid) == pid_) return kWhoThis;
+  for (std::size_t n = 0; n < spawned_; n++) {
+    if (static_cast<pid_t>(pid) == children_[n]) return static_cast<Who>(kWhoChild + n);
+  }
+  for (std::size_t k = 0; k < forks_; k++) {
+    if (static_cast<pid_t>(pid) == forked_[k]) return static_cast<Who>(kWhoForked + k);
+  }
+  return kWhoOther;
+}
+
+bool RealKernel::scenario_mapping(std::uint64_t address) {
+  for (std::size_t i = 0; i < mapped_; i++) {
+    if (mappings_[i] == address) return true;
+  }
+  return false;
 }
 
 }  // namespace ringsim::conformance

@@ -34,6 +34,7 @@ class RealKernel final : public Backend {
   RealKernel& operator=(const RealKernel&) = delete;
 
   void begin(const Scenario& scenario) override;
+  const SuiteFiles& files() const override { return files_; }
   void end() override;
   int open(std::size_t event) override;
   std::uint64_t id(std::size_t event) override;
@@ -49,9 +50,10 @@ class RealKernel final : public Backend {
   std::uint64_t head(std::size_t owner) override;
   std::span<const std::byte> data(std::size_t owner) override;
   void store_tail(std::size_t owner, std::uint64_t tail) override;
-  std::uint64_t lost_samples(std::size_t event) override;
-  std::uint64_t data_offset(std::size_t owner) override;
-  std::uint64_t data_size(std::size_t owner) override;
+  ReadValues read_values(std::size_t event) override;
+  ControlPage control_page(std::size_t owner) override;
+  Who who(std::uint32_t pid) override;
+  bool scenario_mapping(std::uint64_t address) override;
 
  private:
   static constexpr std::size_t kEventsMax = 8;
@@ -62,7 +64,11 @@ class RealKernel final : public Backend {
     std::size_t mapping_bytes = 0;
     std::uint32_t pages = 0;
   };
+  static constexpr std::size_t kChildrenMax = kWhoForked - kWhoChild;
+  static constexpr std::size_t kForkedMax = kWhoOther - kWhoForked;
+  static constexpr std::size_t kMappingsMax = 256;
   void order_child(char op, std::uint32_t count);
+  void wait_until_child_sleeps();
   void reap_child();
   void touch_fresh_page();
 
@@ -71,6 +77,15 @@ class RealKernel final : public Backend {
   std::array<Event, kEventsMax> events_{};
   std::array<std::uint64_t, 3> tracepoint_ids_{};  // getpid, getppid, getuid
   pid_t child_ = -1;
+  pid_t pid_ = 0;  // getpid() is a system call: a getpid tracepoint would see who() call it
+  // Whose pids the records may carry: the children of spawn_child, those
+  // of fork actions; the addresses of the executable mappings.
+  std::array<pid_t, kChildrenMax> children_{};
+  std::size_t spawned_ = 0;
+  std::array<pid_t, kForkedMax> forked_{};
+  std::size_t forks_ = 0;
+  std::array<std::uint64_t, kMappingsMax> mappings_{};
+  std::size_t mapped_ = 0;
   int to_child_ = -1;
   int from_child_ = -1;
   char* fresh_pages_ = nullptr;

@@ -136,21 +136,75 @@ class Runner {
       case Op::consume:
         consume(e, st.count);
         break;
-      case Op::lost_samples: {
-        Observation o = at(Kind::lost_samples, e);
-        o.value = backend_.lost_samples(e);
-        log_.add(o);
+      case Op::read_values:
+        read_values(e);
         break;
-      }
-      case Op::control_page: {
-        Observation o = at(Kind::data_offset, e);
-        o.value = backend_.data_offset(e);
-        log_.add(o);
-        o = at(Kind::data_size, e);
-        o.value = backend_.data_size(e);
-        log_.add(o);
+      case Op::control_page:
+        control_page(e);
         break;
-      }
+    }
+  }
+
+  std::uint8_t letter(std::uint64_t id) const {
+    for (std::size_t e = 0; e < s_.events.size(); e++) {
+      if (open_[e] && ids_[e] == id) return static_cast<std::uint8_t>(e);
+    }
+    return kUnknownEvent;
+  }
+
+  // read() with the event's read_format (perf_read_one: value, then
+  // time_enabled, time_running, id, lost as asked). The count is exact:
+  // every source counts occurrences the scenario makes (tracepoint hits
+  // of the traced task, its own page faults; a dummy event counts
+  // nothing). The times are shown only as zero or not and equal or not.
+  void read_values(std::size_t e) {
+    const ReadValues v = backend_.read_values(e);
+    const std::uint64_t format = s_.events[e].read_format;
+    Observation o = at(Kind::read_bytes, e);
+    o.value = v.bytes;
+    log_.add(o);
+    std::size_t i = 0;
+    o = at(Kind::count, e);
+    o.value = v.words[i++];
+    log_.add(o);
+    if (format & (PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING)) {
+      o = at(Kind::times, e);
+      const bool both = (format & PERF_FORMAT_TOTAL_TIME_ENABLED) && (format & PERF_FORMAT_TOTAL_TIME_RUNNING);
+      std::uint64_t enabled = 0, running = 0;
+      if (format & PERF_FORMAT_TOTAL_TIME_ENABLED) o.value |= kTimeEnabledAsked, enabled = v.words[i++];
+      if (format & PERF_FORMAT_TOTAL_TIME_RUNNING) o.value |= kTimeRunningAsked, running = v.words[i++];
+      o.value |= (enabled != 0 ? kTimeEnabled : 0) | (running != 0 ? kTimeRunning : 0);
+      o.value |= both && enabled == running ? kTimesEqual : 0;
+      log_.add(o);
+    }
+    if (format & PERF_FORMAT_ID) {
+      o = at(Kind::read_id, e);
+      o.writer = letter(v.words[i++]);
+      log_.add(o);
+    }
+    if (format & PERF_FORMAT_LOST) {
+      o = at(Kind::lost_samples, e);
+      o.value = v.words[i++];
+      log_.add(o);
+    }
+  }
+
+  void control_page(std::size_t e) {
+    const ControlPage p = backend_.control_page(e);
+    const std::uint64_t fields[kPageFields] = {p.version,  p.compat_version, p.capabilities, p.pmc_width,
+                                               p.index,    p.size,           p.data_tail,    p.aux_head,
+                                               p.aux_tail, p.aux_offset,     p.aux_size};
+    Observation o = at(Kind::data_offset, e);
+    o.value = p.data_offset;
+    log_.add(o);
+    o = at(Kind::data_size, e);
+    o.value = p.data_size;
+    log_.add(o);
+    for (std::size_t f = 0; f < kPageFields; f++) {
+      o = at(Kind::page_field, e);
+      o.index = static_cast<std::uint32_t>(f);
+      o.value = fields[f];
+      log_.add(o);
     }
   }
 
@@ -292,15 +346,67 @@ class Runner {
     o.writer = writer(r, data, pos, h);
     if (h.type == PERF_RECORD_LOST) o.lost = u64_at(data, pos + 16);
     log_.add(o);
-    if (o.writer != kUnknownEvent) {
-      const std::optional<std::uint32_t> t = time_offset(h.type, h.size, s_.events[o.writer]);
-      if (t) {
-        const std::uint64_t time = u64_at(data, pos + *t);
-        if (time < last_time_ && first_back_ == 0) first_back_ = o.index;
-        last_time_ = std::max(last_time_, time);
-      }
+    const EventSpec* spec = o.writer != kUnknownEvent ? &s_.events[o.writer] : nullptr;
+    const RecordBody body = read_body(data, pos, h.type, h.misc, h.size, spec);
+    log_body(o, body);
+    // Ring order against time order: the sample's or trailer's time
+    // (perf_event_header__init_id), then a FORK's or EXIT's own, taken
+    // after it (perf_event_task_output).
+    if (spec != nullptr) {
+      const std::optional<std::uint32_t> t = time_offset(h.type, h.size, *spec);
+      if (t) order_time(u64_at(data, pos + *t), o.index);
     }
+    if (h.type == PERF_RECORD_FORK || h.type == PERF_RECORD_EXIT) order_time(body.time, o.index);
     return h.size;
+  }
+
+  void order_time(std::uint64_t time, std::uint32_t record) {
+    if (time < last_time_ && first_back_ == 0) first_back_ = record;
+    last_time_ = std::max(last_time_, time);
+  }
+
+  // The record's body and trailer, normalised (observation.h).
+  void log_body(const Observation& record, const RecordBody& b) {
+    if (b.npids == 0 && !b.has_tid && !b.has_cpu) return;
+    Observation o = record;
+    o.kind = Kind::body;
+    o.value = 0;
+    o.size = 0;
+    o.writer = kUnknownEvent;
+    o.lost = 0;
+    for (std::uint32_t i = 0; i < b.npids; i++) o.who[i] = backend_.who(b.pids[i]);
+    if (b.has_tid) o.who[4] = backend_.who(b.id_pid), o.who[5] = backend_.who(b.id_tid);
+    if (b.has_cpu) o.cpu = b.cpu;
+    const std::size_t name = strnlen(b.name.data(), b.name.size());
+    if (record.type == PERF_RECORD_COMM) std::memcpy(o.text.data(), b.name.data(), std::min(name, o.text.size() - 1));
+    if (record.type == PERF_RECORD_MMAP2) log_mmap2(o, b, name);
+    log_.add(o);
+  }
+
+  // An MMAP2's address as one of the scenario's mappings or not, its file
+  // as the suite's executable (device, inode, generation, build-id) or not.
+  void log_mmap2(Observation& o, const RecordBody& b, std::size_t name) {
+    const SuiteFiles& f = backend_.files();
+    o.addr = backend_.scenario_mapping(b.addr) ? 1 : 0;
+    o.len = b.len;
+    o.pgoff = b.pgoff;
+    o.prot = b.prot;
+    o.flags = b.flags;
+    if (o.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+      o.build_id_size = b.build_id_size;
+      const bool same = b.build_id_size == f.exec_build_id_size && f.exec_has_build_id &&
+                        std::memcmp(b.build_id.data(), f.exec_build_id.data(), b.build_id.size()) == 0;
+      o.file = same ? kFileBuildId : 0;
+    } else {
+      o.file = (b.maj == f.exec_major ? kFileMajor : 0) | (b.min == f.exec_minor ? kFileMinor : 0) |
+               (b.ino == f.exec_ino ? kFileIno : 0) | (b.generation == f.exec_generation ? kFileGeneration : 0);
+    }
+    if (f.exec_file.size() == name && std::memcmp(f.exec_file.data(), b.name.data(), name) == 0) {
+      o.text[0] = '=';
+    } else {
+      const std::size_t n = std::min(name, o.text.size() - 1);
+      std::memcpy(o.text.data(), b.name.data() + name - n, n);
+    }
   }
 
   const Scenario& s_;

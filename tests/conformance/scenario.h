@@ -5,6 +5,8 @@
 // the row of ../shared/fidelity.md each one covers.
 #pragma once
 
+#include <linux/perf_event.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -27,6 +29,9 @@ const char* to_string(Source source);
 // thread's included; a scenario does not read its ring).
 enum class Target : std::uint8_t { self, self_cpu0, child, child_cpu0, system_cpu0 };
 
+inline constexpr std::uint64_t kReadFormatAll = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING |
+                                                PERF_FORMAT_ID | PERF_FORMAT_LOST;
+
 struct EventSpec {
   Source source = Source::getpid;
   Target target = Target::self;
@@ -42,6 +47,9 @@ struct EventSpec {
   std::uint32_t wakeup_events = 0;
   bool watermark = false;  // attr.watermark: wakeup_watermark counts, wakeup_events is ignored
   std::uint32_t wakeup_watermark = 0;
+  // attr.read_format: what read() gives (Op::read_values). No
+  // PERF_FORMAT_GROUP: the vocabulary has no groups.
+  std::uint64_t read_format = kReadFormatAll;
 };
 
 // Something the traced task does.
@@ -72,8 +80,8 @@ enum class Op : std::uint8_t {
   poll,           // poll (timeout 0) of `event`, then `other` if set
   read,           // the records the reader of `event`'s ring can read now
   consume,        // store data_tail: all read (`count` 0) or `count` bytes more
-  lost_samples,   // read() with PERF_FORMAT_LOST: the event's lost count
-  control_page,   // data_offset and data_size of the event's control page
+  read_values,    // read() of the event: what its read_format gives (count, times, id, lost)
+  control_page,   // the control page's fields (data_offset, data_size, version, ...)
 };
 
 inline constexpr std::size_t kNoEvent = 255;

@@ -49,39 +49,39 @@ void add_capacity(std::vector<Scenario>& out) {
   out.push_back({"capacity-8-byte-records", "5",
                  "600 records of 8 bytes: 511 fit (4088, one byte always free); the next carries LOST 89",
                  {tp(Source::getpid, kBare)},
-                 concat({start(A), {getpid(600), lost(A), read(A), consume(A), getpid(), read(A), lost(A)}})});
+                 concat({start(A), {getpid(600), read_values(A), read(A), consume(A), getpid(), read(A), read_values(A)}})});
   out.push_back({"capacity-24-byte-records", "5",
                  "200 records of 24 bytes: 170 fit (4080); the next carries LOST 30",
                  {tp(Source::getpid, kIdTid)},
-                 concat({start(A), {getpid(200), read(A), consume(A), getpid(), read(A), lost(A)}})});
+                 concat({start(A), {getpid(200), read(A), consume(A), getpid(), read(A), read_values(A)}})});
   out.push_back({"last-record-that-fits", "5",
                  "4088 bytes used; freeing 8 lets one 8-byte record in; LOST + record need 32 free bytes, 31 are not enough",
                  {tp(Source::getpid, kBare)},
                  concat({start(A),
                          {getpid(511), consume(A, 8), getpid(), getpid(), consume(A, 24), getpid(), consume(A, 8),
-                          getpid(), read(A, 4088), lost(A)}})});
+                          getpid(), read(A, 4088), read_values(A)}})});
   out.push_back({"record-of-the-data-size", "5",
                  "a 4096-byte record never fits a 4096-byte area, even empty; an 8-byte one then carries LOST 1",
                  {sized(4096), tp(Source::getppid, kId)},
                  concat({{open(A), map(A), open(B), set_output(B, A), enable(A), enable(B)},
-                         {getpid(), lost(A), getppid(), read(A)}})});
+                         {getpid(), read_values(A), getppid(), read(A)}})});
   out.push_back({"lost-must-fit-with-its-record", "5",
                  "after a drop, a 4088-byte record no longer fits an empty area: LOST (24) + 4088 > 4095",
                  {sized(4088), tp(Source::getppid, kId)},
                  concat({{open(A), map(A), open(B), set_output(B, A), enable(A), enable(B)},
                          {getpid(2), read(A), consume(A), getpid(2), getppid(), read(A), consume(A), getpid(),
-                          read(A), lost(A), lost(B)}})});
+                          read(A), read_values(A), read_values(B)}})});
   out.push_back({"larger-than-the-area-writable", "5, 6",
                  "an 8192-byte record into a 4096-byte writable ring: dropped even when empty, LOST with the next",
                  {sized(8192), tp(Source::getppid, kId)},
                  concat({{open(A), map(A), open(B), set_output(B, A), enable(A), enable(B)},
-                         {getpid(), getpid(), getppid(), read(A), lost(A)}})});
+                         {getpid(), getpid(), getppid(), read(A), read_values(A)}})});
   out.push_back({"larger-than-the-area-forward-overwrite", "6",
                  "read-only forward: an 8192-byte record goes in, wrapping onto its own start; head moves by 8192",
-                 {sized(8192)}, concat({start(A, 1, false), {getpid(), getpid(), lost(A)}})});
+                 {sized(8192)}, concat({start(A, 1, false), {getpid(), getpid(), read_values(A)}})});
   out.push_back({"larger-than-the-area-backward-overwrite", "6, 7",
                  "read-only backward: the same, head moving down by 8192",
-                 {backward(sized(8192))}, concat({start(A, 1, false), {getpid(), getpid(), lost(A)}})});
+                 {backward(sized(8192))}, concat({start(A, 1, false), {getpid(), getpid(), read_values(A)}})});
   out.push_back({"record-of-the-data-size-overwrite", "5, 6",
                  "read-only forward: a 4096-byte record fills the area exactly, the next replaces it",
                  {sized(4096)}, concat({start(A, 1, false), {getpid(), read(A), getpid(), read(A, 4096)}})});
@@ -92,25 +92,25 @@ void add_modes(std::vector<Scenario>& out) {
   out.push_back({"forward-overwrite-is-silent", "4",
                  "read-only forward: 200 records of 24 bytes, head 4800, the last 170 readable, no LOST",
                  {tp(Source::getpid, kIdTid)},
-                 concat({start(A, 1, false), {getpid(200), read(A, 720), lost(A)}})});
+                 concat({start(A, 1, false), {getpid(200), read(A, 720), read_values(A)}})});
   out.push_back({"backward-overwrite-walk", "4",
                  "read-only backward: head -4800; a walk up from head reads 170 whole records, no LOST",
                  {backward(tp(Source::getpid, kIdTid))},
-                 concat({start(A, 1, false), {getpid(200), read(A), lost(A)}})});
+                 concat({start(A, 1, false), {getpid(200), read(A), read_values(A)}})});
   out.push_back({"backward-writable-lost-below", "4, 7",
                  "writable backward honours data_tail: drops, then LOST at the lower address and the record above it",
                  {backward(tp(Source::getpid, kIdTid))},
-                 concat({start(A), {getpid(200), read(A), consume(A), getpid(), read(A), lost(A)}})});
+                 concat({start(A), {getpid(200), read(A), consume(A), getpid(), read(A), read_values(A)}})});
   out.push_back({"forward-writable-lost-with-sample-id", "4, 11",
                  "writable forward, sample_id_all: the LOST record carries the writer's 24-byte trailer (48 bytes)",
                  {with_id_all(tp(Source::getpid, kIdTidTime))},
-                 concat({start(A), {getpid(150), read(A), consume(A), getpid(), read(A), lost(A)}})});
+                 concat({start(A), {getpid(150), read(A), consume(A), getpid(), read(A), read_values(A)}})});
 }
 
 // Row 3: PAUSE_OUTPUT in the four modes and through a redirected event.
 void add_pause(std::vector<Scenario>& out) {
   const EventSpec forward = with_id_all(tp(Source::getpid, kIdTidTime));
-  const Steps paused = {getpid(2), pause(A), getpid(5), lost(A), resume(A), getpid(), read(A), lost(A)};
+  const Steps paused = {getpid(2), pause(A), getpid(5), read_values(A), resume(A), getpid(), read(A), read_values(A)};
   out.push_back({"pause-forward-writable", "3, 4",
                  "2 records, PAUSE_OUTPUT, 5 dropped and counted, resume writes nothing, the next carries LOST 5",
                  {forward}, concat({start(A), paused})});
@@ -124,7 +124,7 @@ void add_pause(std::vector<Scenario>& out) {
                  "PAUSE_OUTPUT through B (SET_OUTPUT to A's ring) stops A's writes too; LOST counts both, with B's id",
                  {forward, with_id_all(tp(Source::getppid, kIdTidTime))},
                  {open(A), map(A), open(B), set_output(B, A), enable(A), enable(B), getpid(2), pause(B), getpid(2),
-                  getppid(), resume(B), getppid(), read(A), lost(A), lost(B)}});
+                  getppid(), resume(B), getppid(), read(A), read_values(A), read_values(B)}});
 }
 
 // Rows 11 and 12: LOST ids and counts on a shared ring, loss reports.
@@ -134,25 +134,25 @@ void add_lost(std::vector<Scenario>& out) {
                  {with_id_all(tp(Source::getpid, kIdTidTime)), with_id_all(tp(Source::getppid, kIdTidTimeRaw)),
                   with_id_all(tp(Source::getuid, kIdTidTimeCpu))},
                  {open(A), map(A), open(B), set_output(B, A), open(C), set_output(C, A), enable(A), enable(B),
-                  enable(C), getpid(130), getppid(4), read(A), consume(A), getuid(), read(A), lost(A), lost(B),
-                  lost(C)}});
+                  enable(C), getpid(130), getppid(4), read(A), consume(A), getuid(), read(A), read_values(A), read_values(B),
+                  read_values(C)}});
   EventSpec commed = with_id_all(tp(Source::getpid, kIdTidTime));
   commed.comm = true;
   out.push_back({"lost-carried-by-comm", "11, 12",
                  "drops are reported by the next record of any type: a COMM carries the LOST record",
-                 {commed}, concat({start(A), {getpid(130), read(A), consume(A), comm("carrier"), read(A), lost(A)}})});
+                 {commed}, concat({start(A), {getpid(130), read(A), consume(A), comm("carrier"), read(A), read_values(A)}})});
   out.push_back({"no-lost-after-exit", "2, 1",
                  "the child's 300 calls into a 1-page ring and its EXIT: 170 records, no LOST ever, 131 lost counted",
                  {task(on(Target::child, tp(Source::getpid, kIdTid)))},
-                 concat({{spawn_child()}, start(A), {child_getpid(300), child_exit(), read(A), lost(A)}})});
+                 concat({{spawn_child()}, start(A), {child_getpid(300), child_exit(), read(A), read_values(A)}})});
   out.push_back({"records-without-a-ring-vanish", "1, 12",
                  "records of an event without a mapping (before mmap, after munmap) vanish uncounted; poll says HUP",
                  {tp(Source::getpid, kIdTid)},
-                 {open(A), enable(A), getpid(5), map(A), getpid(3), read(A), lost(A), unmap(A), getpid(2), lost(A)}});
+                 {open(A), enable(A), getpid(5), map(A), getpid(3), read(A), read_values(A), unmap(A), getpid(2), read_values(A)}});
   out.push_back({"control-page", "14, 1",
                  "data_offset and data_size of 0, 1, 8 data pages; 3 is refused; a control page alone polls 0",
                  {tp(Source::getpid, kIdTid), tp(Source::getppid, kIdTid), tp(Source::getuid, kIdTid)},
-                 {open(A), map(A, 0), control_page(A), enable(A), pause(A), getpid(3), lost(A), open(B), map(B, 8),
+                 {open(A), map(A, 0), control_page(A), enable(A), pause(A), getpid(3), read_values(A), open(B), map(B, 8),
                   control_page(B), open(C), map(C, 3)}});
 }
 
@@ -511,7 +511,7 @@ std::string describe(const Step& s) {
     case Op::poll: return "poll " + e + (s.other != kNoEvent ? ", then " + event_name(s.other) : "");
     case Op::read: return "read " + e + "'s ring" + (s.from != 0 ? " from " + std::to_string(s.from) : "");
     case Op::consume: return "store data_tail of " + e + (s.count > 0 ? " (+" + std::to_string(s.count) + ")" : "");
-    case Op::lost_samples: return "read() " + e + " (PERF_FORMAT_LOST)";
+    case Op::read_values: return "read() " + e;
     case Op::control_page: return "control page of " + e;
   }
   return "?";

@@ -2,9 +2,11 @@
 
 #include <linux/perf_event.h>
 #include <poll.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <optional>
 #include <span>
 
@@ -17,6 +19,13 @@ namespace {
 
 constexpr std::uint64_t kPageBytes = 4096;
 constexpr std::uint64_t kActionNs = 1000;  // virtual time between two actions
+
+// The simulated tasks' pids: a base plus their Who code, so that who() is
+// the difference; the simulated executable mappings' addresses.
+constexpr std::uint32_t kPidBase = 1u << 20;
+constexpr std::uint32_t kThisPid = kPidBase + kWhoThis;
+constexpr std::uint64_t kMappingBase = 0x7f0000000000;
+std::uint32_t child_pid(int child) { return kPidBase + kWhoChild + static_cast<std::uint32_t>(child); }
 
 core::RingMode mode_of(bool writable, bool backward) {
   if (writable) return backward ? core::RingMode::backward_writable : core::RingMode::normal;
@@ -49,6 +58,9 @@ void SimKernel::begin(const Scenario& scenario) {
   opens_ = 0;
   child_alive_ = false;
   child_ = -1;
+  forks_ = 0;
+  current_ = kThisPid;
+  mappings_ = 0;
 }
 
 void SimKernel::end() {
@@ -146,7 +158,10 @@ int SimKernel::control(std::size_t event, Op op) {
   VERIFY(e.open);
   switch (op) {
     case Op::enable:
+      // This thread's context and the CPU's are running: the event counts
+      // time from now (a child's when the child next runs: run_events).
       e.enabled = true;
+      if (!e.exited && task_of(scenario_->events[event].target) != 2) e.time_ns += kActionNs;
       return 0;
     case Op::disable:
       e.enabled = false;
@@ -222,15 +237,26 @@ void SimKernel::sideband(std::size_t event, Action action, const std::string& na
   const EventSpec& spec = scenario_->events[event];
   switch (action) {
     case Action::comm:
-      output(event, PERF_RECORD_COMM, 0, sideband_bytes(PERF_RECORD_COMM, spec, name));
+      output(event, PERF_RECORD_COMM, 0, sideband_bytes(PERF_RECORD_COMM, spec, name), std::nullopt,
+             sideband_body(action, name));
       return;
     case Action::fork:
-      output(event, PERF_RECORD_FORK, 0, sideband_bytes(PERF_RECORD_FORK, spec));
+      output(event, PERF_RECORD_FORK, 0, sideband_bytes(PERF_RECORD_FORK, spec), std::nullopt,
+             sideband_body(action, name));
       return;
     case Action::mmap_exec: {
       const bool own = spec.build_id && files_.exec_has_build_id;
       const std::uint16_t misc = PERF_RECORD_MISC_USER | (own || misc_build_id ? PERF_RECORD_MISC_MMAP_BUILD_ID : 0);
-      const bool written = output(event, PERF_RECORD_MMAP2, misc, sideband_bytes(PERF_RECORD_MMAP2, spec, files_.exec_file));
+      RecordBody body = sideband_body(action, name);
+      if (own) {
+        // perf_event_mmap_output: the build-id body only for an event that
+        // asked (use_build_id); the others keep the device/inode body.
+        body.use_build_id = true;
+        body.build_id_size = files_.exec_build_id_size;
+        body.build_id = files_.exec_build_id;
+      }
+      const bool written = output(event, PERF_RECORD_MMAP2, misc, sideband_bytes(PERF_RECORD_MMAP2, spec, files_.exec_file),
+                                  std::nullopt, body);
       misc_build_id = misc_build_id || (own && written);
       return;
     }
@@ -238,6 +264,45 @@ void SimKernel::sideband(std::size_t event, Action action, const std::string& na
       break;
   }
   VERIFY_MSG(false, "not a side-band action");
+}
+
+// The body of `action`'s side-band record, the same for every event
+// (perf_event_comm_event, perf_event_task, perf_event_mmap_event): COMM of
+// the current task and its new name; FORK: the new task, its parent the
+// current one (perf_event_task_output); MMAP2: the current task, the
+// mapping (one page of the suite's executable at offset 0, PROT_READ |
+// PROT_EXEC, MAP_PRIVATE), its inode's device, number and generation.
+RecordBody SimKernel::sideband_body(Action action, const std::string& name) const {
+  RecordBody b;
+  const auto copy_name = [&b](const std::string& n) {
+    VERIFY(n.size() < b.name.size());
+    std::copy(n.begin(), n.end(), b.name.begin());
+  };
+  b.time = now_ns_;
+  switch (action) {
+    case Action::comm:
+      b.pids = {current_, current_, 0, 0};
+      copy_name(name);
+      break;
+    case Action::fork:
+      b.pids = {new_child_, new_child_, current_, current_};
+      break;
+    case Action::mmap_exec:
+      b.pids = {current_, current_, 0, 0};
+      b.addr = kMappingBase + (mappings_ - 1) * kPageBytes;
+      b.len = kPageBytes;
+      b.prot = PROT_READ | PROT_EXEC;
+      b.flags = MAP_PRIVATE;
+      b.maj = files_.exec_major;
+      b.min = files_.exec_minor;
+      b.ino = files_.exec_ino;
+      b.generation = files_.exec_generation;
+      copy_name(files_.exec_file);
+      break;
+    default:
+      VERIFY_MSG(false, "not a side-band action");
+  }
+  return b;
 }
 
 namespace {
@@ -291,6 +356,10 @@ class SharedSampleData {
 void SimKernel::act(Action action, bool by_child, const std::string& name) {
   VERIFY(!by_child || child_alive_);
   now_ns_ += kActionNs;
+  current_ = by_child ? child_pid(child_) : kThisPid;
+  if (by_child) run_events(child_);
+  if (action == Action::fork && new_child_ == 0) new_child_ = kPidBase + kWhoForked + forks_++;
+  if (action == Action::mmap_exec) mappings_++;
   const bool is_sideband = action == Action::comm || action == Action::fork || action == Action::mmap_exec;
   bool misc_build_id = false;  // the shared mmap event's misc, for this action
   SharedSampleData shared;  // of a software event's hit
@@ -302,7 +371,21 @@ void SimKernel::act(Action action, bool by_child, const std::string& name) {
       sideband(i, action, name, misc_build_id);
       continue;
     }
+    // perf_swevent_event counts every occurrence, sampled or not.
+    events_[i].count++;
     if (period_fires(i)) sample(i, action, shared);
+  }
+  new_child_ = 0;
+  current_ = kThisPid;
+}
+
+// The child runs (an order, its exit): the context of its events is
+// scheduled in, and those enabled count time (__perf_update_times: enabled
+// and running alike, a software event always being on its PMU).
+void SimKernel::run_events(int child) {
+  for (std::size_t i = 0; i < events_.size(); i++) {
+    Event& e = events_[i];
+    if (e.enabled && !e.exited && on_child(scenario_->events[i].target) && e.child == child) e.time_ns += kActionNs;
   }
 }
 
@@ -350,11 +433,18 @@ void SimKernel::sample(std::size_t event, Action action, SharedSampleData& share
 // __perf_output_begin finds no ring: the record vanishes, uncounted.
 // Whether it was written.
 bool SimKernel::output(std::size_t event, std::uint32_t type, std::uint16_t misc, std::uint32_t size,
-                       std::optional<std::uint64_t> sample_id) {
+                       std::optional<std::uint64_t> sample_id, RecordBody body) {
   Event& e = events_[event];
   if (e.ring == kNoRing || !rings_[e.ring]->ring) return false;
+  // The TID and CPU fields (perf_event_header__init_id: current, the CPU
+  // it runs on), also in the LOST record SimRing writes before this one.
+  e.attrs.identity.pid = e.attrs.identity.tid = current_;
+  e.attrs.identity.cpu = 0;
+  body.id_pid = body.id_tid = current_;
+  body.cpu = 0;
   scratch_.resize(size);
-  build_record(scratch_, type, misc, scenario_->events[event], sample_id.value_or(e.attrs.identity.id), now_ns_);
+  build_record(scratch_, type, misc, scenario_->events[event], sample_id.value_or(e.attrs.identity.id), now_ns_,
+               body);
   if (rings_[e.ring]->ring->output(e.attrs, scratch_, now_ns_) == sim::SimRing::Output::written) return true;
   e.lost_samples++;
   return false;
@@ -364,6 +454,7 @@ bool SimKernel::output(std::size_t event, std::uint32_t type, std::uint16_t misc
 // ask for it, as Action::fork.
 void SimKernel::spawn_child() {
   VERIFY(!child_alive_);
+  new_child_ = child_pid(child_ + 1);
   act(Action::fork, false, "");
   child_alive_ = true;
   child_++;
@@ -373,16 +464,26 @@ void SimKernel::spawn_child() {
 // its enabled events that ask for task records, in its context's order
 // (newest first; nothing waits for room), then every event of the child
 // is in EXIT state. The events of an earlier child exited with it.
+// perf_event_task_output: EXIT's pid and tid are the child's, ppid and
+// ptid both its parent's pid (this thread's); written by the child.
 void SimKernel::child_exit() {
   VERIFY(child_alive_);
   now_ns_ += kActionNs;
+  run_events(child_);
+  current_ = child_pid(child_);
+  RecordBody body;
+  body.pids = {current_, current_, kThisPid, kThisPid};
+  body.time = now_ns_;
   for (const std::size_t i : sideband_order()) {
     const EventSpec& spec = scenario_->events[i];
     Event& e = events_[i];
     if (!on_child(spec.target) || e.child != child_) continue;
-    if (e.enabled && reached(spec, Action::fork)) output(i, PERF_RECORD_EXIT, 0, sideband_bytes(PERF_RECORD_EXIT, spec));
+    if (e.enabled && reached(spec, Action::fork)) {
+      output(i, PERF_RECORD_EXIT, 0, sideband_bytes(PERF_RECORD_EXIT, spec), std::nullopt, body);
+    }
     e.exited = true;
   }
+  current_ = kThisPid;
   child_alive_ = false;
 }
 
@@ -410,8 +511,49 @@ sim::SimRing& SimKernel::ring_of(std::size_t owner) {
 std::uint64_t SimKernel::head(std::size_t owner) { return ring_of(owner).head(); }
 std::span<const std::byte> SimKernel::data(std::size_t owner) { return ring_of(owner).data(); }
 void SimKernel::store_tail(std::size_t owner, std::uint64_t tail) { ring_of(owner).store_tail(tail); }
-std::uint64_t SimKernel::lost_samples(std::size_t event) { return events_[event].lost_samples; }
-std::uint64_t SimKernel::data_offset(std::size_t) { return kPageBytes; }
-std::uint64_t SimKernel::data_size(std::size_t owner) { return rings_[events_[owner].ring]->pages * kPageBytes; }
+// perf_read_one: the count, then what read_format asks for in its order.
+ReadValues SimKernel::read_values(std::size_t event) {
+  const Event& e = events_[event];
+  const std::uint64_t format = scenario_->events[event].read_format;
+  ReadValues v;
+  std::size_t n = 0;
+  v.words[n++] = e.count;
+  if (format & PERF_FORMAT_TOTAL_TIME_ENABLED) v.words[n++] = e.time_ns;
+  if (format & PERF_FORMAT_TOTAL_TIME_RUNNING) v.words[n++] = e.time_ns;
+  if (format & PERF_FORMAT_ID) v.words[n++] = e.attrs.identity.id;
+  if (format & PERF_FORMAT_LOST) v.words[n++] = e.lost_samples;
+  v.bytes = static_cast<std::uint32_t>(8 * n);
+  return v;
+}
+
+// perf_event_init_userpage and perf_event_update_userpage: version and
+// compat_version stay 0, cap_bit0_is_deprecated is set, size is the
+// page's fields up to __reserved; index 0 (a software event has no
+// counter to read with rdpmc: perf_event_idx_default); the machine's bits
+// as the machine set them (MachinePage); no AUX area. data_tail is the
+// reader's store.
+ControlPage SimKernel::control_page(std::size_t owner) {
+  const Event& e = events_[owner];
+  VERIFY(e.mapped);
+  ControlPage p;
+  p.capabilities = (1ull << 1) | files_.machine.capabilities;  // cap_bit0_is_deprecated
+  p.pmc_width = files_.machine.pmc_width;
+  p.size = offsetof(perf_event_mmap_page, __reserved);
+  p.data_offset = kPageBytes;
+  p.data_size = rings_[e.ring]->pages * kPageBytes;
+  p.data_tail = rings_[e.ring]->ring ? rings_[e.ring]->ring->tail() : 0;
+  return p;
+}
+
+Who SimKernel::who(std::uint32_t pid) {
+  if (pid == 0) return kWhoZero;
+  if (pid < kPidBase + kWhoThis || pid >= kPidBase + kWhoOther) return kWhoOther;
+  return static_cast<Who>(pid - kPidBase);
+}
+
+bool SimKernel::scenario_mapping(std::uint64_t address) {
+  return address >= kMappingBase && address < kMappingBase + mappings_ * kPageBytes &&
+         (address - kMappingBase) % kPageBytes == 0;
+}
 
 }  // namespace ringsim::conformance

@@ -25,6 +25,7 @@
 #include "sim/probes.h"
 #include "sim/ring.h"
 #include "tests/conformance/backend.h"
+#include "tests/conformance/layout.h"
 
 namespace ringsim::conformance {
 
@@ -35,6 +36,7 @@ class SimKernel final : public Backend {
   explicit SimKernel(const SuiteFiles& files);
 
   void begin(const Scenario& scenario) override;
+  const SuiteFiles& files() const override { return files_; }
   void end() override;
   int open(std::size_t event) override;
   std::uint64_t id(std::size_t event) override;
@@ -50,9 +52,10 @@ class SimKernel final : public Backend {
   std::uint64_t head(std::size_t owner) override;
   std::span<const std::byte> data(std::size_t owner) override;
   void store_tail(std::size_t owner, std::uint64_t tail) override;
-  std::uint64_t lost_samples(std::size_t event) override;
-  std::uint64_t data_offset(std::size_t owner) override;
-  std::uint64_t data_size(std::size_t owner) override;
+  ReadValues read_values(std::size_t event) override;
+  ControlPage control_page(std::size_t owner) override;
+  Who who(std::uint32_t pid) override;
+  bool scenario_mapping(std::uint64_t address) override;
 
   // The logs of the last scenario's rings (one KernelLog per mapping with
   // data pages), for the model's check of the kernel's rules
@@ -71,6 +74,8 @@ class SimKernel final : public Backend {
     int ring = kNoRing;   // index in rings_ (its own or SET_OUTPUT's)
     std::uint64_t lost_samples = 0;
     std::uint64_t occurrences = 0;  // counted towards its period (period_left)
+    std::uint64_t count = 0;        // read()'s value
+    std::uint64_t time_ns = 0;      // enabled while its context ran (time_enabled = time_running)
     sim::EventAttrs attrs;
   };
   // One mapping: a ring buffer (none without data pages) and its log.
@@ -90,8 +95,12 @@ class SimKernel final : public Backend {
   void sideband(std::size_t event, Action action, const std::string& name, bool& misc_build_id);
   void sample(std::size_t event, Action action, SharedSampleData& shared);
   // `sample_id`: the id the record's id fields carry, if not the event's.
+  // `body`: the side-band body (build_record); the TID and CPU fields are
+  // the current task's (`current_`) and CPU 0's.
   bool output(std::size_t event, std::uint32_t type, std::uint16_t misc, std::uint32_t size,
-              std::optional<std::uint64_t> sample_id = std::nullopt);
+              std::optional<std::uint64_t> sample_id = std::nullopt, RecordBody body = {});
+  RecordBody sideband_body(Action action, const std::string& name) const;
+  void run_events(int child);
   sim::SimRing& ring_of(std::size_t owner);
   void exit_child_events();
 
@@ -105,6 +114,10 @@ class SimKernel final : public Backend {
   std::uint64_t opens_ = 0;
   bool child_alive_ = false;
   int child_ = -1;  // the children spawned so far, less one
+  std::uint32_t forks_ = 0;         // fork actions so far
+  std::uint32_t current_ = 0;       // the pid of the task acting now
+  std::uint32_t new_child_ = 0;     // FORK: the pid of the task forked
+  std::uint64_t mappings_ = 0;      // executable mappings made so far
 };
 
 }  // namespace ringsim::conformance

@@ -2,9 +2,16 @@
 
 #include <elf.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -33,8 +40,8 @@ namespace {
 constexpr std::size_t kPageBytes = 4096;
 
 // What build_id_parse finds in the first page of an ELF file: a PT_NOTE
-// inside the page holding an NT_GNU_BUILD_ID note.
-bool build_id_in_first_page(const std::string& path) {
+// inside the page holding an NT_GNU_BUILD_ID note; its bytes into `files`.
+bool build_id_in_first_page(const std::string& path, SuiteFiles& files) {
   unsigned char page[kPageBytes] = {};
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   VERIFY(fd >= 0);
@@ -52,11 +59,57 @@ bool build_id_in_first_page(const std::string& path) {
     for (std::size_t note = ph.p_offset; note + sizeof(Elf64_Nhdr) <= ph.p_offset + ph.p_filesz;) {
       Elf64_Nhdr nh;
       std::memcpy(&nh, page + note, sizeof nh);
-      if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4) return true;
+      if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4) {
+        const std::size_t desc = note + sizeof nh + 4;
+        const std::size_t size = std::min<std::size_t>(nh.n_descsz, files.exec_build_id.size());
+        if (desc + size > static_cast<std::size_t>(n)) return false;
+        std::memcpy(files.exec_build_id.data(), page + desc, size);
+        files.exec_build_id_size = static_cast<std::uint8_t>(size);
+        return true;
+      }
       note += sizeof nh + ((nh.n_namesz + 3) & ~3u) + ((nh.n_descsz + 3) & ~3u);
     }
   }
   return false;
+}
+
+// The inode an MMAP2 of the file names (perf_event_mmap_event: MAJOR and
+// MINOR of i_sb->s_dev, i_ino, i_generation).
+void inode_of(SuiteFiles& files) {
+  const int fd = ::open(files.exec_file.c_str(), O_RDONLY | O_CLOEXEC);
+  VERIFY(fd >= 0);
+  struct stat st;
+  VERIFY(fstat(fd, &st) == 0);
+  files.exec_major = major(st.st_dev);
+  files.exec_minor = minor(st.st_dev);
+  files.exec_ino = st.st_ino;
+  int generation = 0;
+  if (ioctl(fd, FS_IOC_GETVERSION, &generation) == 0) files.exec_generation = static_cast<std::uint32_t>(generation);
+  close(fd);
+}
+
+// The machine's bits of a control page: those of a dummy software event
+// of this thread, mapped without data pages (MachinePage).
+MachinePage machine_page() {
+  perf_event_attr attr{};
+  attr.size = sizeof attr;
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_DUMMY;
+  attr.disabled = 1;
+  attr.exclude_kernel = 1;
+  MachinePage m;
+  const int fd = static_cast<int>(syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC));
+  if (fd < 0) return m;
+  void* p = mmap(nullptr, kPageBytes, PROT_READ, MAP_SHARED, fd, 0);
+  if (p != MAP_FAILED) {
+    const auto* page = static_cast<const perf_event_mmap_page*>(p);
+    constexpr std::uint64_t kMachineBits = 0xfull << 2;  // cap_user_rdpmc, _time, _time_zero, _time_short
+    m.capabilities = page->capabilities & kMachineBits;
+    m.pmc_width = page->pmc_width;
+    munmap(p, kPageBytes);
+  }
+  close(fd);
+  return m;
 }
 
 }  // namespace
@@ -67,7 +120,9 @@ SuiteFiles suite_files() {
   VERIFY(n > 0);
   SuiteFiles files;
   files.exec_file.assign(path, static_cast<std::size_t>(n));
-  files.exec_has_build_id = build_id_in_first_page(files.exec_file);
+  files.exec_has_build_id = build_id_in_first_page(files.exec_file, files);
+  inode_of(files);
+  files.machine = machine_page();
   return files;
 }
 
