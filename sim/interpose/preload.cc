@@ -851,6 +851,38 @@ Shim* active_shim() {
   return s->active() ? s : nullptr;
 }
 
+// perf writes a NUMA node's total and free memory into its NUMA_TOPOLOGY
+// feature, from /sys/devices/system/node/node<N>/meminfo: the free memory
+// changes from run to run, and so does the total on a host whose memory is
+// hot-plugged (this one's node 0: 6383820 kB, then 7956684 kB). The target
+// reads a fixed file there instead, in the kernel's format: 8 GiB, half of
+// it free. A memfd at offset 0 for such a path opened for reading; -1 for
+// any other path (it goes to the real system).
+int fixed_node_meminfo(const char* path, bool for_writing, bool cloexec) {
+  int node = -1;
+  int end = 0;
+  if (path == nullptr || for_writing ||
+      std::sscanf(path, "/sys/devices/system/node/node%d/meminfo%n", &node, &end) != 1 || end == 0 ||
+      path[end] != '\0' || node < 0) {
+    return -1;
+  }
+  constexpr unsigned long long kTotalKb = 8ull << 20;
+  char text[256];
+  const int n = std::snprintf(text, sizeof text,
+                              "Node %d MemTotal:       %8llu kB\nNode %d MemFree:        %8llu kB\n"
+                              "Node %d MemUsed:        %8llu kB\n",
+                              node, kTotalKb, node, kTotalKb / 2, node, kTotalKb / 2);
+  const unsigned memfd_flags = cloexec ? 1u /* MFD_CLOEXEC */ : 0u;
+  const int fd = static_cast<int>(::syscall(SYS_memfd_create, "ringsim-meminfo", memfd_flags));
+  if (fd < 0) return -1;
+  REAL(write, ssize_t (*)(int, const void*, size_t));
+  if (n <= 0 || real_write(fd, text, static_cast<std::size_t>(n)) != n || ::lseek(fd, 0, SEEK_SET) != 0) {
+    ::syscall(SYS_close, fd);
+    return -1;
+  }
+  return fd;
+}
+
 }  // namespace
 
 // --- The interposed functions ---------------------------------------------
@@ -993,6 +1025,10 @@ int open64(const char* path, int flags, ...) {
   va_start(ap, flags);
   const mode_t mode = (flags & (O_CREAT | O_TMPFILE)) ? static_cast<mode_t>(va_arg(ap, int)) : 0;
   va_end(ap);
+  if (active_shim() != nullptr) {
+    const int fixed = fixed_node_meminfo(path, (flags & O_ACCMODE) != O_RDONLY, (flags & O_CLOEXEC) != 0);
+    if (fixed >= 0) return fixed;
+  }
   REAL(open64, int (*)(const char*, int, ...));
   const int fd = real_open64(path, flags, mode);
   if (Shim* s = active_shim()) {
@@ -1015,6 +1051,10 @@ int openat64(int dirfd, const char* path, int flags, ...) {
   va_start(ap, flags);
   const mode_t mode = (flags & (O_CREAT | O_TMPFILE)) ? static_cast<mode_t>(va_arg(ap, int)) : 0;
   va_end(ap);
+  if (active_shim() != nullptr) {
+    const int fixed = fixed_node_meminfo(path, (flags & O_ACCMODE) != O_RDONLY, (flags & O_CLOEXEC) != 0);
+    if (fixed >= 0) return fixed;
+  }
   REAL(openat64, int (*)(int, const char*, int, ...));
   const int fd = real_openat64(dirfd, path, flags, mode);
   if (Shim* s = active_shim(); s != nullptr && (dirfd == AT_FDCWD || path[0] == '/')) {
@@ -1031,6 +1071,23 @@ int openat(int dirfd, const char* path, int flags, ...) {
   va_end(ap);
   return openat64(dirfd, path, flags, mode);
 }
+
+// glibc's fopen opens without calling open(): the fixed meminfo for it too.
+FILE* fopen64(const char* path, const char* mode) {
+  if (active_shim() != nullptr) {
+    const bool writing = mode[0] != 'r' || std::strchr(mode, '+') != nullptr;
+    const int fixed = fixed_node_meminfo(path, writing, std::strchr(mode, 'e') != nullptr);
+    if (fixed >= 0) {
+      FILE* f = ::fdopen(fixed, mode);
+      if (f == nullptr) ::syscall(SYS_close, fixed);
+      return f;
+    }
+  }
+  REAL(fopen64, FILE* (*)(const char*, const char*));
+  return real_fopen64(path, mode);
+}
+
+FILE* fopen(const char* path, const char* mode) { return fopen64(path, mode); }
 
 int creat64(const char* path, mode_t mode) { return open64(path, O_CREAT | O_WRONLY | O_TRUNC, mode); }
 int creat(const char* path, mode_t mode) { return open64(path, O_CREAT | O_WRONLY | O_TRUNC, mode); }
