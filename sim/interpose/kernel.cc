@@ -160,10 +160,13 @@ long CallKernel::ioctl(int event, unsigned long request, unsigned long arg) {
     case PERF_EVENT_IOC_RESET:
       each([](OpenedEvent& x) { x.count = 0; });
       return 0;
-    case PERF_EVENT_IOC_PAUSE_OUTPUT:
+    case PERF_EVENT_IOC_PAUSE_OUTPUT: {
       if (e.ring < 0 || !rings_[e.ring]->ring) return -EINVAL;
-      rings_[e.ring]->ring->set_paused(arg != 0);
+      MappedRing& r = *rings_[e.ring];
+      if (arg != 0 && !r.ring->paused()) r.pauses.push_back(r.ring->head());
+      r.ring->set_paused(arg != 0);
       return 0;
+    }
     default:
       break;
   }
@@ -299,6 +302,11 @@ void CallKernel::start() {
   started_ = true;
   end_at_ns_ = now_ns_ + p_.tick_ns * d_.between(1, p_.run_ticks_max);
   if (d_.chance(p_.sigint_per_million)) sigint_at_ns_ = now_ns_ + d_.between(1, end_at_ns_ - now_ns_);
+  if (sigusr2_handled_) {
+    const std::uint64_t n = d_.draw(p_.sigusr2_max + 1);
+    for (std::uint64_t k = 0; k < n; k++) sigusr2_at_ns_.push_back(now_ns_ + d_.between(1, end_at_ns_ - now_ns_));
+    std::sort(sigusr2_at_ns_.begin(), sigusr2_at_ns_.end());
+  }
   for (OpenedEvent& e : events_) {
     if (!e.closed && e.attr.enable_on_exec) e.enabled = true;
   }

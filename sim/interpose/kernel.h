@@ -49,6 +49,7 @@ struct KernelParams {
   std::uint32_t sideband_per_million = 20'000;  // an mmap, a thread, a comm change per tick
   std::uint32_t migrate_per_million = 50'000;
   std::uint32_t sigint_per_million = 100'000;  // a run that ends by SIGINT to the consumer
+  std::uint32_t sigusr2_max = 3;  // SIGUSR2s drawn (0..this) when the consumer has a handler for it
 };
 
 // What an event is, as perf_event_open made it.
@@ -85,6 +86,8 @@ struct MappedRing {
   // The consumer stored a data_tail the kernel could not take (ahead of
   // data_head, or moved back by more than the area): a finding.
   std::string bad_tail;
+  // data_head at each PAUSE_OUTPUT that paused the ring.
+  std::vector<std::uint64_t> pauses;
 };
 
 struct KernelStats {
@@ -136,6 +139,12 @@ class CallKernel {
   bool ended() const { return ended_; }
   // When a drawn SIGINT is due (0: none), and the workload's end.
   std::uint64_t sigint_at_ns() const { return sigint_at_ns_; }
+  // Whether the consumer handles SIGUSR2 (perf record --switch-output):
+  // told before the workload starts; only then are SIGUSR2s drawn (other
+  // consumers' runs draw the same decisions as before).
+  void set_sigusr2_handled(bool handled) { sigusr2_handled_ = handled; }
+  // When the drawn SIGUSR2s are due, in order (empty: none).
+  const std::vector<std::uint64_t>& sigusr2_at_ns() const { return sigusr2_at_ns_; }
   std::uint64_t end_at_ns() const { return end_at_ns_; }
   // The pid of the first task (the workload the events follow), 0 if none.
   int workload_pid() const { return tasks_.empty() ? 0 : tasks_.front().pid; }
@@ -183,6 +192,8 @@ class CallKernel {
   std::uint64_t next_id_ = 1000;
   std::uint64_t end_at_ns_ = 0;
   std::uint64_t sigint_at_ns_ = 0;
+  std::vector<std::uint64_t> sigusr2_at_ns_;
+  bool sigusr2_handled_ = false;
   std::uint64_t next_library_ = 0;
   int next_tid_offset_ = 0;
   bool started_ = false;

@@ -3,7 +3,11 @@
 #include <linux/perf_event.h>
 #include <signal.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <memory>
 #include <fstream>
 #include <iterator>
 #include <optional>
@@ -24,11 +28,13 @@ std::string_view key(std::span<const std::byte> b) {
   return {reinterpret_cast<const char*>(b.data()), b.size()};
 }
 
+// The records of the target's files, in order, as one stream.
 struct FileRecords {
-  std::vector<std::byte> raw;  // the bytes (raw format)
-  model::PerfDataFile perf;    // the file (perf format)
+  std::vector<std::unique_ptr<std::vector<std::byte>>> raw;  // each file's bytes (raw format)
+  std::vector<std::unique_ptr<model::PerfDataFile>> perf;    // each file (perf format)
   std::vector<std::span<const std::byte>> records;
-  std::vector<bool> candidate;  // carries a kernel id and a time (could be ours)
+  std::vector<bool> candidate;   // carries a kernel id and a time (could be ours)
+  std::vector<std::size_t> file;  // the file each record is in
 };
 
 std::string read_file(const std::string& path, std::vector<std::byte>& out) {
@@ -78,79 +84,209 @@ std::optional<Verdict> judge_end(const RunLog& log, const TargetEnd& end) {
   return std::nullopt;
 }
 
-// The records of the target's file ("" or the problem); `candidate`
-// marks those that carry a kernel event id and a time.
-std::string read_records(const RunLog& log, const std::string& output, OutputFormat format, FileRecords& file) {
-  std::set<std::uint64_t> ids;
-  for (const LoggedEvent& e : log.events) ids.insert(e.id);
+// The files a run wrote, in order: the names the target renamed its output
+// to (perf record --switch-output), then the output itself if it is still
+// there; a name the output was renamed to twice is one file, at its last
+// place (the earlier file is gone).
+std::vector<std::string> output_files(const RunLog& log, const std::string& output) {
+  std::vector<std::string> files;
+  for (std::size_t i = 0; i < log.renamed.size(); i++) {
+    bool again = false;
+    for (std::size_t k = i + 1; k < log.renamed.size(); k++) again |= log.renamed[k] == log.renamed[i];
+    if (!again) files.push_back(log.renamed[i]);
+  }
+  std::error_code ec;
+  if (files.empty() || std::filesystem::exists(output, ec)) files.push_back(output);
+  return files;
+}
+
+// The records of one of the target's files ("" or the problem), appended
+// to `file`; `ids` are the kernel's event ids.
+std::string read_one(const std::string& path, std::size_t index, const std::set<std::uint64_t>& ids,
+                     OutputFormat format, FileRecords& file) {
   if (format == OutputFormat::perf) {
-    const std::string problem = model::read_perf_data(output, file.perf);
+    file.perf.push_back(std::make_unique<model::PerfDataFile>());
+    const model::PerfDataFile& f = *file.perf.back();
+    const std::string problem = model::read_perf_data(path, *file.perf.back());
     if (!problem.empty()) return problem;
-    const std::string walk = file.perf.for_each_record([&](const model::PerfRecord& rec) {
+    const std::string walk = f.for_each_record([&](const model::PerfRecord& rec) {
       file.records.push_back(rec.bytes);
+      file.file.push_back(index);
       std::uint64_t id = 0, time = 0;
-      const bool ours = rec.type < kUserTypesFrom && file.perf.id_of(rec, id) && ids.count(id) > 0 &&
-                        file.perf.time_of(rec, time) && time != 0;
+      const bool ours = rec.type < kUserTypesFrom && f.id_of(rec, id) && ids.count(id) > 0 && f.time_of(rec, time) &&
+                        time != 0;
       file.candidate.push_back(ours);
     });
-    if (!walk.empty()) return walk;
-  } else {
-    const std::string problem = read_file(output, file.raw);
+    return walk.empty() ? "" : path + ": " + walk;
+  }
+  file.raw.push_back(std::make_unique<std::vector<std::byte>>());
+  const std::string problem = read_file(path, *file.raw.back());
+  if (!problem.empty()) return problem;
+  const std::string walk = model::walk_records(*file.raw.back(), [&](const model::PerfRecord& rec) {
+    file.records.push_back(rec.bytes);
+    file.file.push_back(index);
+    file.candidate.push_back(true);
+  });
+  return walk.empty() ? "" : path + ": " + walk;
+}
+
+// The records of the target's files, in order, as one stream ("" or the
+// first problem: each file must be valid on its own, so a record cut at a
+// file boundary makes both invalid).
+std::string read_records(const RunLog& log, const std::vector<std::string>& files, OutputFormat format,
+                         FileRecords& file) {
+  std::set<std::uint64_t> ids;
+  for (const LoggedEvent& e : log.events) ids.insert(e.id);
+  for (std::size_t i = 0; i < files.size(); i++) {
+    const std::string problem = read_one(files[i], i, ids, format, file);
     if (!problem.empty()) return problem;
-    const std::string walk = model::walk_records(file.raw, [&](const model::PerfRecord& rec) {
-      file.records.push_back(rec.bytes);
-      file.candidate.push_back(true);
-    });
-    if (!walk.empty()) return walk;
   }
   return "";
 }
 
-// Every kernel record once in the file, in ring order; nothing else that
-// claims to be the kernel's.
+namespace {
+
+using Where = std::unordered_map<std::string_view, std::vector<std::size_t>>;  // bytes -> stream indices
+
+// The first violation of each kind, noted as the rings are matched.
+struct Notes {
+  Verdict missing, order, overwrite;
+  void note(const std::string& property, const std::string& detail) {
+    Verdict& v = property == "order" ? order : property == "overwrite" ? overwrite : missing;
+    if (v.property.empty()) v = {property, detail};
+  }
+};
+
+std::string at(std::size_t ri, const LoggedRecord& rec) {
+  return "ring " + std::to_string(ri) + ": the record at position " + std::to_string(rec.position) + " (type " +
+         std::to_string(rec.type) + ", " + std::to_string(rec.bytes.size()) + " bytes)";
+}
+
+// A writable ring: every record once, in ring order.
+void match_writable(std::size_t ri, const LoggedRing& r, const Where& where, std::set<std::size_t>& matched,
+                    OracleStats& stats, Notes& notes) {
+  std::size_t last_index = 0;
+  bool any = false;
+  for (const LoggedRecord& rec : r.records) {
+    const auto it = where.find(key(rec.bytes));
+    const std::size_t copies = it == where.end() ? 0 : it->second.size();
+    if (copies > 1) notes.note("exactly_once", at(ri, rec) + " is in the files " + std::to_string(copies) + " times");
+    if (copies == 0) {
+      const bool consumed = rec.position + rec.bytes.size() <= r.tail;
+      notes.note("exactly_once", at(ri, rec) + " is " +
+                                     (consumed ? "consumed (below the final data_tail " + std::to_string(r.tail) +
+                                                     ") but in no file"
+                                               : "never read (data_tail stayed at " + std::to_string(r.tail) +
+                                                     ", data_head " + std::to_string(r.head) + ")"));
+      continue;
+    }
+    stats.found++;
+    const std::size_t index = it->second.front();
+    matched.insert(it->second.begin(), it->second.end());  // a second copy is a duplicate, not torn
+    if (any && index < last_index) {
+      notes.note("order", "ring " + std::to_string(ri) + ": the record at position " + std::to_string(rec.position) +
+                              " is in the files before one written ahead of it");
+    }
+    last_index = index;
+    any = true;
+  }
+}
+
+// Which pause's read each record of a read-only backward ring belongs to
+// (-1: none). At each pause the reader reads, from data_head, the whole
+// records written since its previous read that fit in the ring (perf:
+// perf_mmap__read_init, overwrite_rb_find_range); older ones the kernel
+// overwrote are lost with no LOST record, as in Linux.
+std::vector<int> pause_windows(const LoggedRing& r) {
+  std::vector<int> window(r.records.size(), -1);
+  std::uint64_t prev = 0;  // a backward ring's data_head starts at 0 and goes down
+  for (std::size_t k = 0; k < r.pauses.size(); k++) {
+    const std::uint64_t head = r.pauses[k];
+    const std::uint64_t limit = std::min<std::uint64_t>(prev - head, r.size_bytes);
+    for (std::size_t i = 0; i < r.records.size(); i++) {
+      const std::uint64_t from = r.records[i].position - head;
+      if (from <= limit && r.records[i].bytes.size() <= limit - from) window[i] = static_cast<int>(k);
+    }
+    prev = head;
+  }
+  return window;
+}
+
+// A read-only backward ring its reader paused (perf --overwrite): what
+// each pause's read must hold is there once, nothing else of the ring is,
+// and the reads are in pause order (within one read, any order: perf
+// copies it newest first).
+void match_paused(std::size_t ri, const LoggedRing& r, const Where& where, std::set<std::size_t>& matched,
+                  OracleStats& stats, Notes& notes) {
+  const std::vector<int> window = pause_windows(r);
+  std::vector<std::size_t> first(r.pauses.size(), SIZE_MAX), last(r.pauses.size(), 0);
+  const std::uint64_t last_head = r.pauses.back();
+  for (std::size_t i = 0; i < r.records.size(); i++) {
+    const LoggedRecord& rec = r.records[i];
+    const auto it = where.find(key(rec.bytes));
+    const std::size_t copies = it == where.end() ? 0 : it->second.size();
+    if (copies > 1) notes.note("exactly_once", at(ri, rec) + " is in the files " + std::to_string(copies) + " times");
+    const int k = window[i];
+    if (k < 0 && copies > 0) {
+      notes.note("overwrite", at(ri, rec) + " is in the files, but was not among the newest records at any pause " +
+                                  "(read while the ring ran, or after it was overwritten)");
+    } else if (k >= 0 && copies == 0) {
+      notes.note("exactly_once", at(ri, rec) + " was in the ring at pause " + std::to_string(k + 1) +
+                                     " (data_head " + std::to_string(r.pauses[k]) + "), and is in no file");
+    } else if (k < 0 && copies == 0 && rec.position < last_head) {
+      // Positions of a backward ring go down: this one is newer.
+      notes.note("exactly_once", at(ri, rec) + " was written after the last pause (data_head " +
+                                     std::to_string(last_head) + ") and never read");
+    } else if (k < 0) {
+      stats.overwritten++;
+    }
+    if (copies == 0) continue;
+    stats.found++;
+    matched.insert(it->second.begin(), it->second.end());  // a second copy is a duplicate, not torn
+    if (k >= 0) {
+      first[k] = std::min(first[k], it->second.front());
+      last[k] = std::max(last[k], it->second.front());
+    }
+  }
+  std::size_t prev_last = 0;
+  for (std::size_t k = 0; k < r.pauses.size(); k++) {
+    if (first[k] == SIZE_MAX) continue;
+    if (first[k] < prev_last) {
+      notes.note("order", "ring " + std::to_string(ri) + ": the read at pause " + std::to_string(k + 1) +
+                              " is in the files before the read of an earlier pause");
+    }
+    prev_last = last[k];
+  }
+}
+
+}  // namespace
+
+// Every kernel record once in the files, in ring order (a paused
+// read-only ring: each pause's read, in order); nothing else that claims
+// to be the kernel's.
 Verdict match_records(const RunLog& log, const FileRecords& file, OracleStats& stats) {
-  std::unordered_map<std::string_view, std::vector<std::size_t>> where;  // bytes -> file indices
+  Where where;
   for (std::size_t i = 0; i < file.records.size(); i++) where[key(file.records[i])].push_back(i);
   std::set<std::size_t> matched;
-  Verdict missing, order, torn;
-  const auto note = [&](const std::string& property, const std::string& detail) {
-    Verdict& v = property == "order" ? order : missing;
-    if (v.property.empty()) v = {property, detail};
-  };
+  Notes notes;
   for (std::size_t ri = 0; ri < log.rings.size(); ri++) {
     const LoggedRing& r = log.rings[ri];
-    std::size_t last_index = 0;
-    bool any = false;
-    for (const LoggedRecord& rec : r.records) {
-      const auto it = where.find(key(rec.bytes));
-      const std::size_t copies = it == where.end() ? 0 : it->second.size();
-      if (copies > 1) {
-        note("exactly_once", "ring " + std::to_string(ri) + ": the record at position " +
-                                 std::to_string(rec.position) + " (type " + std::to_string(rec.type) +
-                                 ") is in the file " + std::to_string(copies) + " times");
-      }
-      if (copies == 0) {
-        if (r.writable) {
-          const bool consumed = rec.position + rec.bytes.size() <= r.tail;
-          note("exactly_once",
-               "ring " + std::to_string(ri) + ": the record at position " + std::to_string(rec.position) +
-                   " (type " + std::to_string(rec.type) + ", " + std::to_string(rec.bytes.size()) + " bytes) is " +
-                   (consumed ? "consumed (below the final data_tail " + std::to_string(r.tail) +
-                                   ") but not in the file"
-                             : "never read (data_tail stayed at " + std::to_string(r.tail) + ", data_head " +
-                                   std::to_string(r.head) + ")"));
+    if (r.writable) {
+      match_writable(ri, r, where, matched, stats, notes);
+    } else if (r.backward && !r.pauses.empty()) {
+      match_paused(ri, r, where, matched, stats, notes);
+    } else {
+      // Read-only, never paused (or forward): what it overwrote cannot be
+      // told from what was read unpaused; only duplicates count.
+      for (const LoggedRecord& rec : r.records) {
+        const auto it = where.find(key(rec.bytes));
+        if (it == where.end()) continue;
+        if (it->second.size() > 1) {
+          notes.note("exactly_once", at(ri, rec) + " is in the files " + std::to_string(it->second.size()) + " times");
         }
-        continue;
+        stats.found++;
+        matched.insert(it->second.begin(), it->second.end());  // a second copy is a duplicate, not torn
       }
-      stats.found++;
-      const std::size_t at = it->second.front();
-      matched.insert(at);
-      if (any && at < last_index) {
-        note("order", "ring " + std::to_string(ri) + ": the record at position " + std::to_string(rec.position) +
-                          " is in the file before one written ahead of it");
-      }
-      last_index = at;
-      any = true;
     }
   }
   for (std::size_t i = 0; i < file.records.size(); i++) {
@@ -163,13 +299,13 @@ Verdict match_records(const RunLog& log, const FileRecords& file, OracleStats& s
     std::memcpy(&h, file.records[i].data(), sizeof h);
     // A candidate that matches nothing: a record torn by a reuse of its
     // space, or assembled from pieces.
-    torn = {"torn", "file record " + std::to_string(i) + " (type " + std::to_string(h.type) + ", " +
-                        std::to_string(h.size) + " bytes) is none of the records the kernel wrote"};
-    break;
+    return {"torn", "record " + std::to_string(i) + " of the files (in file " + std::to_string(file.file[i] + 1) +
+                        ", type " + std::to_string(h.type) + ", " + std::to_string(h.size) +
+                        " bytes) is none of the records the kernel wrote"};
   }
-  if (!torn.property.empty()) return torn;
-  if (!missing.property.empty()) return missing;
-  return order;
+  if (!notes.missing.property.empty()) return notes.missing;
+  if (!notes.overwrite.property.empty()) return notes.overwrite;
+  return notes.order;
 }
 
 Verdict judge(const RunLog& log, const std::string& output, OutputFormat format, const TargetEnd& end,
@@ -181,12 +317,19 @@ Verdict judge(const RunLog& log, const std::string& output, OutputFormat format,
     stats.unreported += r.dropped_unreported;
   }
   if (const std::optional<Verdict> v = judge_end(log, end)) return *v;
+  const std::vector<std::string> files = output_files(log, output);
+  stats.files = files.size();
   FileRecords file;
-  if (const std::string problem = read_records(log, output, format, file); !problem.empty()) {
+  if (const std::string problem = read_records(log, files, format, file); !problem.empty()) {
     return {"file_valid", problem};
   }
   stats.file_records = file.records.size();
-  return match_records(log, file, stats);
+  Verdict v = match_records(log, file, stats);
+  const std::set<std::string> names(log.renamed.begin(), log.renamed.end());
+  if (v.property == "exactly_once" && names.size() < log.renamed.size()) {
+    v.detail += " (the output was renamed onto a name it had been renamed to before: the earlier file is gone)";
+  }
+  return v;
 }
 
 }  // namespace ringsim::sim::interpose

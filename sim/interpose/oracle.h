@@ -23,12 +23,26 @@
 // After a hard error (EIO, ENOSPC) the target may stop early: only crash,
 // liveness and tail are judged then. Records the target synthesizes itself
 // (perf's from /proc: no kernel event id, or time 0) are counted and
-// ignored. A read-only (overwrite) ring's records may be overwritten before
-// they are read: there only torn and duplicates are judged.
+// ignored.
+//
+// Several files (perf record --switch-output) are judged as one stream, in
+// the order the target made them: every record once across them, each file
+// valid on its own (a record cut at a boundary makes both invalid).
+//
+// A read-only backward ring its reader pauses (perf record --overwrite):
+//   overwrite     at each pause the reader must read the whole newest run
+//                 of records written since its previous read that fits in
+//                 the ring, each once (exactly_once), the reads in pause
+//                 order (order), and nothing else of the ring: records the
+//                 kernel overwrote before a pause are lost with no LOST
+//                 record, as in Linux (counted, not a failure); records
+//                 written after the last pause and never read are missing.
+// A read-only ring never paused: only torn and duplicates are judged.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sim/interpose/run_log.h"
 
@@ -51,6 +65,8 @@ struct OracleStats {
   std::uint64_t unreported = 0;      // drops no LOST record reported (Linux neither)
   std::uint64_t synthesized = 0;     // the target's own records, ignored
   std::uint64_t file_records = 0;
+  std::uint64_t files = 0;           // the output files judged
+  std::uint64_t overwritten = 0;     // of a paused read-only ring: overwritten before a read (no LOST, as Linux)
 };
 
 struct Verdict {
@@ -58,6 +74,14 @@ struct Verdict {
   std::string detail;
 };
 
+// The files a run wrote, in order: the names the target renamed `output`
+// to (perf record --switch-output: out.data.<timestamp>, one per switch and
+// one at the end), then `output` itself if it is still there (always, when
+// it was never renamed). A name used twice is one file, at its last place.
+std::vector<std::string> output_files(const RunLog& log, const std::string& output);
+
+// The run judged: its files (output_files) read as one stream, each valid
+// on its own.
 Verdict judge(const RunLog& log, const std::string& output, OutputFormat format, const TargetEnd& end,
               OracleStats& stats);
 

@@ -18,6 +18,9 @@
 //   aio_write64/error/return/suspend     the same, completed in virtual time
 //   clock_gettime, gettimeofday, time    virtual time
 //   signal, sigaction (SIGCHLD, SIGINT)  delivered when the kernel says
+//   SIGUSR2 (to a target handling it)    raised at drawn virtual times
+//   rename of the output                 logged (perf --switch-output)
+//   alarm                                refused (a real-time timer)
 //
 // Only the process named by RINGSIM_TARGET_PID is simulated (its forked
 // children and the workload they exec pass through), and only its main
@@ -130,6 +133,9 @@ class Shim {
   ssize_t aio_return(struct aiocb* cb);
   int aio_suspend(const struct aiocb* const list[], int n, const struct timespec* timeout);
   void note_open(int fd, const char* path);
+  // rename() of the output (perf record --switch-output): the new name,
+  // in order, for the oracle.
+  void note_rename(const char* from, const char* to);
   void forget(int fd) {
     outputs_.erase(fd);
     exit_fds_.erase(fd);
@@ -177,6 +183,7 @@ class Shim {
   bool trace_disk_ = false;  // RINGSIM_TRACE_DISK=1: each fault on stderr
   std::uint64_t ended_steps_ = 0;
   bool sigint_done_ = false;
+  std::size_t sigusr2_next_ = 0;  // the first drawn SIGUSR2 not yet delivered
   bool sigchld_done_ = false;
   bool finished_ = false;
   RunLog log_;
@@ -416,8 +423,17 @@ void Shim::liveness() {
   _exit(kExitLiveness);
 }
 
+// Whether `sig` has a handler (neither SIG_DFL nor SIG_IGN).
+bool handled(int sig) {
+  REAL(sigaction, int (*)(int, const struct sigaction*, struct sigaction*));
+  struct sigaction current {};
+  if (real_sigaction(sig, nullptr, &current) != 0) return false;
+  return (current.sa_flags & SA_SIGINFO) != 0 || (current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN);
+}
+
 void Shim::step(bool may_start) {
   if (!main_thread()) refuse("a second thread waited on the simulated kernel: only single-thread consumers are deterministic");
+  if (!kernel_->started()) kernel_->set_sigusr2_handled(handled(SIGUSR2));
   kernel_->step(may_start);
   liveness();
 }
@@ -433,6 +449,17 @@ void Shim::deliver_due_signals(bool& interrupted) {
     log_.sigint_handled = intr_.set && ((intr_.action.sa_flags & SA_SIGINFO) != 0 || (intr_.action.sa_handler != SIG_DFL &&
                                                                              intr_.action.sa_handler != SIG_IGN));
     deliver(SIGINT, 0, 0);
+    interrupted = true;
+  }
+  // SIGUSR2 (perf --switch-output, --overwrite snapshots), raised for
+  // real: its handler runs before this call returns.
+  const std::vector<std::uint64_t>& usr2 = kernel_->sigusr2_at_ns();
+  while (sigusr2_next_ < usr2.size() && kernel_->now_ns() >= usr2[sigusr2_next_]) {
+    sigusr2_next_++;
+    if (!handled(SIGUSR2)) continue;
+    log_.sigusr2++;
+    REAL(raise, int (*)(int));
+    real_raise(SIGUSR2);
     interrupted = true;
   }
   if (!sigchld_done_ && kernel_->ended()) {
@@ -602,14 +629,25 @@ int Shim::poll(struct pollfd* fds, nfds_t n, int timeout_ms) {
   }
 }
 
-void Shim::note_open(int fd, const char* path) {
-  if (fd < 0 || path == nullptr || output_path_.empty()) return;
+// `path` from the working directory ("" if that is unknown).
+std::string absolute(const char* path) {
   std::string p = path;
   if (!p.empty() && p[0] != '/') {
     char cwd[PATH_MAX];
-    if (::getcwd(cwd, sizeof cwd) == nullptr) return;
+    if (::getcwd(cwd, sizeof cwd) == nullptr) return "";
     p = std::string(cwd) + "/" + p;
   }
+  return p;
+}
+
+void Shim::note_rename(const char* from, const char* to) {
+  if (from == nullptr || to == nullptr || output_path_.empty() || absolute(from) != output_path_) return;
+  log_.renamed.push_back(absolute(to));
+}
+
+void Shim::note_open(int fd, const char* path) {
+  if (fd < 0 || path == nullptr || output_path_.empty()) return;
+  const std::string p = absolute(path);
   if (p == output_path_) {
     outputs_[fd] = 0;
   } else {
@@ -817,6 +855,8 @@ void Shim::write_log() {
     out.dropped_unreported = r->log.dropped_unreported + (r->ring ? r->ring->lost_pending() : 0);
     out.lost_reported = r->log.lost_reported;
     out.bad_tail = r->bad_tail;
+    out.pauses = r->pauses;
+    out.backward = r->ring && core::backward(r->ring->mode());
     if (!r->bad_tail.empty()) log_.findings.push_back("tail: " + r->bad_tail);
     for (const model::WrittenRecord& w : r->log.written) {
       LoggedRecord rec;
@@ -1088,6 +1128,27 @@ FILE* fopen64(const char* path, const char* mode) {
 }
 
 FILE* fopen(const char* path, const char* mode) { return fopen64(path, mode); }
+
+int rename(const char* from, const char* to) {
+  REAL(rename, int (*)(const char*, const char*));
+  const int r = real_rename(from, to);
+  if (Shim* s = active_shim(); s != nullptr && r == 0) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    s->note_rename(from, to);
+  }
+  return r;
+}
+
+// A real-time timer would fire by real time, not the run's virtual clock.
+unsigned alarm(unsigned seconds) {
+  if (Shim* s = active_shim(); s != nullptr && seconds > 0) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    s->refuse("alarm() is a real-time timer, not simulated: the run's clock is virtual "
+              "(perf record --switch-output=TIME arms one: use a size or signal)");
+  }
+  REAL(alarm, unsigned (*)(unsigned));
+  return real_alarm(seconds);
+}
 
 int creat64(const char* path, mode_t mode) { return open64(path, O_CREAT | O_WRONLY | O_TRUNC, mode); }
 int creat(const char* path, mode_t mode) { return open64(path, O_CREAT | O_WRONLY | O_TRUNC, mode); }

@@ -66,13 +66,44 @@ class In {
   std::size_t at_ = 0;
 };
 
+// One ring of the log (false: truncated or corrupt).
+bool read_ring(In& in, LoggedRing& r) {
+  std::uint64_t writable = 0, backward = 0, n = 0;
+  if (!in.u64(r.owner_id) || !in.u64(writable) || !in.u64(backward) || !in.u64(r.size_bytes) || !in.u64(r.head) ||
+      !in.u64(r.tail) || !in.u64(r.dropped) || !in.u64(r.dropped_unreported) || !in.u64(r.lost_reported) ||
+      !in.str(r.bad_tail)) {
+    return false;
+  }
+  r.writable = writable != 0;
+  r.backward = backward != 0;
+  if (!in.count(n)) return false;
+  r.pauses.resize(n);
+  for (std::uint64_t& h : r.pauses) {
+    if (!in.u64(h)) return false;
+  }
+  if (!in.count(n)) return false;
+  r.records.resize(n);
+  for (LoggedRecord& rec : r.records) {
+    std::uint64_t type = 0;
+    if (!in.u64(type) || !in.u64(rec.time_ns) || !in.u64(rec.event) || !in.u64(rec.lost) || !in.u64(rec.position) ||
+        !in.bytes(rec.bytes)) {
+      return false;
+    }
+    rec.type = static_cast<std::uint32_t>(type);
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string write_run_log(const std::string& path, const RunLog& log) {
   Out o;
   o.raw(kMagic, sizeof kMagic);
   o.u64(kRunLogVersion);
-  for (const std::uint64_t v : {log.seed, log.steps, log.virtual_ns, log.samples, log.sideband, log.bursts}) o.u64(v);
+  for (const std::uint64_t v :
+       {log.seed, log.steps, log.virtual_ns, log.samples, log.sideband, log.bursts, log.sigusr2}) {
+    o.u64(v);
+  }
   for (const bool f : {log.started, log.ended, log.sigint, log.sigchld, log.sigint_handled}) o.u64(f ? 1 : 0);
   o.u64(log.findings.size());
   for (const std::string& f : log.findings) o.str(f);
@@ -88,17 +119,21 @@ std::string write_run_log(const std::string& path, const RunLog& log) {
   }
   o.u64(log.rings.size());
   for (const LoggedRing& r : log.rings) {
-    for (const std::uint64_t v : {r.owner_id, std::uint64_t{r.writable}, r.size_bytes, r.head, r.tail, r.dropped,
-                                  r.dropped_unreported, r.lost_reported}) {
+    for (const std::uint64_t v : {r.owner_id, std::uint64_t{r.writable}, std::uint64_t{r.backward}, r.size_bytes,
+                                  r.head, r.tail, r.dropped, r.dropped_unreported, r.lost_reported}) {
       o.u64(v);
     }
     o.str(r.bad_tail);
+    o.u64(r.pauses.size());
+    for (const std::uint64_t h : r.pauses) o.u64(h);
     o.u64(r.records.size());
     for (const LoggedRecord& rec : r.records) {
       for (const std::uint64_t v : {std::uint64_t{rec.type}, rec.time_ns, rec.event, rec.lost, rec.position}) o.u64(v);
       o.bytes(rec.bytes);
     }
   }
+  o.u64(log.renamed.size());
+  for (const std::string& name : log.renamed) o.str(name);
   const DiskStats& d = log.disk;
   for (const std::uint64_t v : {d.writes, d.bytes, d.short_writes, d.eintr, d.eagain, d.eio, d.enospc, d.aio_submitted,
                                 d.aio_short, d.aio_errors}) {
@@ -125,7 +160,8 @@ std::string read_run_log(const std::string& path, RunLog& log) {
   if (!in.raw(magic, 8) || std::memcmp(magic, kMagic, 8) != 0) return "run log " + path + ": not a run log";
   if (!in.u64(version) || version != kRunLogVersion) return "run log " + path + ": version not supported";
   const std::string bad = "run log " + path + ": truncated or corrupt";
-  for (std::uint64_t* v : {&log.seed, &log.steps, &log.virtual_ns, &log.samples, &log.sideband, &log.bursts}) {
+  for (std::uint64_t* v :
+       {&log.seed, &log.steps, &log.virtual_ns, &log.samples, &log.sideband, &log.bursts, &log.sigusr2}) {
     if (!in.u64(*v)) return bad;
   }
   for (bool* f : {&log.started, &log.ended, &log.sigint, &log.sigchld, &log.sigint_handled}) {
@@ -154,22 +190,12 @@ std::string read_run_log(const std::string& path, RunLog& log) {
   if (!in.count(n)) return bad;
   log.rings.resize(n);
   for (LoggedRing& r : log.rings) {
-    std::uint64_t writable = 0;
-    if (!in.u64(r.owner_id) || !in.u64(writable) || !in.u64(r.size_bytes) || !in.u64(r.head) || !in.u64(r.tail) ||
-        !in.u64(r.dropped) || !in.u64(r.dropped_unreported) || !in.u64(r.lost_reported) || !in.str(r.bad_tail)) {
-      return bad;
-    }
-    r.writable = writable != 0;
-    if (!in.count(n)) return bad;
-    r.records.resize(n);
-    for (LoggedRecord& rec : r.records) {
-      std::uint64_t type = 0;
-      if (!in.u64(type) || !in.u64(rec.time_ns) || !in.u64(rec.event) || !in.u64(rec.lost) || !in.u64(rec.position) ||
-          !in.bytes(rec.bytes)) {
-        return bad;
-      }
-      rec.type = static_cast<std::uint32_t>(type);
-    }
+    if (!read_ring(in, r)) return bad;
+  }
+  if (!in.count(n)) return bad;
+  log.renamed.resize(n);
+  for (std::string& name : log.renamed) {
+    if (!in.str(name)) return bad;
   }
   DiskStats& d = log.disk;
   for (std::uint64_t* v : {&d.writes, &d.bytes, &d.short_writes, &d.eintr, &d.eagain, &d.eio, &d.enospc,

@@ -15,7 +15,7 @@
 
 namespace ringsim::sim::interpose {
 
-inline constexpr std::uint32_t kRunLogVersion = 1;
+inline constexpr std::uint32_t kRunLogVersion = 2;
 
 struct LoggedRecord {
   std::uint32_t type = 0;
@@ -29,6 +29,7 @@ struct LoggedRecord {
 struct LoggedRing {
   std::uint64_t owner_id = 0;
   bool writable = true;
+  bool backward = false;  // write_backward: positions go down from 0
   std::uint64_t size_bytes = 0;
   std::uint64_t head = 0;        // final data_head
   std::uint64_t tail = 0;        // the consumer's last data_tail the kernel took
@@ -36,6 +37,9 @@ struct LoggedRing {
   std::uint64_t dropped_unreported = 0;
   std::uint64_t lost_reported = 0;
   std::string bad_tail;
+  // data_head at each PERF_EVENT_IOC_PAUSE_OUTPUT that paused the ring (a
+  // reader of a read-only ring pauses it, reads, resumes: perf --overwrite).
+  std::vector<std::uint64_t> pauses;
   std::vector<LoggedRecord> records;
 };
 
@@ -75,10 +79,14 @@ struct RunLog {
   bool sigint = false;            // a SIGINT was delivered at a drawn time
   bool sigchld = false;           // the workload's SIGCHLD was delivered
   bool sigint_handled = false;    // the target had a handler for that SIGINT
+  std::uint64_t sigusr2 = 0;      // SIGUSR2s delivered at drawn times (to a target with a handler)
   std::vector<std::string> findings;  // the kernel's, one line each
   std::vector<std::string> refused;   // calls it does not simulate
   std::vector<LoggedEvent> events;
   std::vector<LoggedRing> rings;
+  // The names the target renamed its output to, in order (perf record
+  // --switch-output: out.data -> out.data.<timestamp>, then a new out.data).
+  std::vector<std::string> renamed;
   DiskStats disk;
   std::vector<Decision> tape;
 };

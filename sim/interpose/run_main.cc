@@ -317,10 +317,26 @@ Started start(const Options& o, const std::string& library, const std::string& l
   return s;
 }
 
+// The previous run's files: the output, and the names perf record
+// --switch-output renames it to (<output>.<YYYYmmddHHMMSScc>: its
+// fetch_current_timestamp, from the virtual clock here).
+void remove_previous_outputs(const std::string& output) {
+  std::error_code ec;
+  fs::remove(output, ec);
+  const fs::path path(output);
+  const std::string prefix = path.filename().string() + ".";
+  for (const fs::directory_entry& e : fs::directory_iterator(path.parent_path(), ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() != prefix.size() + 16 || name.rfind(prefix, 0) != 0) continue;
+    if (name.find_first_not_of("0123456789", prefix.size()) == std::string::npos) fs::remove(e.path(), ec);
+  }
+}
+
 RunResult run_once(const Options& o, const std::string& library, std::uint64_t seed, const std::string& tape = "",
                    const std::string& tape_mode = "") {
   RunResult r;
   const auto t0 = Clock::now();
+  remove_previous_outputs(o.output);
   const std::string dir = fs::temp_directory_path() / ("ringsim-run-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const std::string log_path = dir + "/kernel.log";
@@ -446,7 +462,7 @@ std::vector<Decision> shrink(const Options& o, const std::string& library, std::
 struct Totals {
   OracleStats total;
   std::uint64_t steps = 0, virtual_ns = 0, writes = 0, short_writes = 0, eintr = 0, eagain = 0, hard = 0, aio = 0,
-                sigints = 0, exits_nonzero = 0;
+                sigints = 0, sigusr2 = 0, exits_nonzero = 0;
 
   void add(const RunResult& r) {
     total.kernel_records += r.stats.kernel_records;
@@ -455,6 +471,9 @@ struct Totals {
     total.lost_reported += r.stats.lost_reported;
     total.unreported += r.stats.unreported;
     total.synthesized += r.stats.synthesized;
+    total.files += r.stats.files;
+    total.overwritten += r.stats.overwritten;
+    sigusr2 += r.log.sigusr2;
     steps += r.log.steps;
     virtual_ns += r.log.virtual_ns;
     writes += r.log.disk.writes + r.log.disk.aio_submitted;
@@ -473,14 +492,22 @@ struct Totals {
                 static_cast<unsigned long long>(steps), static_cast<double>(virtual_ns) / 1e9,
                 static_cast<unsigned long long>(total.kernel_records), static_cast<unsigned long long>(total.dropped),
                 static_cast<unsigned long long>(total.lost_reported), static_cast<unsigned long long>(total.unreported));
-    std::printf("  file: %llu of the kernel's records found, %llu records the target synthesized (ignored)\n",
-                static_cast<unsigned long long>(total.found), static_cast<unsigned long long>(total.synthesized));
+    std::printf("  file: %llu of the kernel's records found in %llu files, %llu records the target synthesized "
+                "(ignored)",
+                static_cast<unsigned long long>(total.found), static_cast<unsigned long long>(total.files),
+                static_cast<unsigned long long>(total.synthesized));
+    if (total.overwritten > 0) {
+      std::printf(", %llu overwritten before a read (paused read-only rings: no LOST, as Linux)",
+                  static_cast<unsigned long long>(total.overwritten));
+    }
+    std::printf("\n");
     std::printf("  disk: %llu writes (%llu AIO), %llu short, %llu EINTR, %llu EAGAIN, %llu hard errors; "
-                "%llu runs ended by SIGINT, %llu exited non-zero\n",
+                "%llu runs ended by SIGINT, %llu SIGUSR2 delivered, %llu exited non-zero\n",
                 static_cast<unsigned long long>(writes), static_cast<unsigned long long>(aio),
                 static_cast<unsigned long long>(short_writes), static_cast<unsigned long long>(eintr),
                 static_cast<unsigned long long>(eagain), static_cast<unsigned long long>(hard),
-                static_cast<unsigned long long>(sigints), static_cast<unsigned long long>(exits_nonzero));
+                static_cast<unsigned long long>(sigints), static_cast<unsigned long long>(sigusr2),
+                static_cast<unsigned long long>(exits_nonzero));
   }
 };
 
@@ -511,13 +538,14 @@ int main_impl(int argc, char** argv) {
     const RunResult r = run_once(o, library, seed, replay_tape, replay_tape.empty() ? "" : "strict");
     totals.add(r);
     if (o.verbose || o.runs == 1) {
-      std::printf("seed %llu: %s, %llu kernel records, %llu in the file, %llu dropped by the kernel, %.2f s%s%s\n",
+      std::printf("seed %llu: %s, %llu kernel records, %llu in %llu file(s), %llu dropped by the kernel, %.2f s%s%s\n",
                   static_cast<unsigned long long>(seed),
                   r.end.timed_out ? "timed out"
                   : r.end.exited  ? ("exit " + std::to_string(r.end.code)).c_str()
                                   : ("signal " + std::to_string(r.end.signal)).c_str(),
                   static_cast<unsigned long long>(r.stats.kernel_records),
-                  static_cast<unsigned long long>(r.stats.found), static_cast<unsigned long long>(r.stats.dropped),
+                  static_cast<unsigned long long>(r.stats.found), static_cast<unsigned long long>(r.stats.files),
+                  static_cast<unsigned long long>(r.stats.dropped),
                   r.wall_s, r.verdict.property.empty() ? "" : ", FAIL ", r.verdict.property.c_str());
     }
     if (r.verdict.property.empty()) continue;
