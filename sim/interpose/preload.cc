@@ -18,6 +18,9 @@
 //   aio_write64/error/return/suspend     the same, completed in virtual time
 //   clock_gettime, gettimeofday, time    virtual time
 //   signal, sigaction (SIGCHLD, SIGINT)  delivered when the kernel says
+//   kill of the started workload         passed on once the real one exited
+//   open, openat, fopen of               a fixed file (perf's NUMA_TOPOLOGY)
+//     /sys/devices/system/node/node<N>/meminfo
 //   SIGUSR2 (to a target handling it)    raised at drawn virtual times
 //   rename of the output                 logged (perf --switch-output)
 //   alarm                                refused (a real-time timer)
