@@ -320,11 +320,17 @@ Verdict judge(const RunLog& log, const std::string& output, OutputFormat format,
   const std::vector<std::string> files = output_files(log, output);
   stats.files = files.size();
   FileRecords file;
+  // A target that did not fail after a hard error is judged all the same;
+  // the verdict says so (docs/interpose.md, finding 1).
+  const std::uint64_t hard = log.disk.hard_errors();
+  const std::string after_hard =
+      hard == 0 ? "" : " (the target did not fail after " + std::to_string(hard) + " hard write errors: EIO, ENOSPC)";
   if (const std::string problem = read_records(log, files, format, file); !problem.empty()) {
-    return {"file_valid", problem};
+    return {"file_valid", problem + after_hard};
   }
   stats.file_records = file.records.size();
   Verdict v = match_records(log, file, stats);
+  if (!v.property.empty()) v.detail += after_hard;
   const std::set<std::string> names(log.renamed.begin(), log.renamed.end());
   if (v.property == "exactly_once" && names.size() < log.renamed.size()) {
     v.detail += " (the output was renamed onto a name it had been renamed to before: the earlier file is gone)";
