@@ -292,6 +292,7 @@ TEST(Generated, TheSourceIsTheBuildersCalls) {
   s.steps = {spawn_child(), open(0), map_read_only(0, 4), open(1), set_output(1, 0), enable(0),
              by_child(getuid(3)), watch(comm("a", 2), 0, 100), act(Action::fault), read_checking_time(0),
              consume(0), poll(0, 1), read_values(1), control_page(0), child_exit_polling(0)};
+  s.events[1].read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
   s.poll_after_each_step = false;
   EXPECT_EQ(scenario_source(s),
             "  out.push_back({.name = \"n\",\n"
@@ -300,7 +301,8 @@ TEST(Generated, TheSourceIsTheBuildersCalls) {
             "                 .events = {EventSpec{.source = Source::getppid, .target = Target::child, .sample_type = "
             "PERF_SAMPLE_TID | PERF_SAMPLE_IDENTIFIER},\n"
             "                            EventSpec{.source = Source::dummy, .sample_type = PERF_SAMPLE_TID | "
-            "PERF_SAMPLE_TIME, .sample_id_all = true, .watermark = true, .wakeup_watermark = 100}},\n"
+            "PERF_SAMPLE_TIME, .sample_id_all = true, .watermark = true, .wakeup_watermark = 100, .read_format = "
+            "PERF_FORMAT_ID | PERF_FORMAT_LOST}},\n"
             "                 .steps = {spawn_child(), open(A), map_read_only(A, 4), open(B), set_output(B, A), "
             "enable(A),\n"
             "                           by_child(getuid(3)), watch(comm(\"a\", 2), A, 100), act(Action::fault),\n"

@@ -42,6 +42,7 @@ struct EventDraw {
   int pages = 0;  // kPages
   bool read_only = false;
   bool enabled = false;
+  int read_format = 0;  // the read_format bits left out (kReadFormatBits), none for 0
 };
 
 // One step: `kind` and the choices it reads. The event is `a` among the
@@ -105,6 +106,10 @@ constexpr Wakeup kWakeups[] = {{0, false, 0},   {1, false, 0},   {2, false, 0}, 
                                {0, true, 1},    {0, true, 100},  {0, true, 2048},  {0, true, 100000},
                                {0, true, 0}};
 constexpr std::uint32_t kPages[] = {1, 2, 4, 0};
+// read_format: any of these left out of kReadFormatAll (no PERF_FORMAT_GROUP:
+// no groups in the vocabulary).
+constexpr std::uint64_t kReadFormatBits[] = {PERF_FORMAT_TOTAL_TIME_ENABLED, PERF_FORMAT_TOTAL_TIME_RUNNING,
+                                             PERF_FORMAT_ID, PERF_FORMAT_LOST};
 constexpr Action kActions[] = {Action::getpid,    Action::getppid, Action::getuid, Action::comm,
                                Action::mmap_exec, Action::fault,   Action::fork};
 const char* const kNames[] = {"a", "n1", "abcdefg", "name-of-15-char", "side"};
@@ -176,6 +181,7 @@ EventDraw to_event_draw(const std::vector<int>& f) {
   d.pages = choose(f[13], {50, 20, 20, 10});
   d.read_only = chance(f[14], 30);
   d.enabled = chance(f[15], 80);
+  d.read_format = f[16] % 16;
   return d;
 }
 
@@ -191,7 +197,7 @@ Intent to_intent(const std::vector<int>& f) {
   return i;
 }
 
-rc::Gen<EventDraw> gen_event() { return rc::gen::map(raw_fields(16), to_event_draw); }
+rc::Gen<EventDraw> gen_event() { return rc::gen::map(raw_fields(17), to_event_draw); }
 rc::Gen<Intent> gen_intent() { return rc::gen::map(raw_fields(7), to_intent); }
 
 // One event at least, four at most; as many drawn steps as the size.
@@ -265,6 +271,9 @@ EventSpec to_spec(const EventDraw& d) {
   e.wakeup_events = w.events;
   e.watermark = w.watermark;
   e.wakeup_watermark = w.bytes;
+  for (std::size_t b = 0; b < std::size(kReadFormatBits); b++) {
+    if (d.read_format & (1 << b)) e.read_format &= ~kReadFormatBits[b];
+  }
   return e;
 }
 
@@ -614,6 +623,21 @@ std::string sample_type_source(std::uint64_t t) {
   return out.empty() ? "0" : out;
 }
 
+std::string read_format_source(std::uint64_t f) {
+  static const std::pair<std::uint64_t, const char*> kBits[] = {
+      {PERF_FORMAT_TOTAL_TIME_ENABLED, "PERF_FORMAT_TOTAL_TIME_ENABLED"},
+      {PERF_FORMAT_TOTAL_TIME_RUNNING, "PERF_FORMAT_TOTAL_TIME_RUNNING"},
+      {PERF_FORMAT_ID, "PERF_FORMAT_ID"},
+      {PERF_FORMAT_LOST, "PERF_FORMAT_LOST"}};
+  std::string out;
+  for (const auto& [bit, name] : kBits) {
+    if (f & bit) out += (out.empty() ? "" : " | ") + std::string(name);
+    f &= ~bit;
+  }
+  VERIFY_MSG(f == 0, "a read_format bit the printer does not name");
+  return out.empty() ? "0" : out;
+}
+
 std::string event_source(const EventSpec& e) {
   const EventSpec d;
   std::vector<std::string> f;
@@ -635,6 +659,7 @@ std::string event_source(const EventSpec& e) {
   if (e.wakeup_watermark != d.wakeup_watermark) {
     f.push_back(".wakeup_watermark = " + std::to_string(e.wakeup_watermark));
   }
+  if (e.read_format != d.read_format) f.push_back(".read_format = " + read_format_source(e.read_format));
   std::string out = "EventSpec{";
   for (std::size_t i = 0; i < f.size(); i++) out += (i == 0 ? "" : ", ") + f[i];
   return out + "}";

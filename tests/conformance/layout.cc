@@ -256,12 +256,13 @@ RecordBody read_body(std::span<const std::byte> data, std::uint64_t pos, std::ui
   std::uint64_t at = 8;
   std::span<const std::uint64_t> order = kSampleOrder;
   if (type != PERF_RECORD_SAMPLE) {
-    if (!spec->sample_id_all) return b;
+    if (!spec->sample_id_all || size < 8 + id_header_bytes(*spec)) return b;
     at = size - id_header_bytes(*spec);
     order = kTrailerOrder;
   }
   for (std::uint64_t bit : order) {
     if (!(t & bit)) continue;
+    if (at + 8 > size) break;
     if (bit == PERF_SAMPLE_TID) b.has_tid = true, b.id_pid = r.u32(at), b.id_tid = r.u32(at + 4);
     if (bit == PERF_SAMPLE_CPU) b.has_cpu = true, b.cpu = r.u32(at);
     at += 8;

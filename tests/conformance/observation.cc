@@ -112,10 +112,13 @@ std::string body(const Observation& o) {
     s += " comm=\"" + std::string(o.text.data(), strnlen(o.text.data(), o.text.size())) + "\"";
   }
   if (o.type == PERF_RECORD_MMAP2) s += mmap2_body(o);
-  const bool id_fields = o.who[4] != kWhoAbsent || o.cpu != kNoCpu;
-  if (id_fields && o.type != PERF_RECORD_SAMPLE) s += " | sample_id";
-  if (o.who[4] != kWhoAbsent) s += " pid=" + who(o.who[4]) + " tid=" + who(o.who[5]);
-  if (o.cpu != kNoCpu) s += " cpu=" + std::to_string(o.cpu);
+  // A sample's TID and CPU are its own fields; other records' are their
+  // sample_id trailer's.
+  std::string id;
+  if (o.who[4] != kWhoAbsent) id += " pid=" + who(o.who[4]) + " tid=" + who(o.who[5]);
+  if (o.cpu != kNoCpu) id += " cpu=" + std::to_string(o.cpu);
+  if (!id.empty() && o.type != PERF_RECORD_SAMPLE) id = (s.empty() ? " sample_id" : " | sample_id") + id;
+  s += id;
   return s.empty() ? s : s.substr(1);
 }
 

@@ -303,17 +303,28 @@ class Runner {
     return v;
   }
 
+  // The only event writing into ring r, if there is one.
+  std::uint8_t only_writer(std::size_t r) const {
+    std::size_t writers = 0, only = 0;
+    for (std::size_t e = 0; e < s_.events.size(); e++) {
+      if (!open_[e] || owner_[e] != static_cast<int>(r)) continue;
+      writers++;
+      only = e;
+    }
+    return writers == 1 ? static_cast<std::uint8_t>(only) : kUnknownEvent;
+  }
+
   // The event that wrote a record of ring r: by the id the record carries
   // when every writer of the ring puts it there, else the ring's only
   // writer.
   std::uint8_t writer(std::size_t r, std::span<const std::byte> data, std::uint64_t pos,
                       const perf_event_header& h) const {
-    std::size_t writers = 0, only = 0;
+    const std::uint8_t only_one = only_writer(r);
+    std::size_t writers = 0;
     bool all_identified = true;
     for (std::size_t e = 0; e < s_.events.size(); e++) {
       if (!open_[e] || owner_[e] != static_cast<int>(r)) continue;
       writers++;
-      only = e;
       const EventSpec& spec = s_.events[e];
       all_identified = all_identified && has_identifier(spec) && (h.type == PERF_RECORD_SAMPLE || spec.sample_id_all);
     }
@@ -323,7 +334,7 @@ class Runner {
     } else if (all_identified && writers > 0) {
       id = u64_at(data, h.type == PERF_RECORD_SAMPLE ? pos + 8 : pos + h.size - 8);
     } else {
-      return writers == 1 ? static_cast<std::uint8_t>(only) : kUnknownEvent;
+      return only_one;
     }
     for (std::size_t e = 0; e < s_.events.size(); e++) {
       if (open_[e] && ids_[e] == id) return static_cast<std::uint8_t>(e);
@@ -346,12 +357,17 @@ class Runner {
     o.writer = writer(r, data, pos, h);
     if (h.type == PERF_RECORD_LOST) o.lost = u64_at(data, pos + 16);
     log_.add(o);
-    const EventSpec* spec = o.writer != kUnknownEvent ? &s_.events[o.writer] : nullptr;
-    const RecordBody body = read_body(data, pos, h.type, h.misc, h.size, spec);
+    // The record's layout is its writer's: the ring's only writer if it has
+    // one (a software event's sample may carry another event's id: fidelity
+    // row 21), else the event whose id it carries.
+    const std::uint8_t layout = only_writer(r) != kUnknownEvent ? only_writer(r) : o.writer;
+    const RecordBody body =
+        read_body(data, pos, h.type, h.misc, h.size, layout != kUnknownEvent ? &s_.events[layout] : nullptr);
     log_body(o, body);
     // Ring order against time order: the sample's or trailer's time
     // (perf_event_header__init_id), then a FORK's or EXIT's own, taken
     // after it (perf_event_task_output).
+    const EventSpec* spec = o.writer != kUnknownEvent ? &s_.events[o.writer] : nullptr;
     if (spec != nullptr) {
       const std::optional<std::uint32_t> t = time_offset(h.type, h.size, *spec);
       if (t) order_time(u64_at(data, pos + *t), o.index);

@@ -402,6 +402,44 @@ void add_periods(std::vector<Scenario> & out) {
                                     read(A)}})});
 }
 
+// The wider observables (issue 17): read()'s read_format, the control
+// page's fields, the bodies of side-band records and their trailers.
+void add_observables(std::vector<Scenario>& out) {
+  EventSpec count_only = tp(Source::getpid, kIdTid), id_only = count_only, times_only = count_only;
+  count_only.read_format = 0;
+  id_only.read_format = PERF_FORMAT_ID;
+  times_only.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+  out.push_back({"read-format-values", "12",
+                 "read() of 8, 16, 24 and 40 bytes by read_format: the count of calls while enabled, the times zero "
+                 "until enabled and equal, the id as the event's letter; a dummy event counts nothing",
+                 {count_only, id_only, times_only, tp(Source::getpid, kIdTid), tp(Source::dummy, kIdTid)},
+                 {open(A), open(B), open(C), open(D), open(E), read_values(C), read_values(E), getpid(2), enable(A),
+                  enable(B), enable(C), enable(D), getpid(3), read_values(A), read_values(B), read_values(C),
+                  read_values(D), disable(D), getpid(2), read_values(D), read_values(E)}});
+  out.push_back({"child-event-times", "12",
+                 "an event of the child, enabled while the child sleeps: no time until the child runs; its count is "
+                 "its calls; after its exit the values stay",
+                 {on(Target::child, tp(Source::getpid, kIdTid))},
+                 {spawn_child(), open(A), enable(A), read_values(A), child_getpid(2), read_values(A), child_exit(),
+                  read_values(A)}});
+  out.push_back({"control-page-fields", "14",
+                 "version, compat_version, capabilities (cap_bit0_is_deprecated and the machine's bits), pmc_width, "
+                 "index, size, no AUX area, data_tail as the reader stored it; writable and read-only",
+                 {tp(Source::getpid, kIdTid), tp(Source::getppid, kIdTid)},
+                 concat({start(A, 2), {getpid(5), read(A), consume(A), control_page(A), open(B), map_read_only(B),
+                                       control_page(B)}})});
+  out.push_back({"sideband-bodies", "11",
+                 "COMM, MMAP2, FORK (the child and a forked task) and the child's EXIT: pids as whose, the name, the "
+                 "mapping, the file, the parent; trailers with TID and CPU; samples' TID and CPU",
+                 {EventSpec{.source = Source::dummy, .sample_type = kIdTidTimeCpu, .sample_id_all = true, .comm = true,
+                            .task = true, .mmap2 = true},
+                  EventSpec{.target = Target::child, .sample_type = kIdTidTimeCpu, .sample_id_all = true,
+                            .task = true}},
+                 {open(A), map(A, 2), enable(A), spawn_child(), open(B), map(B), enable(B), comm("bodies"),
+                  act(Action::mmap_exec), act(Action::fork), child_getpid(2), child_exit(), read_checking_time(A),
+                  read_checking_time(B)}});
+}
+
 std::vector<Scenario> make_scenarios() {
   std::vector<Scenario> out;
   add_records(out);
@@ -417,6 +455,7 @@ std::vector<Scenario> make_scenarios() {
   add_generated(out);
   add_generated_long_run(out);
   add_generated_second_run(out);
+  add_observables(out);
   return out;
 }
 
