@@ -89,6 +89,9 @@ std::string parse_event(std::string_view text, perf_event_attr& attr) {
   attr.exclude_user = 0;
   attr.exclude_kernel = 0;
   attr.exclude_hv = 0;
+  // Host only, as perf records by default (a guest's samples need perf
+  // kvm); with modifiers, as perf 6.1's get_event_modifier: only u asks it.
+  attr.exclude_guest = 1;
   if (colon == std::string_view::npos) return "";
   const std::string_view modifiers = text.substr(colon + 1);
   bool user = false;
@@ -107,6 +110,7 @@ std::string parse_event(std::string_view text, perf_event_attr& attr) {
   attr.exclude_user = user ? 0 : 1;
   attr.exclude_kernel = kernel ? 0 : 1;
   attr.exclude_hv = 1;
+  attr.exclude_guest = user ? 1 : 0;
   return "";
 }
 
@@ -601,8 +605,7 @@ std::string make_event_attr(const RecordOptions& o, std::uint64_t register_mask,
   // relate them to wall-clock time (perf record -k monotonic).
   attr.use_clockid = 1;
   attr.clockid = CLOCK_MONOTONIC;
-  // Host only, as perf records by default (a guest's samples need perf kvm).
-  attr.exclude_guest = 1;
+  // exclude_guest: parse_event's (host only, as perf).
   // Side-band records perf needs to name tasks and resolve symbols, once
   // per ring: from the first event, as perf asks for them.
   if (first) {

@@ -127,8 +127,9 @@ const std::vector<EventName>& event_names();
 
 // Parses "NAME[:MODIFIERS]" (modifiers: u = user space, k = kernel; "u"
 // alone excludes the kernel and the hypervisor, as in perf). Fills type,
-// config and the exclude_* bits of `attr`. "" or one line naming the
-// problem.
+// config and the exclude_* bits of `attr` (exclude_guest as perf 6.1: set
+// without modifiers, and with them only when u is one). "" or one line
+// naming the problem.
 std::string parse_event(std::string_view text, perf_event_attr& attr);
 
 // "100M" -> 104857600. Suffixes B, K, M, G, T (powers of 1024), or none
