@@ -437,6 +437,14 @@ bool handled(int sig) {
 void Shim::step(bool may_start) {
   if (!main_thread()) refuse("a second thread waited on the simulated kernel: only single-thread consumers are deterministic");
   if (!kernel_->started()) kernel_->set_sigusr2_handled(handled(SIGUSR2));
+  if (may_start && !kernel_->started() && kernel_->workload_pid() > 0) {
+    // The real workload (released by now) exits before the simulated one
+    // starts: what the target reads of it later in /proc is then the same
+    // every run (a zombie). perf --switch-output synthesizes it from
+    // /proc/<pid> at each switch: its maps while alive, none once exited.
+    siginfo_t info{};
+    wait_real_exit(kernel_->workload_pid(), info, "the simulated one's start");
+  }
   kernel_->step(may_start);
   liveness();
 }
