@@ -278,7 +278,9 @@ EventSpec to_spec(const EventDraw& d) {
 }
 
 constexpr std::size_t kStepsMax = 40;
-constexpr int kReadsMax = 8;             // each logs at most a ring's worth of records: the log holds 65536
+// Each read logs at most a ring's worth of records and their bodies: the
+// log holds 131072 observables.
+constexpr int kReadsMax = 8;
 constexpr std::uint32_t kFaultsMax = 1000;  // fresh pages of the real backend: 1024
 constexpr int kSpawnsMax = 3;
 

@@ -195,9 +195,11 @@ std::string value(const Observation& o) {
     case Kind::body: return body(o);
     case Kind::times: return times(o.value);
     case Kind::read_id: return o.writer == kUnknownEvent ? std::string("?") : event_name(o.writer);
-    case Kind::page_field:
-      if (o.index == static_cast<std::uint32_t>(PageField::capabilities)) return capabilities(o.value);
-      return std::to_string(o.value) + (o.index == static_cast<std::uint32_t>(PageField::pmc_width) ? " (machine)" : "");
+    case Kind::page_field: {
+      const auto field = static_cast<PageField>(o.index);
+      if (field == PageField::capabilities) return capabilities(o.value);
+      return std::to_string(o.value) + (field == PageField::pmc_width ? " (machine)" : "");
+    }
     case Kind::read_bytes:
     case Kind::count:
     case Kind::lost_samples:

@@ -7,8 +7,10 @@
 // (enabled, following the acting task, with the attribute that asks for
 // the record), records of events without a ring vanish, SET_OUTPUT's
 // rules, the child's exit (PERF_RECORD_EXIT into its enabled events, then
-// EXIT state: POLLHUP), PAUSE_OUTPUT on the ring, PERF_FORMAT_LOST per
-// event, the order side-band reaches events (perf_iterate_sb: CPU-wide
+// EXIT state: POLLHUP), PAUSE_OUTPUT on the ring, read()'s values per
+// event (count, enabled time, id, PERF_FORMAT_LOST), the tasks' pids and
+// the side-band bodies (COMM, FORK, EXIT, MMAP2), the control page, the
+// order side-band reaches events (perf_iterate_sb: CPU-wide
 // events first, then the task's, each list newest first) and the MMAP2
 // misc that one event's attr.build_id leaves to the events after it
 // (fidelity row 20). It never looks at the real kernel's log.
