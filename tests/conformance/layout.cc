@@ -250,7 +250,7 @@ RecordBody read_body(std::span<const std::byte> data, std::uint64_t pos, std::ui
   // perf_event__output_id_sample's.
   static constexpr std::uint64_t kSampleOrder[] = {PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_IP,   PERF_SAMPLE_TID,
                                                    PERF_SAMPLE_TIME,       PERF_SAMPLE_ADDR, PERF_SAMPLE_ID,
-                                                   PERF_SAMPLE_STREAM_ID,  PERF_SAMPLE_CPU};
+                                                   PERF_SAMPLE_STREAM_ID,  PERF_SAMPLE_CPU,  PERF_SAMPLE_PERIOD};
   static constexpr std::uint64_t kTrailerOrder[] = {PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_ID,
                                                     PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU};
   std::uint64_t at = 8;
@@ -265,6 +265,9 @@ RecordBody read_body(std::span<const std::byte> data, std::uint64_t pos, std::ui
     if (at + 8 > size) break;
     if (bit == PERF_SAMPLE_TID) b.has_tid = true, b.id_pid = r.u32(at), b.id_tid = r.u32(at + 4);
     if (bit == PERF_SAMPLE_CPU) b.has_cpu = true, b.cpu = r.u32(at);
+    if (bit == PERF_SAMPLE_ID) b.has_id = true, b.id = r.u64(at);
+    if (bit == PERF_SAMPLE_STREAM_ID) b.has_stream_id = true, b.stream_id = r.u64(at);
+    if (bit == PERF_SAMPLE_PERIOD) b.has_period = true, b.period = r.u64(at);
     at += 8;
   }
   return b;

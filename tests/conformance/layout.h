@@ -67,6 +67,10 @@ struct RecordBody {
   std::uint32_t id_pid = 0, id_tid = 0;
   bool has_cpu = false;
   std::uint32_t cpu = 0;
+  // The sample's or trailer's PERF_SAMPLE_ID and STREAM_ID (read only),
+  // and a sample's PERIOD.
+  bool has_id = false, has_stream_id = false, has_period = false;
+  std::uint64_t id = 0, stream_id = 0, period = 0;
 };
 
 // A record of `type` as the kernel lays it out for this event: header, the

@@ -117,6 +117,12 @@ std::string body(const Observation& o) {
   std::string id;
   if (o.who[4] != kWhoAbsent) id += " pid=" + who(o.who[4]) + " tid=" + who(o.who[5]);
   if (o.cpu != kNoCpu) id += " cpu=" + std::to_string(o.cpu);
+  static const char* const kIds[] = {"id", "stream_id"};
+  for (std::size_t i = 0; i < 2; i++) {
+    if (o.ids[i] == kNoLetter) continue;
+    id += std::string(" ") + kIds[i] + "=" + (o.ids[i] == kUnknownEvent ? std::string("?") : event_name(o.ids[i]));
+  }
+  if (o.period != kNoPeriod) id += " period=" + std::to_string(o.period);
   if (!id.empty() && o.type != PERF_RECORD_SAMPLE) id = (s.empty() ? " sample_id" : " | sample_id") + id;
   s += id;
   return s.empty() ? s : s.substr(1);

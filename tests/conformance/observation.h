@@ -70,8 +70,10 @@ inline constexpr std::uint64_t kTimeEnabledAsked = 8, kTimeRunningAsked = 16;
 // suite's executable's), or with the build-id misc bit: kFileBuildId if its
 // 20 bytes are the file's.
 inline constexpr std::uint8_t kFileMajor = 1, kFileMinor = 2, kFileIno = 4, kFileGeneration = 8, kFileBuildId = 16;
-// Kind::body: no PERF_SAMPLE_CPU field.
+// Kind::body: no PERF_SAMPLE_CPU, ID or STREAM_ID, PERIOD field.
 inline constexpr std::uint32_t kNoCpu = UINT32_MAX;
+inline constexpr std::uint8_t kNoLetter = 255;
+inline constexpr std::uint64_t kNoPeriod = UINT64_MAX;
 
 struct Observation {
   std::uint16_t step = 0;
@@ -88,6 +90,11 @@ struct Observation {
   // body's pid, tid, ppid, ptid, then the sample's or trailer's pid, tid.
   std::array<std::uint8_t, 6> who{kWhoAbsent, kWhoAbsent, kWhoAbsent, kWhoAbsent, kWhoAbsent, kWhoAbsent};
   std::uint32_t cpu = kNoCpu;  // body: the sample's or trailer's PERF_SAMPLE_CPU
+  // body: the sample's or trailer's PERF_SAMPLE_ID and STREAM_ID as event
+  // letters (kNoLetter: absent, kUnknownEvent: no event's), a sample's
+  // PERIOD (kNoPeriod: absent).
+  std::array<std::uint8_t, 2> ids{kNoLetter, kNoLetter};
+  std::uint64_t period = kNoPeriod;
   // body of an MMAP2: its address is one of the scenario's mappings (1) or
   // not (0); len, pgoff, prot, flags as they are; the file (kFile* bits,
   // build_id_size with the build-id misc bit).

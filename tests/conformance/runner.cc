@@ -383,7 +383,7 @@ class Runner {
 
   // The record's body and trailer, normalised (observation.h).
   void log_body(const Observation& record, const RecordBody& b) {
-    if (b.npids == 0 && !b.has_tid && !b.has_cpu) return;
+    if (b.npids == 0 && !b.has_tid && !b.has_cpu && !b.has_id && !b.has_stream_id && !b.has_period) return;
     Observation o = record;
     o.kind = Kind::body;
     o.value = 0;
@@ -393,6 +393,9 @@ class Runner {
     for (std::uint32_t i = 0; i < b.npids; i++) o.who[i] = backend_.who(b.pids[i]);
     if (b.has_tid) o.who[4] = backend_.who(b.id_pid), o.who[5] = backend_.who(b.id_tid);
     if (b.has_cpu) o.cpu = b.cpu;
+    if (b.has_id) o.ids[0] = letter(b.id);
+    if (b.has_stream_id) o.ids[1] = letter(b.stream_id);
+    if (b.has_period) o.period = b.period;
     const std::size_t name = strnlen(b.name.data(), b.name.size());
     if (record.type == PERF_RECORD_COMM) std::memcpy(o.text.data(), b.name.data(), std::min(name, o.text.size() - 1));
     if (record.type == PERF_RECORD_MMAP2) log_mmap2(o, b, name);
