@@ -292,8 +292,8 @@ void add_output_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
                "overwrite mode: rings keep the newest records (write_backward); written on SIGUSR2 and at the end");
   app.add_option("--switch-output", raw.switch_text, "start a new file after SIZE bytes of data (e.g. 100M)");
   app.add_option("--header-interval-ms", o.header_interval_ms,
-                 "rewrite the header every N ms while recording, so a file cut short is readable (default 100; 0: "
-                 "only at the end)")
+                 "rewrite the header every N ms while recording, so a file cut short is readable (default " +
+                     std::to_string(kHeaderIntervalDefaultMs) + "; 0: only at the end)")
       ->check(CLI::Range(std::uint64_t{0}, kHeaderIntervalMaxMs));
   app.add_option("-r,--realtime", o.realtime_priority,
                  "run the recorder with SCHED_FIFO priority N (1..99), as perf record -r (needs root or CAP_SYS_NICE)")

@@ -32,7 +32,18 @@ inline constexpr std::uint32_t kDwarfStackMaxBytes = 65528;     // the largest m
 inline constexpr std::uint64_t kSwitchOutputMinBytes = 4096;
 inline constexpr std::uint64_t kSwitchOutputMaxBytes = std::uint64_t{1} << 50;
 inline constexpr std::uint64_t kHeaderIntervalMaxMs = 3'600'000;
-inline constexpr std::uint64_t kHeaderIntervalDefaultMs = 100;
+inline constexpr std::uint64_t kHeaderIntervalDefaultMs = 1000;
+// Without a wakeup from the rings, the reading thread reads them once per
+// header interval (what a checkpoint covers must be written first), or
+// every kReadIntervalNoCheckpointsMs with --header-interval-ms 0; the
+// writing thread looks at the staging buffer as often, at most every
+// kWriterWaitMaxMs (and at once when half a batch is staged). Every
+// wakeup is CPU time of the recorder, which then shows in its own -a
+// profile: reading every 100 ms (the default until 2026-11-25) and the
+// writer looking every 10 ms, it had 5x perf's own samples
+// (docs/recorder.md, "Self-sampling").
+inline constexpr std::uint64_t kReadIntervalNoCheckpointsMs = 1000;
+inline constexpr std::uint64_t kWriterWaitMaxMs = 1000;
 // The staging buffer's default size: this many times the rings' total
 // size, within [kStagingDefaultMinBytes, kStagingDefaultMaxBytes].
 // --staging SIZE: kStagingMinBytes..kStagingMaxBytes, and at least twice a

@@ -367,6 +367,11 @@ class Recording {
   void make_sink();
   void record_until_the_end(bool started);
   core::LoopOptions loop_options() const;
+  // How often the rings are read without a wakeup from them: the header
+  // interval (kReadIntervalNoCheckpointsMs without checkpoints).
+  std::uint64_t read_interval_ns() const {
+    return (o_.header_interval_ms > 0 ? o_.header_interval_ms : kReadIntervalNoCheckpointsMs) * kNsPerMs;
+  }
   bool record_staged();
   core::StackCutPolicy stack_cut_policy() const;
   void check_loop_status();
@@ -603,8 +608,12 @@ bool Recording::open_output() {
                     : std::clamp(total * kStagingRingMultiple, kStagingDefaultMinBytes,
                                  std::max(kStagingDefaultMaxBytes, 2 * so_.chunk_bytes_max));
     so_.batch_bytes_max = std::max(so_.chunk_bytes_max, std::min(so_.bytes / 4, std::uint64_t{4} << 20));
-    // The writer wakes for half a batch, or every 10 ms (StagingOptions).
+    // The writer wakes for half a batch, or as often as the rings are read
+    // (at most every kWriterWaitMaxMs); the reader waits for room for 10 s
+    // in all (StagingOptions), as at the default's 1,000 waits of 10 ms.
     so_.wake_bytes = so_.batch_bytes_max / 2;
+    so_.wait_ns = std::min(read_interval_ns(), kWriterWaitMaxMs * kNsPerMs);
+    so_.full_waits_max = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, 10 * kNsPerSecond / so_.wait_ns));
     if (const std::string problem = core::validate(so_); !problem.empty()) {
       return fail(kExitUsage, "--staging " + std::to_string(so_.bytes) + ": " + problem + " (-m " +
                                   std::to_string(o_.mmap_pages) + ": a ring holds " +
@@ -709,7 +718,7 @@ void Recording::record_until_the_end(bool started) {
 
 core::LoopOptions Recording::loop_options() const {
   core::LoopOptions lo;
-  lo.poll_timeout_ns = 100 * kNsPerMs;
+  lo.poll_timeout_ns = read_interval_ns();
   lo.rounds_max = kRoundsMax;
   // With AIO and no staging, one chunk per ring per round (as perf reads):
   // a second chunk of the same ring would wait for the first one's control

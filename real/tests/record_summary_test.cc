@@ -38,6 +38,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -385,17 +386,43 @@ TEST(RecordSummary, NoHeaderCheckpointsWithoutAnInterval) {
   EXPECT_EQ(writer.header_checkpoints, 0u);
 }
 
+// Without a wakeup from the rings, the reading thread reads them once per
+// header interval (the checkpoints need what they hold written), and no
+// more often: each read wakes the recorder, and in a -a profile that was
+// its own samples (docs/recorder.md, "Self-sampling": at every 100 ms, 5x
+// perf's own). A low rate (-F 50 on a sleeping command) never fills a
+// ring's watermark, so every round but the last is a poll timeout.
+TEST(RecordSummary, TheRingsAreReadOncePerHeaderInterval) {
+  for (const auto& [interval_ms, rounds_min, rounds_max] :
+       {std::tuple{"", 1, 4}, std::tuple{"1000", 1, 4}, std::tuple{"0", 1, 4}, std::tuple{"50", 8, 60}}) {
+    const std::string out = testing::temp_dir("summary-reads") + "/perf.data";
+    std::vector<std::string> args{"-a", "-F", "50", "-o", out};
+    if (*interval_ms != '\0') args = concat(args, {"--header-interval-ms", interval_ms});
+    const RunResult r = testing::run_record(concat(args, {"--", "sleep", "2"}));
+    ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+    const std::string loop = line_of(r.err, "loop: ");
+    // Two seconds: a read per second (the default, and without checkpoints)
+    // or per 50 ms, within what a loaded machine adds or delays.
+    EXPECT_GE(number_after(loop, "rounds"), static_cast<std::uint64_t>(rounds_min)) << interval_ms << ": " << loop;
+    EXPECT_LE(number_after(loop, "rounds"), static_cast<std::uint64_t>(rounds_max)) << interval_ms << ": " << loop;
+  }
+}
+
 // A full disk: the files hold the valid prefix, the summary says what is
 // in it, and the drops line names the output error's cut.
 TEST(RecordSummary, AFullDiskIsTheOutputErrorsDrop) {
   const std::string dir = testing::temp_dir("summary-full");
   // 1 MiB: -a synthesizes records for every process first (how many
   // bytes depends on the machine's processes: 256 KiB was once all
-  // taken by them under asan), and samples must follow before it fills.
+  // taken by them under asan), and samples must follow before it fills:
+  // the writer writes what is staged once per header interval (or at half
+  // a batch, 2 MiB here), so the interval is 100 ms (the default's 1 s
+  // filled the disk at its first write, a prefix without samples).
   testing::Tmpfs tmpfs(dir, "size=1m");
   if (!tmpfs.mounted()) GTEST_SKIP() << "needs root to mount a tmpfs: " << tmpfs.error();
   const std::string out = dir + "/perf.data";
-  const RunResult r = testing::run_record(concat({"-a", "-F", "10000", "-g", "-o", out, "--"}, burn(3000, 2)));
+  const RunResult r = testing::run_record(
+      concat({"-a", "-F", "10000", "-g", "--header-interval-ms", "100", "-o", out, "--"}, burn(3000, 2)));
   ASSERT_TRUE(r.exited && r.exit_code == kExitIoError) << r.text();
   const std::vector<std::string> paths = files_on_disk(out);
   ASSERT_EQ(paths.size(), 1u);
