@@ -32,8 +32,8 @@
 //     valid: perf's ordered events then holds more in memory).
 //   - A hard error of the writing side stops the reading side at its next
 //     acquire(); what was staged and never written is counted
-//     (drops[output_error]), records and bytes. Gap and corrupt notes
-//     still pass (they are bookkeeping, not data).
+//     (drops[output_error]), records and bytes, as one event. Gap and
+//     corrupt notes still pass (they are bookkeeping, not data).
 //
 // Waiting and locking come from the Sync policy: a mutex and condition
 // variables with two threads (real/), wait queues with two fibers (sim/).
@@ -115,7 +115,8 @@ struct StagingStats {
   std::uint64_t fill_max = 0;        // most bytes held at once (skipped ends included)
   std::uint64_t entries_max = 0;     // most entries queued at once
   RecordCounts records;              // staged
-  Drops drops;                       // output_error: staged, never written (the writer had failed)
+  Drops drops;                       // output_error: staged, never written (the writer had failed); one
+                                     // event, the error (the file it cut), however many chunks
   int error = 0;                     // the writing side's error (errno), 0 if none
 };
 
@@ -213,7 +214,7 @@ class Staging {
       stats_.chunks++;
       stats_.bytes += bytes;
       stats_.records.add(counts);
-      stats_.drops.add(DropCause::output_error, counts);
+      count_dropped(counts);
       return -stats_.error;
     }
     // Inside the buffer (acquire() chose a start where the largest chunk fits).
@@ -341,7 +342,7 @@ class Staging {
       stats_.chunks_written += batch.chunks;
       stats_.bytes_written += batch.data.size();
     } else if (batch.kind == StagedKind::chunks) {
-      stats_.drops.add(DropCause::output_error, batch.counts);
+      count_dropped(batch.counts);
     }
     sync_.notify(StagingSide::space);
   }
@@ -385,6 +386,16 @@ class Staging {
   };
 
   Entry& entry(std::uint64_t k) { return entries_[(first_ + k) % entries_.size()]; }
+
+  // Staged records the writer's error cut off: one event (the error, the
+  // file it cut), not one per chunk or batch.
+  void count_dropped(const RecordCounts& counts) {
+    if (stats_.drops[DropCause::output_error].events == 0) {
+      stats_.drops.add(DropCause::output_error, counts);
+    } else {
+      stats_.drops.add_records(DropCause::output_error, counts);
+    }
+  }
 
   // A gap or corrupt note, the writing side woken for it (with the guard held).
   Entry& push_note(StagedKind kind, std::size_t mapping, PositionRange range) {

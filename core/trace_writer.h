@@ -27,7 +27,10 @@
 // the longest prefix of the data section whose writes all completed, and
 // the file is cut there. After a hard error, chunks beyond that prefix
 // (completed or not) are counted as lost to the error, records and bytes,
-// and so is the whole prefix if the header fix-up itself fails.
+// and so is what lies past the data size the header on disk states if the
+// header fix-up itself fails (all of the prefix if none of its size was
+// written; none if the write stopped after the size). One event per file
+// cut, however many chunks it lost.
 //
 // Feature sections (core/perf_data_features.h), when a FeatureSource is
 // set: when a file is finished (every write complete), the source says
@@ -39,6 +42,8 @@
 // none are written.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
@@ -100,6 +105,8 @@ struct WriterStats {
   std::uint64_t rounds_marked = 0;
   std::uint64_t files_with_features = 0;  // files finished with feature sections
   std::uint64_t feature_bytes = 0;        // their tables and sections
+  std::uint64_t fix_ups_failed = 0;       // header fix-ups that failed (the file's header kept some of its old bytes)
+  std::uint64_t fix_ups_partial = 0;      // of those, fix-ups that wrote part of the header first
   RecordCounts records;                   // committed (and appended)
   // Committed, then cut off by a hard error (DropCause::output_error, one
   // event per file cut): records - drops[output_error] reached the file.
@@ -152,9 +159,12 @@ class TraceWriter {
   bool failed() const { return stats_.error != 0; }
 
   // The open file's header now covers its data up to file offset `end`
-  // (a checkpoint its owner wrote): if the final fix-up fails, only what
-  // lies past it is lost.
+  // (a checkpoint its owner wrote: all of head.header(end - data_offset),
+  // no feature bits): if the final fix-up fails, only what lies past it is
+  // lost.
   void header_covers(std::uint64_t end) {
+    VERIFY(end >= head_.data_offset());
+    header_data_bytes_ = end - head_.data_offset();
     while (!unfixed_.empty() && unfixed_.front().end <= end) unfixed_.pop_front();
   }
 
@@ -297,7 +307,7 @@ class TraceWriter {
     }
     if (failed()) {
       stats_.records.add(counts);
-      stats_.drops.add(DropCause::output_error, counts);
+      count_cut(counts);  // with the file the error cut, not as one more
       return -stats_.error;
     }
     const std::uint64_t id = reserve_chunk(data.size(), counts);
@@ -517,9 +527,13 @@ class TraceWriter {
     submit(cb);
   }
 
-  // pwrite until all is written. 0 or -errno (and the writer has failed).
-  int write_sync(std::span<const std::byte> data, std::uint64_t offset, const char* what) {
-    std::uint64_t done = 0;
+  // pwrite until all is written. 0 or -errno (and the writer has failed);
+  // `written` (if given): the bytes that reached the file, all or a prefix.
+  int write_sync(std::span<const std::byte> data, std::uint64_t offset, const char* what,
+                 std::uint64_t* written = nullptr) {
+    std::uint64_t written_here = 0;
+    std::uint64_t& done = written != nullptr ? *written : written_here;
+    done = 0;
     std::uint64_t backoff_ns = options_.backoff_min_ns;
     std::uint32_t retries = 0;
     while (done < data.size()) {
@@ -560,6 +574,8 @@ class TraceWriter {
   }
 
   int open_file(std::uint32_t index) {
+    file_cut_counted_ = false;
+    header_data_bytes_ = 0;
     const int rc = disk_.open_output(index);
     if (rc != 0) return fail(-rc, "creating output file " + std::to_string(index));
     file_open_ = true;
@@ -584,14 +600,15 @@ class TraceWriter {
     VERIFY(file_open_);
     const std::uint64_t data_start = head_.data_offset();
     std::uint64_t valid_end = next_offset_;
+    RecordCounts cut;  // this file's chunks out of perf's reach: one event
+    bool any_cut = false;
     if (!chunks_.empty()) {
       valid_end = chunks_.front().offset;
-      RecordCounts cut;
       for (const Chunk& c : chunks_) {
         VERIFY(c.counts.bytes == 0 || c.counts.bytes == c.bytes);  // 0: a FINISHED_ROUND marker
         cut.add(c.counts);
       }
-      stats_.drops.add(DropCause::output_error, cut);
+      any_cut = true;
       first_chunk_id_ += chunks_.size();
       chunks_.clear();
     }
@@ -599,18 +616,56 @@ class TraceWriter {
       FeatureBitmap bits{};
       const std::uint64_t file_end = write_features(valid_end, bits);
       const auto header = head_.header(valid_end - data_start, bits);
-      // If the fix-up fails the header keeps its data size of 0: every
-      // record of the file is out of perf's reach, lost to the error.
-      if (write_sync(header, 0, "header fix-up") != 0) {
-        for (const Unfixed& u : unfixed_) stats_.drops.add(DropCause::output_error, u.counts);
+      std::uint64_t written = 0;
+      if (write_sync(header, 0, "header fix-up", &written) != 0) {
+        stats_.fix_ups_failed++;
+        if (written > 0) stats_.fix_ups_partial++;
+        // perf reads the data section the header on disk states: the
+        // chunks past it are lost to the error.
+        const std::uint64_t reach = data_start + data_bytes_after_fix_up(header, written);
+        for (const Unfixed& u : unfixed_) {
+          if (u.end <= reach) continue;
+          cut.add(u.counts);
+          any_cut = true;
+        }
       }
-      const int cut = disk_.truncate(file_end);
-      if (cut != 0) fail(-cut, "cutting the file to its valid prefix");
+      const int truncated = disk_.truncate(file_end);
+      if (truncated != 0) fail(-truncated, "cutting the file to its valid prefix");
     }
+    if (any_cut) count_cut(cut);
     unfixed_.clear();
     const int closed = disk_.close_output();
     if (closed != 0) fail(-closed, "closing the output file");
     file_open_ = false;
+  }
+
+  // The data size the file's header states after a fix-up that wrote only
+  // its first `written` bytes (pwrite may stop at any byte, then fail):
+  // the fix-up's bytes there, the header on disk before it elsewhere. All
+  // of the fix-up's size, or none of it (the header before it: 0, or the
+  // last checkpoint), unless the write stopped inside the size field: a
+  // torn size, no larger than the fix-up's, that may end inside a chunk
+  // (counted whole) or even before the checkpoint (the chunks a checkpoint
+  // covered are no longer tracked: not counted). perf then finds the file's
+  // last record cut.
+  std::uint64_t data_bytes_after_fix_up(const std::array<std::byte, kPerfFileHeaderBytes>& fix_up,
+                                        std::uint64_t written) const {
+    std::array<std::byte, kPerfFileHeaderBytes> on_disk = head_.header(header_data_bytes_);
+    std::memcpy(on_disk.data(), fix_up.data(), std::min<std::uint64_t>(written, on_disk.size()));
+    PerfFileHeader h;
+    std::memcpy(&h, on_disk.data(), sizeof h);
+    return h.data.size;
+  }
+
+  // Records of the current file (or the one being created) cut off by the
+  // error: one event per file, however many chunks and batches it lost.
+  void count_cut(const RecordCounts& counts) {
+    if (file_cut_counted_) {
+      stats_.drops.add_records(DropCause::output_error, counts);
+    } else {
+      stats_.drops.add(DropCause::output_error, counts);
+      file_cut_counted_ = true;
+    }
   }
 
   // The feature sections of the file being finished, at valid_end; sets
@@ -663,6 +718,8 @@ class TraceWriter {
     unfixed_.push_back(Unfixed{end, counts});
   }
   std::uint64_t next_offset_ = 0;
+  std::uint64_t header_data_bytes_ = 0;  // the data size the open file's header on disk states
+  bool file_cut_counted_ = false;        // the file's output_error event is counted
   std::uint64_t round_bytes_ = 0;
   std::uint64_t in_flight_ = 0;
   std::uint32_t file_index_ = 0;

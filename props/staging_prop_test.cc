@@ -371,6 +371,9 @@ TEST(Staging, DrainStopsAtTheWritersError) {
   EXPECT_EQ(s.error, ENOSPC);
   EXPECT_EQ(s.bytes_written, 128u);  // the written batch and the failed one (the writer counts that)
   EXPECT_EQ(s.drops[core::DropCause::output_error].records.bytes, 128u);
+  // One error cut one file: one event, not one per batch dropped (a
+  // recorder's summary said "in N files" with one file on disk).
+  EXPECT_EQ(s.drops[core::DropCause::output_error].events, 1u);
   EXPECT_EQ(writer.notes, 1u);
   EXPECT_TRUE(w.staging->acquire(0).empty());
 }

@@ -354,3 +354,95 @@ TEST(Drops, RecordsAddedToTheLastEventAreNotAnotherEvent) {
 
 }  // namespace
 }  // namespace ringsim
+
+namespace ringsim::core {
+namespace {
+
+// Issue 23, seed 270952514591860: the header fix-up's write was short (53
+// of its 104 bytes, the data size among them) and the rest failed with
+// EIO. The header on disk then says the whole data section is there, and
+// perf reads every record: none is lost to the error (the feature bitmap,
+// not written, says no features). The writer counted every record of the
+// file as cut off, one "file" per chunk.
+TEST(TraceWriter, AFixUpCutShortAfterTheDataSizeLosesNoRecord) {
+  ScriptedDisk disk(2);
+  TraceWriter<ScriptedDisk> w(disk, options(WriteMode::serial, 1), head(2));
+  ASSERT_EQ(w.start(), 0);
+  const auto a = chunk({48, 64}, 0), b = chunk({128}, 1);
+  ASSERT_EQ(push(w, 0, a), 0);
+  ASSERT_EQ(w.end_round(), 0);
+  ASSERT_EQ(push(w, 1, b), 0);
+  ASSERT_EQ(w.end_round(), 0);
+  disk.sync_results = {53, -EIO};  // the fix-up: its data size written, then EIO
+  EXPECT_EQ(w.finish(), -EIO);
+  EXPECT_EQ(w.stats().drops[DropCause::output_error], DropCount{});
+  std::vector<std::byte> want = a;
+  want.insert(want.end(), b.begin(), b.end());
+  EXPECT_EQ(records_in(disk, 0), want);  // what perf reads: every record
+}
+
+// The fix-up's short write ended inside the data size: the size on disk is
+// the new one's low byte, which ends inside the first chunk. That chunk and
+// all after it are counted (a chunk is the unit the writer knows), and the
+// file's section ends at the torn size.
+TEST(TraceWriter, AFixUpCutShortInsideTheDataSizeLosesFromTheChunkItEndsIn) {
+  ScriptedDisk disk(2);
+  const PerfDataHead h = head(2);
+  TraceWriter<ScriptedDisk> w(disk, options(WriteMode::serial, 1), h);
+  ASSERT_EQ(w.start(), 0);
+  const auto a = chunk({128, 128}, 0), b = chunk({64}, 1);
+  ASSERT_EQ(push(w, 0, a), 0);
+  ASSERT_EQ(w.end_round(), 0);
+  ASSERT_EQ(push(w, 1, b), 0);
+  ASSERT_EQ(w.end_round(), 0);  // data: 256 + 8 + 64 + 8 = 0x150 bytes
+  disk.sync_results = {49, -EIO};  // the size's low byte (0x50) written
+  EXPECT_EQ(w.finish(), -EIO);
+  const DropCount& lost = w.stats().drops[DropCause::output_error];
+  EXPECT_EQ(lost.events, 1u);
+  EXPECT_EQ(lost.records.samples, 3u);
+  EXPECT_EQ(lost.records.bytes, a.size() + b.size());
+  std::uint64_t size_on_disk = 0;
+  std::memcpy(&size_on_disk, disk.files[0].data() + 48, sizeof size_on_disk);
+  EXPECT_EQ(size_on_disk, 0x50u);
+}
+
+// A file cut off is one event, however many chunks and markers it held.
+TEST(TraceWriter, AFailedFixUpIsOneFileCutNotOnePerChunk) {
+  ScriptedDisk disk(2);
+  TraceWriter<ScriptedDisk> w(disk, options(WriteMode::serial, 1), head(2));
+  ASSERT_EQ(w.start(), 0);
+  const auto a = chunk({48, 64}, 0), b = chunk({128}, 1);
+  for (int i = 0; i < 3; i++) {
+    ASSERT_EQ(push(w, 0, a), 0);
+    ASSERT_EQ(push(w, 1, b), 0);
+    ASSERT_EQ(w.end_round(), 0);
+  }
+  disk.sync_results.push_back(-EIO);  // the fix-up
+  EXPECT_EQ(w.finish(), -EIO);
+  const DropCount& lost = w.stats().drops[DropCause::output_error];
+  EXPECT_EQ(lost.events, 1u);
+  EXPECT_EQ(lost.records.samples, 9u);
+  EXPECT_EQ(describe(w.stats().drops), "output error 9 records (9 samples), " +
+                                           std::to_string(3 * (a.size() + b.size())) + " bytes in 1 files");
+}
+
+// Staged (one set of control blocks): a write fails in flight, the next
+// batch finds the writer failed and is counted with the file the failure
+// cut, not as a file of its own.
+TEST(TraceWriter, AStagedBatchAfterAFailedWriteCountsWithItsFile) {
+  ScriptedDisk disk(1);
+  TraceWriter<ScriptedDisk> w(disk, options(WriteMode::aio, 1, 1), head(2));
+  ASSERT_EQ(w.start(), 0);
+  const auto a = chunk({48, 64}, 0), b = chunk({128}, 1);
+  ASSERT_EQ(w.write_staged(a, counts_of(a)), 0);
+  disk.complete(0, -EIO);
+  EXPECT_EQ(w.write_staged(b, counts_of(b)), -EIO);
+  EXPECT_EQ(w.finish(), -EIO);
+  const DropCount& lost = w.stats().drops[DropCause::output_error];
+  EXPECT_EQ(lost.events, 1u);
+  EXPECT_EQ(lost.records.samples, 3u);
+  EXPECT_EQ(lost.records.bytes, a.size() + b.size());
+}
+
+}  // namespace
+}  // namespace ringsim::core
