@@ -39,6 +39,8 @@ namespace ringsim::sim {
   X(writer_sync_fallback, "writer wrote a chunk synchronously after repeated EAGAIN")      \
   X(writer_waited_cblock, "writer waited for a control block to complete")                \
   X(output_switch, "writer switched to a new output file")                                \
+  X(writer_fix_up_failed, "writer: a file's header fix-up failed")                         \
+  X(writer_fix_up_partial, "writer: a header fix-up failed after part of it reached the file") \
   X(hangup_with_write_in_flight, "POLLHUP while a write of that ring was in flight")        \
   X(aux_wakeup, "AUX: aux_head passed aux_wakeup + watermark: wakeup")                      \
   X(aux_late_report, "AUX: hardware could not report yet (page boundary): head held back")  \

@@ -329,6 +329,8 @@ class Run {
     r.probes.hit(Probe::writer_sync_fallback, r.writer.eagain_sync_fallbacks);
     r.probes.hit(Probe::writer_waited_cblock, r.writer.waits_for_cblock);
     r.probes.hit(Probe::output_switch, r.writer.files > 1 ? r.writer.files - 1 : 0);
+    r.probes.hit(Probe::writer_fix_up_failed, r.writer.fix_ups_failed);
+    r.probes.hit(Probe::writer_fix_up_partial, r.writer.fix_ups_partial);
     r.probes.hit(Probe::snapshot_late_writer, r.loop.ring.late_writes);
     r.probes.hit(Probe::staging_full, r.staging.full);
     r.probes.hit(Probe::staging_wrap_skip, r.staging.wrap_skips);
@@ -454,6 +456,12 @@ class Run {
     if (!aux_ok) {
       return "the AUX reader counted " + std::to_string(aux_overwritten) + " bytes overwritten, the oracle " +
              std::to_string(o.aux_overwritten);
+    }
+    // The writer stops at its first hard error: one file at most is cut.
+    const std::uint64_t files_cut = result_.writer.drops[core::DropCause::output_error].events;
+    if (files_cut > 1) {
+      return "the writer counted " + std::to_string(files_cut) + " files cut off by output errors (" +
+             std::to_string(result_.writer.files) + " files); it stops at its first error";
     }
     if (!cut_short() || config_.mode != core::RingMode::normal || !writer_started_) return "";
     // Normal mode, cut by an output error: what the oracle misses at the

@@ -12,6 +12,13 @@
 // header); one that ended exactly at the staging buffer's end was taken in
 // one batch with the chunk staged after it at the buffer's beginning, so
 // the batch ran past the end of the buffer.
+//
+// Issue 23, the soak on d247f50 (clean_finish: the consumer counted far
+// more bytes cut off than the oracle): a header fix-up at a rotation was
+// short, its data size written, and the rest failed with EIO. The file's
+// header said its whole data section was there, and perf reads it; the
+// trace writer counted every record of the file as cut off, and each chunk
+// as one more file cut.
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -56,6 +63,10 @@ struct Case {
 // Issue 23: a staged batch stopped at a chunk that ended exactly at the
 // staging buffer's end.
 bool batch_cut_at_the_end(const RunResult& r) { return r.staging.end_cuts > 0; }
+
+// Issue 23 (soak on d247f50): a header fix-up failed after part of it
+// reached the file.
+bool fix_up_cut_short(const RunResult& r) { return r.writer.fix_ups_partial > 0; }
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.issue; }
 
@@ -135,7 +146,41 @@ INSTANTIATE_TEST_SUITE_P(
              "aux_watermark_bytes=0 aux_offset_heads=1 aux_late=1 aux_bursts=392 aux_burst_bytes_max=6007 "
              "aux_gap_ns_max=20271 aux_transaction_ns=186469 aux_partial_per_million=42707 "
              "aux_collision_per_million=99798 aux_format=0 staging_bytes=263168",
-             batch_cut_at_the_end}),
+             batch_cut_at_the_end},
+        Case{"seed_270952514591860",
+             "seed=270952514591860 cpus=7 ring_pages=2 mode=normal size_mix=mixed records_per_cpu=80 "
+             "wakeup_events=19 wakeup_watermark_bytes=0 gap_ns_max=1472 burst_per_million=3848 "
+             "burst_records_max=228 events_per_cpu=1 sideband=0 scope=task endless=0 nest_per_million=25659 "
+             "late_write_per_million=0 poll_timeout_ns=68000000 syscall_ns=1026 copy_ns_per_kib=473 "
+             "snapshot_interval_ns=215348 stop_at_ns=0 drain_chunks_max=1 yield_per_million=225507 "
+             "poll_eintr_per_million=13479 copy_interrupt_per_million=164916 quiet_budget_ns=10000000000 "
+             "switches_max=2000000 output=aio cblocks=4 eagain_attempts_max=16 rotate_bytes=32768 "
+             "disk_queue_depth=6 disk_latency_ns_min=10288 disk_latency_ns_max=12248 disk_ns_per_kib=4074 "
+             "disk_stall_per_million=2768 disk_stall_ns=5046408 disk_short_per_million=122068 "
+             "disk_eagain_per_million=122549 disk_eagain_burst_per_million=15844 disk_eagain_burst_ns=1441737 "
+             "disk_eintr_per_million=35075 disk_suspend_eintr_per_million=37929 disk_eio_per_million=110972 "
+             "disk_capacity_bytes=0 disk_open_fails=0 aux_pages=16 aux_overwrite=1 aux_watermark_bytes=57944 "
+             "aux_offset_heads=0 aux_late=0 aux_bursts=381 aux_burst_bytes_max=1563 aux_gap_ns_max=48865 "
+             "aux_transaction_ns=0 aux_partial_per_million=10658 aux_collision_per_million=0 aux_format=0 "
+             "staging_bytes=262336",
+             fix_up_cut_short},
+        Case{"seed_495757452732110",
+             "seed=495757452732110 cpus=8 ring_pages=16 mode=normal size_mix=small records_per_cpu=192 "
+             "wakeup_events=0 wakeup_watermark_bytes=48984 gap_ns_max=17 burst_per_million=47518 "
+             "burst_records_max=108 events_per_cpu=1 sideband=0 scope=task endless=0 nest_per_million=13110 "
+             "late_write_per_million=0 poll_timeout_ns=44000000 syscall_ns=1521 copy_ns_per_kib=315 "
+             "snapshot_interval_ns=834294 stop_at_ns=0 drain_chunks_max=1 yield_per_million=123784 "
+             "poll_eintr_per_million=29551 copy_interrupt_per_million=4860 quiet_budget_ns=10000000000 "
+             "switches_max=2000000 output=aio cblocks=3 eagain_attempts_max=16 rotate_bytes=245760 "
+             "disk_queue_depth=14 disk_latency_ns_min=39760 disk_latency_ns_max=437590 disk_ns_per_kib=425 "
+             "disk_stall_per_million=10607 disk_stall_ns=1305086 disk_short_per_million=104755 "
+             "disk_eagain_per_million=105155 disk_eagain_burst_per_million=7617 disk_eagain_burst_ns=125921015 "
+             "disk_eintr_per_million=87994 disk_suspend_eintr_per_million=75503 disk_eio_per_million=57332 "
+             "disk_capacity_bytes=0 disk_open_fails=0 aux_pages=16 aux_overwrite=1 aux_watermark_bytes=0 "
+             "aux_offset_heads=1 aux_late=1 aux_bursts=1007 aux_burst_bytes_max=852 aux_gap_ns_max=50447 "
+             "aux_transaction_ns=32073 aux_partial_per_million=63633 aux_collision_per_million=0 aux_format=0 "
+             "staging_bytes=262336",
+             fix_up_cut_short}),
     [](const ::testing::TestParamInfo<Case>& p) { return std::string(p.param.issue); });
 
 }  // namespace
