@@ -336,10 +336,7 @@ class Runner {
     } else {
       return only_one;
     }
-    for (std::size_t e = 0; e < s_.events.size(); e++) {
-      if (open_[e] && ids_[e] == id) return static_cast<std::uint8_t>(e);
-    }
-    return kUnknownEvent;
+    return letter(id);
   }
 
   // Logs the record at pos if it is whole within `room` bytes; returns its
@@ -361,13 +358,12 @@ class Runner {
     // one (a software event's sample may carry another event's id: fidelity
     // row 21), else the event whose id it carries.
     const std::uint8_t layout = only_writer(r) != kUnknownEvent ? only_writer(r) : o.writer;
-    const RecordBody body =
-        read_body(data, pos, h.type, h.misc, h.size, layout != kUnknownEvent ? &s_.events[layout] : nullptr);
+    const EventSpec* spec = layout != kUnknownEvent ? &s_.events[layout] : nullptr;
+    const RecordBody body = read_body(data, pos, h.type, h.misc, h.size, spec);
     log_body(o, body);
     // Ring order against time order: the sample's or trailer's time
     // (perf_event_header__init_id), then a FORK's or EXIT's own, taken
     // after it (perf_event_task_output).
-    const EventSpec* spec = o.writer != kUnknownEvent ? &s_.events[o.writer] : nullptr;
     if (spec != nullptr) {
       const std::optional<std::uint32_t> t = time_offset(h.type, h.size, *spec);
       if (t) order_time(u64_at(data, pos + *t), o.index);
