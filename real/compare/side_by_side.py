@@ -1,0 +1,805 @@
+#!/usr/bin/env python3
+"""perf record and ringsim-record side by side, on the same command line and workload.
+
+    side_by_side.py --record BIN --shares BIN [--fast] [--runs N] [--only TEXT]
+                    [--details FILE] [--write-doc DOC | --check-doc DOC]
+                    [--self-sampling N]
+
+For each case (an option or mode, an event kind) it runs `perf record`
+(/usr/bin/perf) and ringsim-record on the same arguments and workload and
+compares what a user compares:
+
+  - the exit status;
+  - the event attributes (`perf evlist -v`): every field, sample_type and
+    read_format flag by flag, the side-band bits over the whole recording;
+  - samples per event (`perf script -F event`), medians of several runs,
+    within TOLERANCE;
+  - `perf report`'s top symbols (share of 15% or more in one recording: 5%
+    or more in the other);
+  - the fields `perf script -F FIELD` can print;
+  - hotspot-perfparser's messages beyond those on perf's own file.
+
+Each difference is either one of DIFFERENCES (documented once, here and in
+docs/recorder.md, with its reason) or a failure. It prints a markdown table
+(option, event kind, perf, ringsim, verdict) and exits 1 if any case
+failed. --write-doc puts the tables into docs/recorder.md between its
+markers; --check-doc checks that the doc's tables are this code's (every
+case, in order, and every documented difference) and that each row this
+run produced equals the doc's.
+
+Every recording holds the machine's recording lock
+(real/testing/recording_lock.h: flock on /tmp/ringsim-recording.lock).
+"""
+import argparse
+import fcntl
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+PERF = "/usr/bin/perf"
+PERFPARSER = "/usr/lib/x86_64-linux-gnu/libexec/hotspot-perfparser"
+LOCK = "/tmp/ringsim-recording.lock"
+# Samples per event: medians within 25% of the larger, or 20 samples.
+TOLERANCE = 0.25
+TOLERANCE_ABS = 20
+# Symbols: one at TOP_SHARE % or more in one recording is at SEEN_SHARE %
+# or more in the other (events with MIN_SYMBOL_SAMPLES samples in both).
+TOP_SHARE = 15.0
+SEEN_SHARE = 5.0
+MIN_SYMBOL_SAMPLES = 200
+# The perf script fields compared (and the sample_type flag each needs).
+SCRIPT_FIELDS = {"comm": "TID", "pid": "TID", "tid": "TID", "time": "TIME", "cpu": "CPU", "event": None,
+                 "ip": "IP", "sym": "IP", "dso": "IP", "period": "PERIOD", "addr": "ADDR",
+                 "data_src": "DATA_SRC"}
+SIDEBAND = {"mmap", "mmap2", "comm", "comm_exec", "task", "ksymbol", "bpf_event", "build_id", "mmap_data",
+            "context_switch", "namespaces", "cgroup", "text_poke"}
+DOC_BEGIN = "<!-- side_by_side: begin (real/compare/side_by_side.py --write-doc) -->"
+DOC_END = "<!-- side_by_side: end -->"
+
+
+@dataclass
+class Difference:
+    """A documented difference: KEY differs, perf's value matching PERF and ours OURS (None: absent)."""
+    id: str
+    keys: tuple
+    perf: str
+    ours: str
+    what: str
+    why: str
+    when: object = None  # a Case -> bool; None: any case
+
+    def matches(self, case, key, perf, ours):
+        if self.when is not None and not self.when(case):
+            return False
+        def fits(pattern, value):
+            if pattern == ANY:
+                return True
+            if pattern is None or value is None:
+                return pattern is None and value is None
+            return re.fullmatch(pattern, value) is not None
+        return key in self.keys and fits(self.perf, perf) and fits(self.ours, ours)
+
+
+ANY = r".*"
+_DIFFERENCES = [
+    Difference("D1", ("sample_type.CPU",), None, "1", "ours always samples CPU",
+               "the read-back counts losses per ring and the data-loss metric needs each sample's CPU; "
+               "perf samples it with -a/-C or --sample-cpu only"),
+    Difference("D2", ("sample_type.IDENTIFIER", "sample_type.ID"), ANY, ANY,
+               "ours always samples IDENTIFIER; perf: none with one event, ID or IDENTIFIER with several",
+               "one sample layout for any number of events (EVENT_DESC ids, LOST per event)"),
+    Difference("D3", ("read_format.ID",), "1", None, "perf reads counters with their ID",
+               "ours reads each event alone (PERF_FORMAT_LOST), by its file descriptor"),
+    Difference("D4", ("use_clockid", "clockid"), None, ANY, "ours stamps CLOCK_MONOTONIC (-k monotonic)",
+               "the file's CLOCKID and CLOCK_DATA tie samples to wall-clock time; perf uses perf_clock unless -k"),
+    Difference("D5", ("sideband.build_id",), None, "1", "ours asks MMAP2 records with build-ids",
+               "perf does with --buildid-mmap only; ours lists and caches build-ids from them (docs: Build-ids)"),
+    Difference("D6", ("sideband.ksymbol", "sideband.bpf_event"), "1", None, "perf records BPF/ksymbol events",
+               "BPF programs are outside ringsim-record's scope: their samples show as addresses"),
+    Difference("D7", ("event.dummy:HG",), "present", None,
+               "perf adds a dummy:HG event for side-band records with -a, -C and after a PMU fallback",
+               "ours asks the first event for them (one fewer event per CPU); the same records arrive",
+               lambda c: c.mode in ("a", "C") or "cycles" in c.args),
+    Difference("D8", ("inherit",), "1", None, "perf sets inherit on CPU-wide events (-a, -C)",
+               "inherit means nothing for an event on a CPU (pid -1): the kernel follows no task",
+               lambda c: c.mode in ("a", "C")),
+    Difference("D9", ("name", "precise_ip", "exclude_guest"), ANY, ANY,
+               "perf's default event is cycles:P; without a PMU it falls back to cpu-clock:ppp (precise_ip 3)",
+               "ours defaults to cpu-clock itself (no PMU here: -e cycles is refused, see D10)",
+               lambda c: "-e" not in c.args),
+    Difference("D10", ("status",), "0", "69", "-e cycles (no PMU here): perf falls back to cpu-clock, ours refuses",
+               "a recording of another event than asked for is refused with one line naming the event",
+               lambda c: "cycles" in c.args),
+    Difference("D11", ("status",), "0", "64", "an option perf has and ours refuses with one line naming it",
+               "not implemented (docs/recorder.md, perf record's options and ours)"),
+    Difference("D12", ("option",), "absent", "present", "an option of ours only: perf runs without it",
+               "ringsim-record's own options (--staging, --reader-priority, --cut-stacks, --header-interval-ms)"),
+    Difference("D13", ("files",), ANY, ANY, "--switch-output names files FILE.N (perf: FILE.<timestamp>)",
+               "file N is FILE.N so that they sort; counts are summed over each side's files"),
+    Difference("D14", ("sample_type.ADDR", "sample_type.DATA_SRC", "sideband.mmap_data"), "1", None,
+               "perf 6.1 with --call-graph dwarf samples ADDR and DATA_SRC and asks data mmaps",
+               "perf's record_opts__parse_callchain turns on sample_address \"for DWARF unwind\" (later perf "
+               "keeps the data mmaps only); a software event's ADDR and DATA_SRC are 0, and perf unwinds ours "
+               "from the executable mappings and the stack dumps alone (the same top symbols here)",
+               lambda c: any(a.startswith("dwarf") for a in c.args)),
+    Difference("D17", ("status",), r"[1-9]\d*", "64",
+               "an option ours refuses with one line naming it, and perf refuses here too",
+               "perf needs what this machine lacks (a PMU with branch stacks or address filters; -G without -a) "
+               "or lost a task it was opening (-u)"),
+    Difference("D16", ("disabled",), None, "1",
+               "perf opens its side-band event enabled (\"immediate\") with -a and -C, before it synthesizes "
+               "/proc; with -e dummy that is the user's event",
+               "ours enables every event after synthesizing: a task that starts or maps in between (the time "
+               "of the /proc walk) is neither synthesized nor recorded (docs/recorder.md, Limits)",
+               lambda c: c.mode in ("a", "C") and "dummy" in c.args),
+    Difference("D15", ("hotspot",), None, r"feature not properly read PerfHeader::CLOCKID N N",
+               "hotspot-perfparser does not read the CLOCKID feature, which ours always writes",
+               "perf writes it with -k only (D4); hotspot says the same of perf's file with -k, and reads "
+               "perf's SAMPLE_TIME, CACHE, ... no better"),
+]
+DIFFERENCES = sorted(_DIFFERENCES, key=lambda d: int(d.id[1:]))
+
+
+@dataclass
+class Case:
+    option: str          # the cell: what the case shows
+    kind: str            # event kind
+    args: list           # both recorders' arguments
+    mode: str = "cmd"    # cmd, a, C, p, t
+    ours_only: list = field(default_factory=list)   # ours only (D12)
+    perf_pre: list = field(default_factory=list)    # perf's global options (perf --buildid-dir DIR record)
+    ours_pre: list = field(default_factory=list)
+    rounds: int = 40     # the shares workload's rounds
+    fast: bool = False   # in the Bazel test's subset
+
+
+# -c per event kind: a sample every 100 us of the clocks, every 10 faults,
+# every context switch or migration.
+PERIODS = {"cpu-clock": "100000", "task-clock": "100000", "page-faults": "10", "minor-faults": "10"}
+
+
+def event_cases():
+    out = []
+    for kind in ("cpu-clock", "task-clock", "page-faults", "minor-faults", "major-faults", "context-switches",
+                 "cpu-migrations", "dummy"):
+        out.append(Case(f"-e {kind}", kind, ["-e", kind]))
+        out.append(Case(f"-e {kind} -a", kind, ["-e", kind, "-a"], mode="a", fast=kind == "cpu-clock"))
+        period = PERIODS.get(kind, "1")
+        out.append(Case(f"-e {kind} -c {period}", kind, ["-e", kind, "-c", period], fast=kind == "page-faults"))
+    return out
+
+
+def mode_cases():
+    return [
+        Case("(no -e)", "cpu-clock", [], fast=True),
+        Case("-o FILE", "cpu-clock", ["-e", "cpu-clock"]),
+        Case("-C 0", "cpu-clock", ["-e", "cpu-clock", "-C", "0"], mode="C"),
+        Case("-C 0 -e page-faults", "page-faults", ["-e", "page-faults", "-C", "0"], mode="C"),
+        Case("-p PID", "cpu-clock", ["-e", "cpu-clock"], mode="p", fast=True),
+        Case("-p PID -e context-switches", "context-switches", ["-e", "context-switches"], mode="p"),
+        Case("-t TID", "cpu-clock", ["-e", "cpu-clock"], mode="t"),
+        Case("-t TID -e task-clock -c 1000000", "task-clock", ["-e", "task-clock", "-c", "1000000"], mode="t"),
+        Case("-e cpu-clock:u", "cpu-clock", ["-e", "cpu-clock:u"]),
+        Case("-e cpu-clock:k -a", "cpu-clock", ["-e", "cpu-clock:k", "-a"], mode="a"),
+        Case("-e cpu-clock,page-faults,cs", "several", ["-e", "cpu-clock,page-faults,cs"]),
+        Case("-e cpu-clock -e minor-faults -a", "several", ["-e", "cpu-clock", "-e", "minor-faults", "-a"], mode="a"),
+        Case("-e cycles", "cycles (no PMU)", ["-e", "cycles"], fast=True),
+        Case("-F 1000", "cpu-clock", ["-e", "cpu-clock", "-F", "1000"]),
+        Case("-F max", "cpu-clock", ["-e", "cpu-clock", "-F", "max"]),
+        Case("-c 10000", "cpu-clock", ["-e", "cpu-clock", "-c", "10000"]),
+        Case("-c 1 -e page-faults", "page-faults", ["-e", "page-faults", "-c", "1"]),
+        Case("-g", "cpu-clock", ["-e", "cpu-clock", "-g"]),
+        Case("-g -a", "cpu-clock", ["-e", "cpu-clock", "-g", "-a"], mode="a"),
+        Case("-g -e page-faults", "page-faults", ["-e", "page-faults", "-g"]),
+        Case("--call-graph fp", "cpu-clock", ["-e", "cpu-clock", "--call-graph", "fp"]),
+        Case("--call-graph dwarf", "cpu-clock", ["-e", "cpu-clock", "--call-graph", "dwarf"], fast=True),
+        Case("--call-graph dwarf,4096 -a", "cpu-clock", ["-e", "cpu-clock", "--call-graph", "dwarf,4096", "-a"],
+             mode="a"),
+        Case("--call-graph dwarf -e minor-faults", "minor-faults", ["-e", "minor-faults", "--call-graph", "dwarf"]),
+        Case("--call-graph dwarf -e dummy", "dummy", ["-e", "dummy", "--call-graph", "dwarf"]),
+        Case("-g -c 100 -e context-switches -a", "context-switches",
+             ["-e", "context-switches", "-g", "-c", "100", "-a"], mode="a"),
+    ]
+
+
+def output_cases():
+    return [
+        Case("-m 64", "cpu-clock", ["-e", "cpu-clock", "-m", "64"]),
+        Case("-m 1M", "cpu-clock", ["-e", "cpu-clock", "-m", "1M"]),
+        Case("--aio", "cpu-clock", ["-e", "cpu-clock", "--aio"]),
+        Case("--aio=4 -a", "cpu-clock", ["-e", "cpu-clock", "--aio=4", "-a"], mode="a"),
+        Case("-z", "cpu-clock", ["-e", "cpu-clock", "-z"], fast=True),
+        Case("--compression-level=3 -g", "cpu-clock", ["-e", "cpu-clock", "--compression-level=3", "-g"]),
+        Case("--overwrite", "cpu-clock", ["-e", "cpu-clock", "--overwrite"]),
+        Case("--switch-output 64K -g", "cpu-clock", ["-e", "cpu-clock", "-g", "--switch-output=64K"], rounds=80),
+        Case("-r 1", "cpu-clock", ["-e", "cpu-clock", "-r", "1"]),
+        Case("-q", "cpu-clock", ["-e", "cpu-clock", "-q"]),
+        Case("--buildid-dir DIR", "cpu-clock", ["-e", "cpu-clock"], perf_pre=["--buildid-dir", "@TMP@/cache"],
+             ours_pre=["--buildid-dir", "@TMP@/cache"]),
+        Case("-N", "cpu-clock", ["-e", "cpu-clock", "-N"]),
+        Case("-i", "cpu-clock", ["-e", "cpu-clock", "-i"]),
+        Case("-k monotonic", "cpu-clock", ["-e", "cpu-clock", "-k", "monotonic"]),
+        Case("-k realtime", "cpu-clock", ["-e", "cpu-clock", "-k", "realtime"]),
+        Case("-T --sample-cpu", "cpu-clock", ["-e", "cpu-clock", "-T", "--sample-cpu"]),
+        Case("--header-interval-ms 10", "cpu-clock", ["-e", "cpu-clock"], ours_only=["--header-interval-ms", "10"]),
+        Case("--staging off", "cpu-clock", ["-e", "cpu-clock"], ours_only=["--staging", "off"], fast=True),
+        Case("--staging 8M", "cpu-clock", ["-e", "cpu-clock"], ours_only=["--staging", "8M"]),
+        Case("--reader-priority nice", "cpu-clock", ["-e", "cpu-clock"], ours_only=["--reader-priority", "nice"]),
+        Case("--cut-stacks 1024", "cpu-clock", ["-e", "cpu-clock", "--call-graph", "dwarf"],
+             ours_only=["--cut-stacks", "1024"]),
+    ]
+
+
+# perf record's options that ringsim-record refuses with one line (D11),
+# with a value where they take one.
+REFUSED = [["-D", "10"], ["--control", "fifo:@TMP@/ctl"], ["-u", "root"], ["--user-regs=ax"], ["--intr-regs=ax"],
+           ["-j", "any"], ["-b"], ["-W"], ["-G", "/"], ["--filter", "0x0"], ["-d"], ["--phys-data"], ["-P"], ["-R"],
+           ["--switch-events"], ["-n"], ["-s"], ["--all-user"], ["--all-kernel"], ["-B"], ["--buildid-all"],
+           ["--per-thread"], ["--no-bpf-event"], ["--namespaces"], ["--timestamp-filename"]]
+
+
+def refused_cases():
+    return [Case(" ".join(a), "cpu-clock", ["-e", "cpu-clock"] + a, fast=a[0] == "-D") for a in REFUSED]
+
+
+def all_cases():
+    return event_cases() + mode_cases() + output_cases() + refused_cases()
+
+
+# ---------------------------------------------------------------- running
+
+class RecordingLock:
+    """The machine's recording lock, for a with-block (bounded wait: 600 s, then on without it)."""
+
+    def __enter__(self):
+        self.fd = os.open(LOCK, os.O_RDWR | os.O_CREAT, 0o666)
+        for _ in range(600 * 50):
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return self
+            except BlockingIOError:
+                time.sleep(0.02)
+        print(f"side_by_side: {LOCK} still held after 600 s; going ahead without it", file=sys.stderr)
+        return self
+
+    def __exit__(self, *exc):
+        os.close(self.fd)
+        time.sleep(0.06)  # as recording_lock.cc: let waiting test processes in
+
+
+def run(argv, timeout=120, **kw):
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=timeout, **kw)
+    except subprocess.TimeoutExpired as e:
+        return subprocess.CompletedProcess(argv, -999, e.stdout or "", (e.stderr or "") + "\nTIMED OUT")
+
+
+@dataclass
+class Side:
+    """One recorder's run of a case, and what perf's tools see in its files."""
+    status: int = -1
+    err: str = ""
+    files: list = field(default_factory=list)
+    events: list = field(default_factory=list)     # [(name, {key: value})]
+    samples: dict = field(default_factory=dict)     # event name -> count
+    symbols: dict = field(default_factory=dict)     # event name -> {symbol: percent}
+    fields: dict = field(default_factory=dict)      # perf script field -> printable
+    messages: list = field(default_factory=list)    # hotspot-perfparser's
+    problems: list = field(default_factory=list)    # perf's tools failing on the file
+
+
+class Workload:
+    """The shares workload as the case's command, or running beside it for -p/-t."""
+
+    def __init__(self, ctx, case):
+        self.ctx, self.case, self.proc = ctx, case, None
+
+    def __enter__(self):
+        if self.case.mode in ("p", "t"):
+            self.proc = subprocess.Popen([self.ctx.shares, "1000000", "2"], stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL)
+            deadline = time.monotonic() + 10
+            while len(os.listdir(f"/proc/{self.proc.pid}/task")) < 2 and time.monotonic() < deadline:
+                time.sleep(0.01)
+        return self
+
+    def target(self):
+        """The options naming the target and the command after --."""
+        if self.case.mode == "p":
+            return ["-p", str(self.proc.pid)], ["sleep", "0.3"]
+        if self.case.mode == "t":
+            tids = sorted(int(t) for t in os.listdir(f"/proc/{self.proc.pid}/task") if int(t) != self.proc.pid)
+            return ["-t", str(tids[0])], ["sleep", "0.3"]
+        if self.case.mode == "C":  # the workload on the CPU recorded
+            return [], ["taskset", "-c", "0", self.ctx.shares, str(self.case.rounds)]
+        return [], [self.ctx.shares, str(self.case.rounds)]
+
+    def __exit__(self, *exc):
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def substitute(args, tmp):
+    return [a.replace("@TMP@", tmp) for a in args]
+
+
+def record(ctx, case, who, tmp):
+    """Runs one recorder on the case; its status, stderr and files."""
+    out = os.path.join(tmp, f"{who}.data")
+    with Workload(ctx, case) as work:
+        target, command = work.target()
+        if who == "perf":
+            argv = [PERF] + case.perf_pre + ["record", "-o", out] + case.args + target + ["--"] + command
+        else:
+            argv = [ctx.record] + case.ours_pre + ["-o", out] + case.args + case.ours_only + target + ["--"] + command
+        with RecordingLock():
+            r = run(substitute(argv, tmp))
+    side = Side(status=r.returncode, err=r.stderr)
+    side.files = sorted(os.path.join(tmp, f) for f in os.listdir(tmp) if f.startswith(f"{who}.data")
+                        and not f.endswith(".old"))
+    return side
+
+
+def parse_evlist(text):
+    """perf evlist -v: [(name, {key: value})], sample_type and read_format split into flags."""
+    events = []
+    for line in text.splitlines():
+        if ": type: " not in line:
+            continue
+        name, rest = line.split(": type: ", 1)
+        attrs = {}
+        for key, value in re.findall(r"(\{[^}]*\}|[\w.]+): ([^,]*)(?:, |$)", "type: " + rest):
+            if key in ("sample_type", "read_format"):
+                for flag in value.split("|"):
+                    attrs[f"{key}.{flag}"] = "1"
+            else:
+                attrs[key] = value
+        events.append((name, attrs))
+    return events
+
+
+def count_events(files, comm):
+    """Samples per event name in perf script's output; only comm's when given."""
+    counts = {}
+    for f in files:
+        for line in run([PERF, "script", "-i", f, "-F", "comm,event"]).stdout.splitlines():
+            parts = line.strip().rsplit(" ", 1)
+            if len(parts) != 2 or not parts[1].endswith(":") or (comm and parts[0].strip() != comm):
+                continue
+            name = parts[1][:-1]
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def symbol_shares(files, perf_pre, comm):
+    """perf report's symbol shares per event (the first file's), of comm's samples only when given."""
+    r = run([PERF] + perf_pre + ["report", "--stdio", "--no-children", "-g", "none", "--sort", "sym", "-i", files[0]]
+            + (["--comms", comm] if comm else []))
+    out, event = {}, None
+    for line in r.stdout.splitlines():
+        m = re.match(r"# Samples: .* of event '(.*)'", line)
+        if m:
+            event = m.group(1)
+            out[event] = {}
+            continue
+        m = re.match(r"\s+([\d.]+)%\s+\[.\]\s+(.*\S)", line)
+        if event is not None and m:
+            out[event][m.group(2)] = float(m.group(1))
+    return out
+
+
+def printable_fields(path, comm):
+    """Which SCRIPT_FIELDS perf script prints: all at once, leaving out each one it cannot print.
+    None for every field when perf script fails otherwise (a timeout, a crash)."""
+    ok = {f: True for f in SCRIPT_FIELDS}
+    for _ in range(len(SCRIPT_FIELDS)):
+        asked = [f for f in SCRIPT_FIELDS if ok[f]]
+        r = run([PERF, "script", "-i", path, "-F", ",".join(asked)] + (["--comms", comm] if comm else []))
+        m = re.search(r"Cannot print '(\w+)' field", r.stderr)
+        if r.returncode == 0:
+            return ok
+        if m is None or m.group(1) not in asked:
+            return {f: None for f in SCRIPT_FIELDS}
+        ok[m.group(1)] = False
+    return ok
+
+
+def perfparser_messages(path):
+    if not os.access(PERFPARSER, os.X_OK):
+        return []
+    r = run([PERFPARSER, "--input", path, "--print-stats"])
+    out = []
+    for line in r.stderr.splitlines():
+        if not line.strip() or "Switching to automatic buffering" in line:
+            continue
+        # Pointers and figures (a compression ratio, a size) differ from file to file.
+        out.append(re.sub(r"\d+", "N", re.sub(r"0x[0-9a-fA-F]+", "0x?", line)))
+    return out
+
+
+def analyse(side, case, perf_pre, full):
+    """What perf's tools see in a recording. full: also fields and hotspot (the first run).
+    -a and -C: the workload's samples only (comm shares), the rest is the machine's other load."""
+    if side.status != 0 or not side.files:
+        return side
+    ev = run([PERF] + perf_pre + ["evlist", "-v", "-i", side.files[0]])
+    if ev.returncode != 0:
+        side.problems.append(f"perf evlist exit {ev.returncode}: {first_line(ev.stderr)}")
+    side.events = parse_evlist(ev.stdout)
+    comm = "shares" if case.mode in ("a", "C") else ""
+    side.samples = count_events(side.files, comm)
+    side.symbols = symbol_shares(side.files, perf_pre, comm)
+    if full:
+        side.fields = printable_fields(side.files[0], comm)
+        side.messages = perfparser_messages(side.files[0])
+    return side
+
+
+def first_line(text, needle=""):
+    for line in text.splitlines():
+        if line.strip() and needle in line:
+            return line.strip()
+    return ""
+
+
+# ---------------------------------------------------------------- comparing
+
+@dataclass
+class Verdict:
+    documented: list = field(default_factory=list)  # difference ids
+    failures: list = field(default_factory=list)
+    flags: dict = field(default_factory=dict)       # sample_type flag -> the id that covers its difference
+    figures: list = field(default_factory=list)     # per event: (name, perf counts, ours counts)
+
+    def differ(self, case, key, perf, ours):
+        for d in DIFFERENCES:
+            if d.matches(case, key, perf, ours):
+                if d.id not in self.documented:
+                    self.documented.append(d.id)
+                if key.startswith("sample_type."):
+                    self.flags[key[len("sample_type."):]] = d.id
+                return
+        self.failures.append(f"{key}: perf {perf}, ours {ours}")
+
+
+def error_line(side):
+    return first_line(side.err, "rror") or first_line(side.err)
+
+
+def compare_status(case, perf, ours, v):
+    if case.ours_only:
+        v.differ(case, "option", "absent", "present")
+    if perf.status == ours.status:
+        return perf.status == 0
+    v.differ(case, "status", str(perf.status), str(ours.status))
+    if ours.status != 0:
+        errors = [l for l in ours.err.splitlines() if "error" in l]
+        named = "cycles" if "cycles" in case.args else next(
+            (a.split("=")[0] for a in case.args[2:] if a.startswith("-")), case.args[-1])
+        if len(errors) != 1 or named not in errors[0]:
+            v.failures.append(f"ours refuses without one line naming {named}: {errors}")
+    return False
+
+
+def file_forms(side):
+    """How a recorder names its files: "" (the -o name), ".N", ".TIMESTAMP" suffixes."""
+    forms = set()
+    for f in side.files:
+        suffix = os.path.basename(f).split(".data", 1)[1]
+        forms.add(re.sub(r"^\.\d{14,}$", ".TIMESTAMP", re.sub(r"^\.\d{1,6}$", ".N", suffix)))
+    return ", ".join(sorted(forms))
+
+
+def compare_files(case, perf, ours, v):
+    pf, of = file_forms(perf), file_forms(ours)
+    if pf != of:
+        v.differ(case, "files", pf, of)
+
+
+def sideband(events):
+    return {k: "1" for _, attrs in events for k in attrs if k in SIDEBAND}
+
+
+def compare_attrs(case, perf, ours, v):
+    perf_events = [e for e in perf.events if e[0] != "dummy:HG"]
+    if len(perf_events) != len(perf.events):
+        v.differ(case, "event.dummy:HG", "present", None)
+    pb, ob = sideband(perf.events), sideband(ours.events)
+    for k in sorted(set(pb) | set(ob)):
+        if pb.get(k) != ob.get(k):
+            v.differ(case, f"sideband.{k}", pb.get(k), ob.get(k))
+    if len(perf_events) != len(ours.events):
+        v.failures.append(f"events: perf {[e[0] for e in perf_events]}, ours {[e[0] for e in ours.events]}")
+        return []
+    for (pn, pa), (on, oa) in zip(perf_events, ours.events):
+        if pn != on:
+            v.differ(case, "name", pn, on)
+        for k in sorted((set(pa) | set(oa)) - SIDEBAND):
+            if pa.get(k) != oa.get(k):
+                v.differ(case, k, pa.get(k), oa.get(k))
+    return list(zip([e[0] for e in perf_events], [e[0] for e in ours.events]))
+
+
+def compare_views(case, perf, ours, v):
+    for f, flag in SCRIPT_FIELDS.items():
+        if perf.fields.get(f) is None and ours.fields.get(f) is not None:
+            continue  # perf script failed on perf's own file: nothing to compare
+        if perf.fields.get(f) != ours.fields.get(f) and flag not in v.flags:
+            v.failures.append(f"perf script -F {f}: perf {'prints' if perf.fields.get(f) else 'cannot'}, "
+                              f"ours {'prints' if ours.fields.get(f) else 'cannot'}")
+    for m in ours.messages:
+        if m not in perf.messages:
+            v.differ(case, "hotspot", None, m)
+    for p in perf.problems + ours.problems:
+        v.failures.append(p)
+
+
+def within(a, b):
+    return abs(a - b) <= max(TOLERANCE * max(a, b), TOLERANCE_ABS)
+
+
+def compare_counts(pairs, perf_runs, ours_runs, v, final):
+    """Medians per event within the tolerance; on `final`, failures and figures are recorded."""
+    ok = True
+    for pn, on in pairs:
+        pc = [r.samples.get(pn, 0) for r in perf_runs]
+        oc = [r.samples.get(on, 0) for r in ours_runs]
+        good = within(statistics.median(pc), statistics.median(oc))
+        ok = ok and good
+        if final:
+            v.figures.append((on, pc, oc))
+            if not good:
+                v.failures.append(f"samples of {on}: perf {pc}, ours {oc} (medians beyond {TOLERANCE:.0%})")
+    return ok
+
+
+def mean_shares(runs, name):
+    total = {}
+    for r in runs:
+        for sym, pct in r.symbols.get(name, {}).items():
+            total[sym] = total.get(sym, 0) + pct / len(runs)
+    return total
+
+
+def compare_symbols(pairs, perf_runs, ours_runs, v):
+    for pn, on in pairs:
+        if min(statistics.median([r.samples.get(pn, 0) for r in perf_runs]),
+               statistics.median([r.samples.get(on, 0) for r in ours_runs])) < MIN_SYMBOL_SAMPLES:
+            continue
+        ps, os_ = mean_shares(perf_runs, pn), mean_shares(ours_runs, on)
+        for mine, other, who in ((ps, os_, "perf"), (os_, ps, "ours")):
+            for sym, pct in mine.items():
+                if pct >= TOP_SHARE and other.get(sym, 0) < SEEN_SHARE:
+                    v.failures.append(f"perf report {on}: {sym} {pct:.1f}% in {who}'s, "
+                                      f"{other.get(sym, 0):.1f}% in the other")
+
+
+# ---------------------------------------------------------------- cases and tables
+
+@dataclass
+class Context:
+    record: str
+    shares: str
+    runs: int
+    fast: bool
+
+
+def run_pair(ctx, case, full):
+    tmp = tempfile.mkdtemp(prefix="side_by_side-")
+    try:
+        os.makedirs(os.path.join(tmp, "cache"), exist_ok=True)
+        if "--control" in case.args:
+            os.mkfifo(os.path.join(tmp, "ctl"))
+        perf = analyse(record(ctx, case, "perf", tmp), case, substitute(case.perf_pre, tmp), full)
+        ours = analyse(record(ctx, case, "ours", tmp), case, substitute(case.perf_pre, tmp), full)
+        return perf, ours
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def cell(side):
+    if side.status == 0:
+        return "records " + ", ".join(f"`{n}`" for n, _ in side.events)
+    line = error_line(side).replace("ringsim-record: error: ", "")
+    line = re.sub(r"/tmp/side_by_side-\w+", "TMP", line)
+    line = re.sub(r"pid \d+", "pid PID", line)
+    line = re.sub(r"\(see --help\)|\(docs/recorder.md: the perf option table says why\)", "", line).strip()
+    return f"exit {side.status}" + (f": `{line[:90]}`" if line else "")
+
+
+def run_case(ctx, case):
+    """The case's row: (perf cell, ours cell, verdict text, Verdict)."""
+    v = Verdict()
+    perf, ours = run_pair(ctx, case, full=True)
+    perf_runs, ours_runs = [perf], [ours]
+    if compare_status(case, perf, ours, v):
+        compare_files(case, perf, ours, v)
+        pairs = compare_attrs(case, perf, ours, v)
+        compare_views(case, perf, ours, v)
+        want = 1 if ctx.fast else ctx.runs
+        while len(perf_runs) < 3 and (len(perf_runs) < want or
+                                      not compare_counts(pairs, perf_runs, ours_runs, v, final=False)):
+            p, o = run_pair(ctx, case, full=False)
+            perf_runs.append(p)
+            ours_runs.append(o)
+        compare_counts(pairs, perf_runs, ours_runs, v, final=True)
+        compare_symbols(pairs, perf_runs, ours_runs, v)
+    if v.failures:
+        verdict = "FAIL: " + "; ".join(v.failures)
+    elif v.documented:
+        verdict = "documented: " + ", ".join(sorted(v.documented, key=lambda d: int(d[1:])))
+    else:
+        verdict = "same"
+    return cell(perf), cell(ours), verdict, v
+
+
+def row(case, perf_cell, ours_cell, verdict):
+    return f"| `{case.option}` | {case.kind} | {perf_cell} | {ours_cell} | {verdict} |"
+
+
+TABLE_HEAD = ["| option | event kind | perf | ringsim | verdict |", "| --- | --- | --- | --- | --- |"]
+
+
+def differences_table():
+    lines = ["| id | difference | why |", "| --- | --- | --- |"]
+    for d in DIFFERENCES:
+        lines.append(f"| {d.id} | {d.what} | {d.why} |")
+    return lines
+
+
+def doc_block(rows):
+    return [DOC_BEGIN, ""] + differences_table() + [""] + TABLE_HEAD + rows + ["", DOC_END]
+
+
+def read_doc_block(path):
+    text = open(path).read()
+    if DOC_BEGIN not in text or DOC_END not in text:
+        return None, text
+    start, end = text.index(DOC_BEGIN), text.index(DOC_END) + len(DOC_END)
+    return text[start:end].split("\n"), text
+
+
+def write_doc(path, rows):
+    """The whole block; with some cases only (--only), their rows replace the doc's."""
+    block, text = read_doc_block(path)
+    if block is None:
+        sys.exit(f"side_by_side: {path} has no {DOC_BEGIN} ... {DOC_END} block")
+    keys = [row(c, "", "", "").split(" | ")[:2] for c in all_cases()]
+    if len(rows) < len(keys):
+        old = {tuple(r.split(" | ")[:2]): r for r in block if r.startswith("| `")}
+        old.update({tuple(r.split(" | ")[:2]): r for r in rows})
+        rows = [old[tuple(k)] for k in keys if tuple(k) in old]
+    start, end = text.index(DOC_BEGIN), text.index(DOC_END) + len(DOC_END)
+    with open(path, "w") as f:
+        f.write(text[:start] + "\n".join(doc_block(rows)) + text[end:])
+
+
+def check_doc(path, produced):
+    """Problems: the doc's block against this code's cases and differences, and the rows produced."""
+    block, _ = read_doc_block(path)
+    if block is None:
+        return [f"{path}: no side-by-side block ({DOC_BEGIN})"]
+    problems = []
+    diffs = differences_table()
+    if block[2:2 + len(diffs)] != diffs:
+        problems.append("the documented differences table is not DIFFERENCES (run scripts/side-by-side.sh)")
+    rows = [l for l in block[4 + len(diffs):] if l.startswith("| `")]
+    keys = [row(c, "", "", "").split(" | ")[:2] for c in all_cases()]
+    if [r.split(" | ")[:2] for r in rows] != keys:
+        problems.append(f"the doc's cases are not the harness's ({len(rows)} rows, {len(keys)} cases)")
+    for r in produced:
+        if r not in rows:
+            problems.append(f"this run's row is not the doc's: {r}")
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--record", required=True)
+    ap.add_argument("--shares", required=True)
+    ap.add_argument("--fast", action="store_true", help="the Bazel test's subset, one run unless counts differ")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--only", default="", help="cases whose option contains this text")
+    ap.add_argument("--details", default="", help="write the sample counts of every run here")
+    ap.add_argument("--write-doc", default="")
+    ap.add_argument("--check-doc", default="")
+    ap.add_argument("--self-sampling", type=int, default=0, metavar="RUNS")
+    a = ap.parse_args()
+    if not os.access(PERF, os.X_OK):
+        print(f"side_by_side: SKIPPED: {PERF} not found (install linux-perf)")
+        return 0
+    ctx = Context(os.path.abspath(a.record), os.path.abspath(a.shares), a.runs, a.fast)
+    if a.self_sampling:
+        return self_sampling(ctx, a.self_sampling)
+    cases = [c for c in all_cases() if (c.fast or not a.fast) and a.only in c.option]
+    print("\n".join(TABLE_HEAD), flush=True)
+    rows, details, failed = [], [], 0
+    for c in cases:
+        started = time.monotonic()
+        perf_cell, ours_cell, verdict, v = run_case(ctx, c)
+        rows.append(row(c, perf_cell, ours_cell, verdict))
+        failed += bool(v.failures)
+        print(rows[-1], flush=True)
+        for name, pc, oc in v.figures:
+            details.append(f"| `{c.option}` | {name} | {' '.join(map(str, pc))} | {' '.join(map(str, oc))} |")
+        print(f"  ({time.monotonic() - started:.1f} s; samples perf/ours: "
+              f"{'; '.join(f'{n} {pc}/{oc}' for n, pc, oc in v.figures)})", file=sys.stderr, flush=True)
+    print(f"\n{len(cases)} cases, {failed} failed", flush=True)
+    if a.details:
+        with open(a.details, "w") as f:
+            f.write("\n".join(["| case | event | perf samples per run | ours per run |", "| --- | --- | --- | --- |"]
+                              + details) + "\n")
+    if a.write_doc and not a.fast:
+        write_doc(a.write_doc, rows)
+    problems = check_doc(a.check_doc, rows) if a.check_doc else []
+    for p in problems:
+        print(f"side_by_side: doc: {p}")
+    return 1 if failed or problems else 0
+
+
+# ---------------------------------------------------------------- self-sampling
+
+SELF_ARGS = ["-a", "-F", "4000", "--", "sleep", "1"]
+
+
+def self_samples(path, pid):
+    """Samples of the recorder's own process (its pid, every thread), and of all."""
+    own, total = 0, 0
+    for line in run([PERF, "script", "-i", path, "-F", "pid"]).stdout.splitlines():
+        if line.strip():
+            total += 1
+            own += line.strip() == str(pid)
+    return own, 0, total
+
+
+def self_sampling_run(ctx, who, tmp):
+    out = os.path.join(tmp, f"{who}.data")
+    argv = [PERF, "record", "-q", "-o", out] if who == "perf" else [ctx.record, "-q", "-o", out]
+    if who == "ours-100ms":  # reading every 100 ms, as the default did until 2026-11-25
+        argv += ["--header-interval-ms", "100"]
+    argv += SELF_ARGS
+    with RecordingLock():
+        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        _, err = p.communicate(timeout=120)
+    if p.returncode != 0:
+        return None, f"{who} exit {p.returncode}: {first_line(err)}"
+    return self_samples(out, p.pid), ""
+
+
+def self_sampling(ctx, runs):
+    """RUNS recordings of -a -F 4000 -- sleep 1 by each recorder under load (two busy threads):
+    samples of the recorder's own process, per run."""
+    load = subprocess.Popen([ctx.shares, "1000000", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    figures = {"perf": [], "ours": [], "ours-100ms": []}
+    try:
+        for _ in range(runs):
+            for who in figures:
+                tmp = tempfile.mkdtemp(prefix="side_by_side-")
+                counts, problem = self_sampling_run(ctx, who, tmp)
+                shutil.rmtree(tmp, ignore_errors=True)
+                if problem:
+                    print(f"side_by_side: {problem}")
+                    return 1
+                figures[who].append(counts)
+                print(f"{who}: own process {counts[0]} samples of {counts[2]}", flush=True)
+    finally:
+        load.kill()
+        load.wait()
+    print(f"\n{' '.join(SELF_ARGS)}, {runs} runs, two busy threads beside:")
+    for who, rows in figures.items():
+        own = [r[0] for r in rows]
+        print(f"{who:10} own samples per run {own} (median {statistics.median(own)}, total {sum(own)} of "
+              f"{sum(r[2] for r in rows)} samples)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
