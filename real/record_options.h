@@ -37,13 +37,17 @@ inline constexpr std::uint64_t kHeaderIntervalDefaultMs = 1000;
 // header interval (what a checkpoint covers must be written first), or
 // every kReadIntervalNoCheckpointsMs with --header-interval-ms 0; the
 // writing thread looks at the staging buffer as often, at most every
-// kWriterWaitMaxMs (and at once when half a batch is staged). Every
+// kWriterWaitMaxMs (and at once when kWriterWakeMaxBytes are staged). Every
 // wakeup is CPU time of the recorder, which then shows in its own -a
 // profile: reading every 100 ms (the default until 2026-11-25) and the
 // writer looking every 10 ms, it had 5x perf's own samples
 // (docs/recorder.md, "Self-sampling").
 inline constexpr std::uint64_t kReadIntervalNoCheckpointsMs = 1000;
 inline constexpr std::uint64_t kWriterWaitMaxMs = 1000;
+// The writer writes at least this often in bytes (perf writes each ring's
+// half at its watermark, 256 KiB by default): a full disk keeps what came
+// before the last such write, a --switch-output file ends near its size.
+inline constexpr std::uint64_t kWriterWakeMaxBytes = std::uint64_t{512} << 10;
 // The staging buffer's default size: this many times the rings' total
 // size, within [kStagingDefaultMinBytes, kStagingDefaultMaxBytes].
 // --staging SIZE: kStagingMinBytes..kStagingMaxBytes, and at least twice a

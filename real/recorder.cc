@@ -608,10 +608,13 @@ bool Recording::open_output() {
                     : std::clamp(total * kStagingRingMultiple, kStagingDefaultMinBytes,
                                  std::max(kStagingDefaultMaxBytes, 2 * so_.chunk_bytes_max));
     so_.batch_bytes_max = std::max(so_.chunk_bytes_max, std::min(so_.bytes / 4, std::uint64_t{4} << 20));
-    // The writer wakes for half a batch, or as often as the rings are read
-    // (at most every kWriterWaitMaxMs); the reader waits for room for 10 s
-    // in all (StagingOptions), as at the default's 1,000 waits of 10 ms.
-    so_.wake_bytes = so_.batch_bytes_max / 2;
+    // The writer wakes for kWriterWakeMaxBytes staged (at most half a
+    // batch; with --switch-output at most its size, so that files switch
+    // near it), or as often as the rings are read (at most every
+    // kWriterWaitMaxMs); the reader waits for room for 10 s in all
+    // (StagingOptions), as at the default's 1,000 waits of 10 ms.
+    so_.wake_bytes = std::min(so_.batch_bytes_max / 2, kWriterWakeMaxBytes);
+    if (o_.switch_output_bytes > 0) so_.wake_bytes = std::min(so_.wake_bytes, o_.switch_output_bytes);
     so_.wait_ns = std::min(read_interval_ns(), kWriterWaitMaxMs * kNsPerMs);
     so_.full_waits_max = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, 10 * kNsPerSecond / so_.wait_ns));
     if (const std::string problem = core::validate(so_); !problem.empty()) {

@@ -137,10 +137,14 @@ TEST(RecordFeatures, PerfReportHeaderOnlyDecodesEverySectionWithNoWarning) {
 
 // Every file of a --switch-output recording is finished with its own
 // feature sections: its sample time, the DSOs its samples hit.
+// The rings are read every 100 ms (--header-interval-ms): at the default
+// 1 s this short workload's 200 KB would be read once, at its end, in one
+// chunk (a ring's watermark is half its 512 KiB), and fill 2 files.
 TEST(RecordFeatures, EveryRotatedFileHasItsOwnFeatures) {
   const std::string out = testing::temp_dir("rotated") + "/ours.data";
-  const RunResult r = record_ours(out, {"-e", "task-clock", "-c", "100000", "--switch-output", "64K", "-N"},
-                                  testing::shares(150));
+  const RunResult r = record_ours(
+      out, {"-e", "task-clock", "-c", "100000", "--switch-output", "64K", "--header-interval-ms", "100", "-N"},
+      testing::shares(150));
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
   // The kernel names the binary by its real path (the runfiles hold a link).
   const std::string workload = std::filesystem::canonical(testing::shares_path()).string();

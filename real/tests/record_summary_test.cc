@@ -414,15 +414,12 @@ TEST(RecordSummary, AFullDiskIsTheOutputErrorsDrop) {
   const std::string dir = testing::temp_dir("summary-full");
   // 1 MiB: -a synthesizes records for every process first (how many
   // bytes depends on the machine's processes: 256 KiB was once all
-  // taken by them under asan), and samples must follow before it fills:
-  // the writer writes what is staged once per header interval (or at half
-  // a batch, 2 MiB here), so the interval is 100 ms (the default's 1 s
-  // filled the disk at its first write, a prefix without samples).
+  // taken by them under asan), and samples must follow before it fills
+  // (the writer writes at 512 KiB staged, or once per header interval).
   testing::Tmpfs tmpfs(dir, "size=1m");
   if (!tmpfs.mounted()) GTEST_SKIP() << "needs root to mount a tmpfs: " << tmpfs.error();
   const std::string out = dir + "/perf.data";
-  const RunResult r = testing::run_record(
-      concat({"-a", "-F", "10000", "-g", "--header-interval-ms", "100", "-o", out, "--"}, burn(3000, 2)));
+  const RunResult r = testing::run_record(concat({"-a", "-F", "10000", "-g", "-o", out, "--"}, burn(3000, 2)));
   ASSERT_TRUE(r.exited && r.exit_code == kExitIoError) << r.text();
   const std::vector<std::string> paths = files_on_disk(out);
   ASSERT_EQ(paths.size(), 1u);
