@@ -54,6 +54,7 @@ struct OracleReport {
   std::uint64_t records_delivered = 0;
   std::uint64_t records_overwritten = 0;  // inside reported gaps
   std::uint64_t bytes_overwritten = 0;    // their sizes, from the kernel's log
+  std::uint64_t records_aliased = 0;      // backward: met by the reader at a nested record's place (oracle.cc: aliased_record)
   std::uint64_t dropped = 0;              // by the kernel (LOST-reported)
   std::uint64_t lost_delivered = 0;       // sum of `lost` in delivered LOST records
   std::uint64_t records_cut = 0;          // missing at the end after a hard error

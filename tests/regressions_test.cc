@@ -68,6 +68,10 @@ bool batch_cut_at_the_end(const RunResult& r) { return r.staging.end_cuts > 0; }
 // reached the file.
 bool fix_up_cut_short(const RunResult& r) { return r.writer.fix_ups_partial > 0; }
 
+// Soak on d247f50, gaps_genuine: a backward ring's record that a nested
+// writer's records (whole areas of them) left at another record's place.
+bool aliased_record_met(const RunResult& r) { return r.oracle.records_aliased > 0; }
+
 void PrintTo(const Case& c, std::ostream* os) { *os << c.issue; }
 
 class Regression : public ::testing::TestWithParam<Case> {};
@@ -180,7 +184,24 @@ INSTANTIATE_TEST_SUITE_P(
              "aux_offset_heads=1 aux_late=1 aux_bursts=1007 aux_burst_bytes_max=852 aux_gap_ns_max=50447 "
              "aux_transaction_ns=32073 aux_partial_per_million=63633 aux_collision_per_million=0 aux_format=0 "
              "staging_bytes=262336",
-             fix_up_cut_short}),
+             fix_up_cut_short},
+        Case{"seed_576891404678857",
+             "seed=576891404678857 cpus=8 ring_pages=1 mode=backward size_mix=huge records_per_cpu=72 "
+             "wakeup_events=43 wakeup_watermark_bytes=0 gap_ns_max=34 burst_per_million=28732 "
+             "burst_records_max=122 events_per_cpu=1 sideband=2 scope=task endless=1 nest_per_million=16096 "
+             "late_write_per_million=35055 poll_timeout_ns=3000000 syscall_ns=1740 copy_ns_per_kib=1785 "
+             "snapshot_interval_ns=0 stop_at_ns=1938818 drain_chunks_max=3 yield_per_million=259379 "
+             "poll_eintr_per_million=27135 copy_interrupt_per_million=86310 quiet_budget_ns=10000000000 "
+             "switches_max=2000000 output=memory cblocks=1 eagain_attempts_max=16 rotate_bytes=0 "
+             "disk_queue_depth=16 disk_latency_ns_min=15624 disk_latency_ns_max=426744 disk_ns_per_kib=3312 "
+             "disk_stall_per_million=11574 disk_stall_ns=4074074 disk_short_per_million=97831 "
+             "disk_eagain_per_million=130786 disk_eagain_burst_per_million=9103 disk_eagain_burst_ns=265918166 "
+             "disk_eintr_per_million=32790 disk_suspend_eintr_per_million=69449 disk_eio_per_million=0 "
+             "disk_capacity_bytes=0 disk_open_fails=0 aux_pages=0 aux_overwrite=0 aux_watermark_bytes=0 "
+             "aux_offset_heads=0 aux_late=0 aux_bursts=0 aux_burst_bytes_max=4096 aux_gap_ns_max=20000 "
+             "aux_transaction_ns=0 aux_partial_per_million=0 aux_collision_per_million=0 aux_format=0 "
+             "staging_bytes=0",
+             aliased_record_met}),
     [](const ::testing::TestParamInfo<Case>& p) { return std::string(p.param.issue); });
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "core/ring_reader.h"
 #include "core/testing/direct_mapping.h"
 #include "core/testing/scripted_mapping.h"
+#include "model/oracle.h"
 #include "tests/test_util.h"
 
 namespace ringsim::core {
@@ -151,6 +152,41 @@ TEST(RingReader, SnapshotStopsAtADamagedHeaderAndReportsTheRestAsAGap) {
   EXPECT_EQ(reader.stats().damaged_headers, 1u);
   EXPECT_EQ(reader.drops()[DropCause::overwritten].records.bytes, 192u);
   EXPECT_FALSE(f.ring->paused());
+}
+
+// A nested writer's 8 KiB record (two areas) under a 1528-byte record whose
+// writer it interrupted: that writer copies last, onto the nested record's
+// place, header on header. The reader meets the outer record at head and
+// cannot tell it from one written there (the ring holds the same bytes
+// either way): it delivers it and reports the gap from where it ends. The
+// oracle accepts that (its aliased_record) and counts it; it found the
+// shape in the soak on d247f50 (seed 576891404678857).
+TEST(RingReader, ANestedRecordOfWholeAreasLeavesItsWritersRecordAtItsPlace) {
+  RingFixture f(4096, RingMode::backward);
+  const std::vector<std::byte> outer = ringsim::testing::sample(1528, 1);
+  const std::vector<std::byte> inner = ringsim::testing::sample(8192, 2);
+  const sim::SimRing::Handle h = f.ring->begin(f.event, outer.size(), true, 0);
+  ASSERT_EQ(f.ring->output(f.event, inner, 1), sim::SimRing::Output::written);  // nested
+  f.ring->write(h, outer, 2);
+  f.ring->end(h, 3);
+  DirectMapping m(*f.ring);
+  RingReader<DirectMapping> reader(m, RingMode::backward);
+  std::vector<std::byte> buffer(4096);
+  const Snapshot s = reader.snapshot(buffer);
+  ASSERT_EQ(s.status, ReadStatus::ready);
+  EXPECT_EQ(s.head, 0 - std::uint64_t{1528 + 8192});
+  ASSERT_EQ(s.bytes, 1528u);
+  EXPECT_EQ(0, std::memcmp(buffer.data(), outer.data(), outer.size()));
+  EXPECT_EQ(s.gap.begin, s.head + 1528);  // inside the nested record
+  EXPECT_EQ(s.gap.end, 0u);
+  model::RunOutput out;
+  out.cpus.resize(1);
+  out.cpus[0].bytes.assign(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(s.bytes));
+  out.cpus[0].gaps.push_back(model::Gap{s.gap.begin, s.gap.end, s.gap_head});
+  const model::OracleReport report = model::check(f.kernel_log(), out);
+  for (const model::Violation& v : report.violations) ADD_FAILURE() << v.property << ": " << v.detail;
+  EXPECT_EQ(report.records_aliased, 1u);
+  EXPECT_EQ(report.bytes_overwritten, 8192u);  // the nested record, all the gap holds
 }
 
 TEST(RingReader, SnapshotRefusesWhenPauseFails) {
