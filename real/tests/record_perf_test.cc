@@ -390,9 +390,11 @@ TEST(RecordWithPerf, SwitchOutputWritesFilesPerfReadsOneByOne) {
   REQUIRE_PERF();
   const std::string out = testing::temp_dir("switch") + "/perf.data";
   // A sample every 100 us of the command's CPU time: 8000 samples of 48
-  // bytes for 2 x 400 ms, whatever the machine does meanwhile.
-  const RunResult r = testing::run_record(
-      concat({"-e", "task-clock", "-c", "100000", "--switch-output", "64K", "-o", out, "--"}, burn(400, 2)));
+  // bytes for 2 x 400 ms, whatever the machine does meanwhile; read every
+  // 100 ms (at the default 1 s the rings may be read once, at the end).
+  const RunResult r = testing::run_record(concat({"-e", "task-clock", "-c", "100000", "--switch-output", "64K",
+                                                  "--header-interval-ms", "100", "-o", out, "--"},
+                                                 burn(400, 2)));
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
   const Summary ours = summary_of(r);
   std::uint64_t samples = 0;

@@ -319,8 +319,13 @@ TEST(RecordSummary, EveryFigureOfASystemWideRecordingUnderLoadInEveryWriteMode) 
 TEST(RecordSummary, RotationCountsItsFilesAndTheSideBandItKept) {
   const std::string out = testing::temp_dir("summary-switch") + "/perf.data";
   double wall_s = 0;
-  const RunResult r = record(
-      concat({"-e", "task-clock", "-c", "100000", "--switch-output", "64K", "-o", out, "--"}, burn(400, 2)), wall_s);
+  // Reads every 100 ms: at the default 1 s a ring that never reaches its
+  // watermark in 400 ms is read once at the end, and its 400 KB made only
+  // two files (2 of 5 runs), as perf's would.
+  const RunResult r = record(concat({"-e", "task-clock", "-c", "100000", "--switch-output", "64K",
+                                     "--header-interval-ms", "100", "-o", out, "--"},
+                                    burn(400, 2)),
+                             wall_s);
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
   const std::vector<std::string> paths = files_on_disk(out);
   ASSERT_GE(paths.size(), 3u) << r.text();
