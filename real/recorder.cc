@@ -656,12 +656,15 @@ int Recording::synthesize(std::uint32_t file_index) {
   builder_->clear();
   builder_->add_id_index(id_index_);
   kernel_warning_ = synthesize_kernel_mmap(*builder_);
+  // The mappings the kernel reports for the first event (it asks for the
+  // side-band records): with mmap_data (dwarf) the data ones too.
+  const MapKinds kinds = attrs_[0].attr.mmap_data != 0 ? MapKinds::executable_and_data : MapKinds::executable;
   if (o_.cpu_wide()) {
-    synthesize_all_processes(*builder_, synthesis_);
+    synthesize_all_processes(kinds, *builder_, synthesis_);
   } else if (o_.attach()) {
-    for (const pid_t pid : processes_) synthesize_process(pid, *builder_, synthesis_);
+    for (const pid_t pid : processes_) synthesize_process(pid, kinds, *builder_, synthesis_);
   } else if (file_index > 0 && has_command_ && command_.pid() > 0) {
-    for (const pid_t pid : process_tree(command_.pid())) synthesize_process(pid, *builder_, synthesis_);
+    for (const pid_t pid : process_tree(command_.pid())) synthesize_process(pid, kinds, *builder_, synthesis_);
   }
   if (file_index > 0 && sink_ != nullptr) builder_->add_records(sink_->side_band());
   if (builder_->bytes().empty()) return 0;

@@ -247,7 +247,7 @@ std::string synthesize_kernel_mmap(RecordBuilder& builder) {
   return "";
 }
 
-bool synthesize_process(pid_t pid, RecordBuilder& builder, SynthesisStats& stats) {
+bool synthesize_process(pid_t pid, MapKinds kinds, RecordBuilder& builder, SynthesisStats& stats) {
   const std::string dir = "/proc/" + std::to_string(pid);
   const std::size_t rollback = builder.bytes().size();
   const std::vector<pid_t> threads = numeric_entries(dir + "/task");
@@ -269,7 +269,8 @@ bool synthesize_process(pid_t pid, RecordBuilder& builder, SynthesisStats& stats
   for (std::size_t n = 0; n < kLinesMax && maps && std::getline(maps, line); n++) {
     MapEntry map;
     if (!parse_maps_line(line, map)) continue;
-    if ((map.prot & PROT_EXEC) == 0) continue;  // perf synthesizes executable mappings (without --data)
+    // perf: executable mappings; with mmap_data also the readable ones.
+    if ((map.prot & PROT_EXEC) == 0 && (kinds == MapKinds::executable || (map.prot & PROT_READ) == 0)) continue;
     builder.add_mmap2(static_cast<std::uint32_t>(pid), static_cast<std::uint32_t>(pid), map);
     map_count++;
   }
@@ -279,8 +280,8 @@ bool synthesize_process(pid_t pid, RecordBuilder& builder, SynthesisStats& stats
   return true;
 }
 
-void synthesize_all_processes(RecordBuilder& builder, SynthesisStats& stats) {
-  for (const pid_t pid : numeric_entries("/proc")) synthesize_process(pid, builder, stats);
+void synthesize_all_processes(MapKinds kinds, RecordBuilder& builder, SynthesisStats& stats) {
+  for (const pid_t pid : numeric_entries("/proc")) synthesize_process(pid, kinds, builder, stats);
 }
 
 std::vector<pid_t> threads_of(pid_t pid) {

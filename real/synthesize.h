@@ -5,7 +5,14 @@
 //     up to _etext, pid -1 (from /proc/kallsyms);
 //   - per process in /proc: PERF_RECORD_COMM for each thread, and
 //     PERF_RECORD_MMAP2 for each executable mapping in /proc/PID/maps
-//     (anonymous executable mappings as "//anon", as perf names them).
+//     (anonymous executable mappings as "//anon", as perf names them);
+//     with data maps (perf's mmap_data: --call-graph dwarf) each readable
+//     one too, marked PERF_RECORD_MISC_MMAP_DATA, as perf 6.1's
+//     perf_event__synthesize_mmap_events does with its mmap_data argument
+//     (`if (prot[2] != 'x') { if (!mmap_data || prot[0] != 'r') continue;
+//     event->header.misc |= PERF_RECORD_MISC_MMAP_DATA; }`): perf's DWARF
+//     unwinder reads .eh_frame_hdr at its address, which a binary linked
+//     with -z separate-code (Debian's) has in a read-only segment.
 // New tasks, execs and mappings after the events are enabled come from the
 // kernel itself (attr.comm, comm_exec, mmap, mmap2, task).
 //
@@ -112,12 +119,16 @@ struct SynthesisStats {
 // kptr_restrict: kernel samples will not be resolved).
 std::string synthesize_kernel_mmap(RecordBuilder& builder);
 
-// One process: COMM for each thread, MMAP2 for each executable mapping.
+// Which mappings of a process are synthesized: the executable ones, or
+// also every readable one (MISC_MMAP_DATA), as perf with mmap_data.
+enum class MapKinds : std::uint8_t { executable, executable_and_data };
+
+// One process: COMM for each thread, MMAP2 for each mapping of `kinds`.
 // false if it exited (or is unreadable); the builder is then unchanged.
-bool synthesize_process(pid_t pid, RecordBuilder& builder, SynthesisStats& stats);
+bool synthesize_process(pid_t pid, MapKinds kinds, RecordBuilder& builder, SynthesisStats& stats);
 
 // Every process in /proc.
-void synthesize_all_processes(RecordBuilder& builder, SynthesisStats& stats);
+void synthesize_all_processes(MapKinds kinds, RecordBuilder& builder, SynthesisStats& stats);
 
 // `root` and its descendants now (from /proc/*/stat).
 std::vector<pid_t> process_tree(pid_t root);

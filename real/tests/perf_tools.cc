@@ -44,6 +44,39 @@ std::map<std::string, std::uint64_t> perf_samples_per_event(const std::string& f
   return out;
 }
 
+UnwindDepth perf_unwind_depth(const std::string& file, const std::string& comm, int frames, RunResult* run) {
+  const RunResult r = testing::run({perf_path(), "script", "-i", file, "--comms", comm});
+  UnwindDepth out;
+  std::istringstream lines(r.out);
+  std::string line;
+  bool in_sample = false;
+  int user_frames = 0;
+  const auto end_sample = [&] {
+    if (in_sample) {
+      out.samples++;
+      if (user_frames >= frames) out.deep++;
+    }
+    in_sample = false;
+    user_frames = 0;
+  };
+  while (std::getline(lines, line)) {
+    if (line.empty()) {
+      end_sample();
+    } else if (line[0] != '\t') {
+      end_sample();
+      in_sample = true;  // "gzip 25818 [001] 11430.868881: 250000 cpu-clock:"
+    } else if (in_sample) {
+      // "\t    14645 handle_amd+0x25 (/usr/lib/...)"
+      const std::size_t at = line.find_first_not_of(" \t");
+      const bool kernel = at != std::string::npos && line.compare(at, 8, "ffffffff") == 0;
+      if (at != std::string::npos && !kernel && line.find("(inlined)") == std::string::npos) user_frames++;
+    }
+  }
+  end_sample();
+  if (run != nullptr) *run = r;
+  return out;
+}
+
 std::map<std::string, std::vector<SymbolShare>> perf_symbol_shares(const std::string& file,
                                                                    const std::string& buildid_dir, RunResult* run) {
   std::vector<std::string> argv{perf_path()};

@@ -49,6 +49,18 @@ std::map<std::string, std::vector<SymbolShare>> perf_symbol_shares(const std::st
 // The share of `symbol` in `shares` (0 if absent).
 double share_of(const std::vector<SymbolShare>& shares, const std::string& symbol);
 
+// How deep perf unwinds the call chains of `comm`'s samples in `file`
+// (perf script's default output, a sample's frames on the lines after it,
+// one per line): the samples, and those with at least `frames` user-space
+// frames (an address below the kernel's, 0xffff..., not an "(inlined)"
+// line: those repeat their frame's address). perf script's run in *run.
+struct UnwindDepth {
+  std::uint64_t samples = 0;
+  std::uint64_t deep = 0;  // with >= frames user frames
+};
+UnwindDepth perf_unwind_depth(const std::string& file, const std::string& comm, int frames,
+                              RunResult* run = nullptr);
+
 // The model's count of samples per event (by the sample's identifier and
 // the EVENT_DESC names), over `paths`; LOST records per CPU (count, sum).
 struct ModelEvents {

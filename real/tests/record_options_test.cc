@@ -315,6 +315,7 @@ TEST(RecordOptions, AttrForACommand) {
   EXPECT_EQ(attr.comm, 1u);
   EXPECT_EQ(attr.comm_exec, 1u);
   EXPECT_EQ(attr.task, 1u);
+  EXPECT_EQ(attr.mmap_data, 0u) << "data mappings only for dwarf, as perf";
   EXPECT_EQ(attr.exclude_guest, 1u);
   EXPECT_EQ(attr.write_backward, 0u);
 }
@@ -455,6 +456,26 @@ TEST(RecordOptions, AttrSystemWideWithCallChainsAndOverwrite) {
   EXPECT_EQ(attr.sample_stack_user, 2048u);
   EXPECT_NE(attr.sample_regs_user, 0u);
   EXPECT_EQ(attr.exclude_callchain_user, 1u);
+  // perf 6.1's sample_address for DWARF unwind: data mappings (issue 19),
+  // not its ADDR and DATA_SRC samples (D14).
+  EXPECT_EQ(attr.mmap_data, 1u);
+  EXPECT_EQ(attr.sample_type & (PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC), 0u);
+}
+
+// Issue 19: the data mappings with dwarf, from the first event (the one that
+// asks for side-band records), as perf sets mmap_data on its tracking event.
+TEST(RecordOptions, DwarfAsksTheFirstEventForDataMappings) {
+  RecordOptions o;
+  o.command = {"true"};
+  o.events = {"cpu-clock", "page-faults"};
+  for (const CallGraph mode : {CallGraph::none, CallGraph::fp, CallGraph::dwarf}) {
+    o.call_graph = mode;
+    std::vector<EventAttr> attrs;
+    ASSERT_EQ(make_attrs(o, attrs), "");
+    ASSERT_EQ(attrs.size(), 2u);
+    EXPECT_EQ(attrs[0].attr.mmap_data, mode == CallGraph::dwarf ? 1u : 0u);
+    EXPECT_EQ(attrs[1].attr.mmap_data, 0u);
+  }
 }
 
 TEST(RecordOptions, SeveralEventsShareTheirSamplingAndOnlyTheFirstAsksForSideBand) {

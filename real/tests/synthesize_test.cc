@@ -140,7 +140,7 @@ TEST(Synthesize, ThisProcessItsThreadsAndItsExecutable) {
   });
   RecordBuilder builder(kSampleType, true);
   SynthesisStats stats;
-  ASSERT_TRUE(synthesize_process(getpid(), builder, stats));
+  ASSERT_TRUE(synthesize_process(getpid(), MapKinds::executable, builder, stats));
   done = true;
   other.join();
   EXPECT_EQ(stats.processes, 1u);
@@ -168,9 +168,47 @@ TEST(Synthesize, ThisProcessItsThreadsAndItsExecutable) {
 
   // A process that is gone leaves the builder as it was.
   const std::size_t before = builder.bytes().size();
-  EXPECT_FALSE(synthesize_process(0x7ffffff0, builder, stats));
+  EXPECT_FALSE(synthesize_process(0x7ffffff0, MapKinds::executable, builder, stats));
   EXPECT_EQ(builder.bytes().size(), before);
   EXPECT_EQ(stats.skipped, 1u);
+}
+
+// Issue 19: with --call-graph dwarf perf synthesizes every readable
+// mapping (MISC_MMAP_DATA on the non-executable ones): its unwinder reads a
+// library's .eh_frame_hdr from the read-only segment that holds it. libc's
+// first segment (offset 0) is read-only on Debian (-z separate-code).
+TEST(Synthesize, DataMapsAddEveryReadableMappingMarkedAsData) {
+  for (const MapKinds kinds : {MapKinds::executable, MapKinds::executable_and_data}) {
+    SCOPED_TRACE(kinds == MapKinds::executable ? "executable" : "executable_and_data");
+    RecordBuilder builder(kSampleType, true);
+    SynthesisStats stats;
+    ASSERT_TRUE(synthesize_process(getpid(), kinds, builder, stats));
+    model::PerfDataFile file;
+    std::uint64_t data = 0, executable = 0;
+    bool libc_read_only = false;
+    for (const model::PerfRecord& r : walk(builder, file)) {
+      if (r.type != PERF_RECORD_MMAP2) continue;
+      const std::uint32_t prot = load<std::uint32_t>(r.bytes, 64);
+      const bool marked = (load<std::uint16_t>(r.bytes, 4) & PERF_RECORD_MISC_MMAP_DATA) != 0;
+      EXPECT_EQ(marked, (prot & PROT_EXEC) == 0) << string_at(r.bytes, 72) << " prot " << prot;
+      if ((prot & PROT_EXEC) == 0) {
+        EXPECT_NE(prot & PROT_READ, 0u) << string_at(r.bytes, 72);
+      }
+      ((prot & PROT_EXEC) != 0 ? executable : data)++;
+      const std::string path = string_at(r.bytes, 72);
+      if (path.find("libc.so") != std::string::npos && prot == PROT_READ && load<std::uint64_t>(r.bytes, 32) == 0) {
+        libc_read_only = true;
+      }
+    }
+    EXPECT_GE(executable, 2u);
+    EXPECT_EQ(stats.maps, executable + data);
+    if (kinds == MapKinds::executable) {
+      EXPECT_EQ(data, 0u);
+    } else {
+      EXPECT_GE(data, 2u) << "libc's read-only segments, the stack, ...";
+      EXPECT_TRUE(libc_read_only) << "no MMAP2 of libc's read-only first segment";
+    }
+  }
 }
 
 TEST(Synthesize, ProcessTreeFindsChildren) {
@@ -191,7 +229,7 @@ TEST(Synthesize, ProcessTreeFindsChildren) {
 TEST(Synthesize, AllProcessesAndTheKernel) {
   RecordBuilder builder(kSampleType, true);
   SynthesisStats stats;
-  synthesize_all_processes(builder, stats);
+  synthesize_all_processes(MapKinds::executable, builder, stats);
   EXPECT_GE(stats.processes, 2u);  // init and this one at least
   const std::string warning = synthesize_kernel_mmap(builder);
   if (geteuid() != 0) {
