@@ -93,6 +93,10 @@ struct RunConfig {
   std::uint32_t disk_stall_per_million = 0;
   std::uint64_t disk_stall_ns = 5'000'000;          // 0..10 s
   std::uint32_t disk_short_per_million = 0;
+  // 0: a short write ends at a page boundary of the file, as Linux's page
+  // cache writes (generic_perform_write) do; 1: at any byte, as POSIX
+  // allows and a FUSE or pipe target may do. Never drawn: 0 unless set.
+  std::uint32_t disk_short_any_byte = 0;
   std::uint32_t disk_eagain_per_million = 0;
   std::uint32_t disk_eagain_burst_per_million = 0;
   std::uint64_t disk_eagain_burst_ns = 1'000'000;   // 0..1 s

@@ -12,8 +12,12 @@
 //   - EAGAIN on submit, single (eagain_per_million) and in bursts: with
 //     eagain_burst_per_million a window of eagain_burst_ns opens during
 //     which every submit fails;
-//   - short writes of any length from 1 byte (short_per_million), for
-//     aio_write and pwrite alike;
+//   - short writes (short_per_million), for aio_write and pwrite alike,
+//     ending at a page boundary of the file, as on Linux: a write to a
+//     page-cache file (ext4, xfs, btrfs, tmpfs, NFS) copies page by page
+//     (mm/filemap.c generic_perform_write) and stops short only between
+//     pages, so a write inside one page, such as a header's, is never
+//     short; with short_any_byte, at any byte from 1 (POSIX's bound);
 //   - EINTR: a write completes with EINTR having written nothing
 //     (eintr_per_million); aio_suspend and pwrite are interrupted
 //     (suspend_eintr_per_million);
@@ -56,6 +60,7 @@ struct DiskConfig {
   std::uint32_t stall_per_million = 0;
   std::uint64_t stall_ns = 5'000'000;
   std::uint32_t short_per_million = 0;
+  bool short_any_byte = false;
   std::uint32_t eagain_per_million = 0;
   std::uint32_t eagain_burst_per_million = 0;
   std::uint64_t eagain_burst_ns = 1'000'000;
@@ -90,6 +95,7 @@ struct DiskStats {
   std::uint64_t eagain_burst = 0;
   std::uint64_t eagain_queue_full = 0;
   std::uint64_t short_writes = 0;
+  std::uint64_t short_inside_a_page = 0;  // drawn short, no page boundary inside: whole
   std::uint64_t eintr_writes = 0;
   std::uint64_t eintr_suspends = 0;
   std::uint64_t stalls = 0;

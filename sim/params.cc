@@ -402,6 +402,15 @@ std::vector<Param> disk_fault_rows() {
        .shrink = {RS_TO_ZERO(disk_short_per_million)},
        .route = RS_ROUTE(disk_short_per_million, p.disk.short_per_million),
        .goes_to = "DiskConfig::short_per_million"},
+      {.name = "disk_short_any_byte",
+       .help = "disk: 1 lets a short write end at any byte (POSIX), 0 at a page boundary of the file (Linux)",
+       .min = 0, .max = 1, RS_FIELD(disk_short_any_byte),
+       .fixed = "never drawn: the campaign's disk is Linux's page cache, where a write inside one page is never "
+                "short (generic_perform_write); 1 asks for POSIX's any-byte bound (FUSE, pipes), under which no "
+                "writer can repair a header cut inside a field",
+       .shrink = {RS_TO_ZERO(disk_short_any_byte)},
+       .route = [](const RunConfig& c, RunPlan& p) { p.disk.short_any_byte = c.disk_short_any_byte != 0; },
+       .goes_to = "DiskConfig::short_any_byte"},
       {.name = "disk_eagain_per_million", .help = "disk: chance a submit gets EAGAIN", .min = 0, .max = 1'000'000,
        RS_FIELD(disk_eagain_per_million),
        .draw = [](DrawState& s, RunConfig& c) {

@@ -25,7 +25,7 @@
 
 namespace ringsim::sim {
 
-inline constexpr int kReplayVersion = 2;
+inline constexpr int kReplayVersion = 3;
 
 struct ReplayFile {
   RunConfig config;

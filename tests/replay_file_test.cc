@@ -76,9 +76,9 @@ TEST(ReplayFile, OtherFormat) {
 }
 
 TEST(ReplayFile, OtherVersion) {
-  // Version 1 (staging_kib, before staging_bytes) is refused, with a line.
-  const std::string text = replace(replay_to_text(example()), "\"version\": 2", "\"version\": 1");
-  EXPECT_NE(problem(text).find("version 1"), std::string::npos);
+  // Version 2 (before disk_short_any_byte) is refused, with a line.
+  const std::string text = replace(replay_to_text(example()), "\"version\": 3", "\"version\": 2");
+  EXPECT_NE(problem(text).find("version 2"), std::string::npos);
 }
 
 TEST(ReplayFile, CorruptContentFailsTheChecksum) {
