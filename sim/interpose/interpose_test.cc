@@ -208,6 +208,25 @@ TEST_F(Interpose, RingsimRecordSingleThreadPassesAndIsDeterministicItsThreadsAre
   EXPECT_NE(threaded.out.find("property=refused"), std::string::npos) << threaded.out;
 }
 
+// ringsim-record --switch-output writes FILE, FILE.1, FILE.2, ... (opened
+// anew, not renamed): every file is judged, the records across them once.
+TEST_F(Interpose, RingsimRecordSwitchOutputFilesAreAllJudged) {
+  const std::string out = (dir_ / "switched.data").string();
+  const Ran r = run(runfile("sim/interpose/ringsim-run") + " --shrink-s 0 --failures-dir " +
+                    (dir_ / "failures").string() + " --seed 1 --runs 6 -v -- " + runfile("real/record") +
+                    " --staging off -m 8K --switch-output 8K -o " + out + " -- /bin/true");
+  EXPECT_NE(r.out.find("6 runs, 0 failed"), std::string::npos) << r.out;
+  // Some run wrote more than one file, and every one was read.
+  std::size_t most = 0;
+  for (std::size_t at = r.out.find(" file(s)"); at != std::string::npos; at = r.out.find(" file(s)", at + 1)) {
+    std::size_t b = at;
+    while (b > 0 && std::isdigit(static_cast<unsigned char>(r.out[b - 1]))) b--;
+    if (b < at) most = std::max<std::size_t>(most, std::stoul(r.out.substr(b, at - b)));
+  }
+  EXPECT_GE(most, 2u) << r.out;
+  EXPECT_TRUE(fs::exists(out + ".1")) << r.out;
+}
+
 // One run of Debian's perf record under ringsim-run, -v: how it ended (the
 // run's line, its wall time taken out) and its file.
 struct PerfRun {

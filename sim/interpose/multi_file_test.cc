@@ -86,6 +86,26 @@ class MultiFileOracle : public testing::Test {
   OracleStats stats_;
 };
 
+// ringsim-record --switch-output: OUTPUT, then OUTPUT.1, OUTPUT.2 opened
+// anew (no rename). Every file is read, in that order; one left out of the
+// log is records consumed but in no file.
+TEST_F(MultiFileOracle, NumberedFilesAreReadAfterTheOutput) {
+  RunLog log;
+  log.rings.push_back(writable(5));
+  const auto& r = log.rings[0].records;
+  write_file(output_, {r[0].bytes, r[1].bytes});
+  write_file(output_ + ".1", {r[2].bytes});
+  write_file(output_ + ".2", {r[3].bytes, r[4].bytes});
+  log.numbered = {output_ + ".1", output_ + ".2"};
+  EXPECT_EQ(output_files(log, output_), (std::vector<std::string>{output_, output_ + ".1", output_ + ".2"}));
+  const Verdict v = judged(log);
+  EXPECT_EQ(v.property, "") << v.detail;
+  EXPECT_EQ(stats_.files, 3u);
+  EXPECT_EQ(stats_.found, 5u);
+  log.numbered.pop_back();
+  EXPECT_EQ(judged(log).property, "exactly_once");
+}
+
 TEST_F(MultiFileOracle, EveryRecordOnceAcrossThreeFilesPasses) {
   RunLog log;
   log.rings.push_back(writable(6));

@@ -35,6 +35,11 @@ struct FileRecords {
   std::vector<std::span<const std::byte>> records;
   std::vector<bool> candidate;   // carries a kernel id and a time (could be ours)
   std::vector<std::size_t> file;  // the file each record is in
+  // Files from this index on are numbered ones (OUTPUT.N: ringsim-record
+  // --switch-output), which start with copies of the side-band records
+  // (COMM, MMAP, MMAP2, FORK) of earlier files so that each is read on its
+  // own (real/recorder.cc, keep_side_band).
+  std::size_t carries_from = SIZE_MAX;
 };
 
 std::string read_file(const std::string& path, std::vector<std::byte>& out) {
@@ -86,8 +91,9 @@ std::optional<Verdict> judge_end(const RunLog& log, const TargetEnd& end) {
 
 // The files a run wrote, in order: the names the target renamed its output
 // to (perf record --switch-output), then the output itself if it is still
-// there; a name the output was renamed to twice is one file, at its last
-// place (the earlier file is gone).
+// there, then the numbered files it opened (ringsim-record --switch-output:
+// OUTPUT.1, OUTPUT.2, ...); a name the output was renamed to twice is one
+// file, at its last place (the earlier file is gone).
 std::vector<std::string> output_files(const RunLog& log, const std::string& output) {
   std::vector<std::string> files;
   for (std::size_t i = 0; i < log.renamed.size(); i++) {
@@ -97,6 +103,7 @@ std::vector<std::string> output_files(const RunLog& log, const std::string& outp
   }
   std::error_code ec;
   if (files.empty() || std::filesystem::exists(output, ec)) files.push_back(output);
+  files.insert(files.end(), log.numbered.begin(), log.numbered.end());
   return files;
 }
 
@@ -268,6 +275,30 @@ Verdict match_records(const RunLog& log, const FileRecords& file, OracleStats& s
   Where where;
   for (std::size_t i = 0; i < file.records.size(); i++) where[key(file.records[i])].push_back(i);
   std::set<std::size_t> matched;
+  // A side-band record's copies carried into later numbered files, at most
+  // one per file: not the kernel's record twice. Two copies in one file, or
+  // a copy in an earlier file or in a file not numbered, still are.
+  for (auto& [bytes, indices] : where) {
+    if (indices.size() < 2) continue;
+    perf_event_header h{};
+    std::memcpy(&h, bytes.data(), sizeof h);
+    if (h.type != PERF_RECORD_COMM && h.type != PERF_RECORD_MMAP && h.type != PERF_RECORD_MMAP2 &&
+        h.type != PERF_RECORD_FORK) {
+      continue;
+    }
+    std::vector<std::size_t> kept{indices.front()};
+    std::set<std::size_t> files_with_a_copy;
+    for (std::size_t k = 1; k < indices.size(); k++) {
+      const std::size_t f = file.file[indices[k]];
+      if (f >= file.carries_from && f > file.file[indices.front()] && files_with_a_copy.insert(f).second) {
+        matched.insert(indices[k]);
+        stats.carried++;
+      } else {
+        kept.push_back(indices[k]);
+      }
+    }
+    indices = std::move(kept);
+  }
   Notes notes;
   for (std::size_t ri = 0; ri < log.rings.size(); ri++) {
     const LoggedRing& r = log.rings[ri];
@@ -329,6 +360,7 @@ Verdict judge(const RunLog& log, const std::string& output, OutputFormat format,
     return {"file_valid", problem + after_hard};
   }
   stats.file_records = file.records.size();
+  file.carries_from = files.size() - log.numbered.size();
   Verdict v = match_records(log, file, stats);
   if (!v.property.empty()) v.detail += after_hard;
   const std::set<std::string> names(log.renamed.begin(), log.renamed.end());

@@ -67,6 +67,7 @@ struct OracleStats {
   std::uint64_t file_records = 0;
   std::uint64_t files = 0;           // the output files judged
   std::uint64_t overwritten = 0;     // of a paused read-only ring: overwritten before a read (no LOST, as Linux)
+  std::uint64_t carried = 0;         // side-band copies a numbered file starts with (ringsim-record)
 };
 
 struct Verdict {
@@ -77,7 +78,9 @@ struct Verdict {
 // The files a run wrote, in order: the names the target renamed `output`
 // to (perf record --switch-output: out.data.<timestamp>, one per switch and
 // one at the end), then `output` itself if it is still there (always, when
-// it was never renamed). A name used twice is one file, at its last place.
+// it was never renamed), then the files it opened as `output`.N
+// (ringsim-record --switch-output: OUTPUT.1, OUTPUT.2, ...). A name used
+// twice is one file, at its last place.
 std::vector<std::string> output_files(const RunLog& log, const std::string& output);
 
 // The run judged: its files (output_files) read as one stream, each valid

@@ -656,11 +656,23 @@ void Shim::note_rename(const char* from, const char* to) {
   log_.renamed.push_back(absolute(to));
 }
 
+// OUTPUT.N with N a number from 1 (ringsim-record's --switch-output files).
+static bool numbered_output(const std::string& path, const std::string& output) {
+  if (path.size() <= output.size() + 1 || path.compare(0, output.size(), output) != 0 || path[output.size()] != '.') {
+    return false;
+  }
+  const std::string n = path.substr(output.size() + 1);
+  return n.size() <= 9 && n[0] != '0' && std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 void Shim::note_open(int fd, const char* path) {
   if (fd < 0 || path == nullptr || output_path_.empty()) return;
   const std::string p = absolute(path);
   if (p == output_path_) {
     outputs_[fd] = 0;
+  } else if (numbered_output(p, output_path_)) {
+    outputs_[fd] = 0;
+    if (std::find(log_.numbered.begin(), log_.numbered.end(), p) == log_.numbered.end()) log_.numbered.push_back(p);
   } else {
     outputs_.erase(fd);
   }

@@ -134,6 +134,8 @@ std::string write_run_log(const std::string& path, const RunLog& log) {
   }
   o.u64(log.renamed.size());
   for (const std::string& name : log.renamed) o.str(name);
+  o.u64(log.numbered.size());
+  for (const std::string& name : log.numbered) o.str(name);
   const DiskStats& d = log.disk;
   for (const std::uint64_t v : {d.writes, d.bytes, d.short_writes, d.eintr, d.eagain, d.eio, d.enospc, d.aio_submitted,
                                 d.aio_short, d.aio_errors}) {
@@ -195,6 +197,11 @@ std::string read_run_log(const std::string& path, RunLog& log) {
   if (!in.count(n)) return bad;
   log.renamed.resize(n);
   for (std::string& name : log.renamed) {
+    if (!in.str(name)) return bad;
+  }
+  if (!in.count(n)) return bad;
+  log.numbered.resize(n);
+  for (std::string& name : log.numbered) {
     if (!in.str(name)) return bad;
   }
   DiskStats& d = log.disk;

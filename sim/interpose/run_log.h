@@ -87,6 +87,10 @@ struct RunLog {
   // The names the target renamed its output to, in order (perf record
   // --switch-output: out.data -> out.data.<timestamp>, then a new out.data).
   std::vector<std::string> renamed;
+  // The files the target opened as OUTPUT.N (N = 1, 2, ...: ringsim-record
+  // --switch-output writes FILE, FILE.1, FILE.2, ...), in the order first
+  // opened.
+  std::vector<std::string> numbered;
   DiskStats disk;
   std::vector<Decision> tape;
 };

@@ -317,9 +317,10 @@ Started start(const Options& o, const std::string& library, const std::string& l
   return s;
 }
 
-// The previous run's files: the output, and the names perf record
+// The previous run's files: the output, the names perf record
 // --switch-output renames it to (<output>.<YYYYmmddHHMMSScc>: its
-// fetch_current_timestamp, from the virtual clock here).
+// fetch_current_timestamp, from the virtual clock here), and the numbered
+// files ringsim-record --switch-output opens (<output>.1, .2, ...).
 void remove_previous_outputs(const std::string& output) {
   std::error_code ec;
   fs::remove(output, ec);
@@ -327,7 +328,7 @@ void remove_previous_outputs(const std::string& output) {
   const std::string prefix = path.filename().string() + ".";
   for (const fs::directory_entry& e : fs::directory_iterator(path.parent_path(), ec)) {
     const std::string name = e.path().filename().string();
-    if (name.size() != prefix.size() + 16 || name.rfind(prefix, 0) != 0) continue;
+    if (name.size() <= prefix.size() || name.size() > prefix.size() + 16 || name.rfind(prefix, 0) != 0) continue;
     if (name.find_first_not_of("0123456789", prefix.size()) == std::string::npos) fs::remove(e.path(), ec);
   }
 }
@@ -473,6 +474,7 @@ struct Totals {
     total.synthesized += r.stats.synthesized;
     total.files += r.stats.files;
     total.overwritten += r.stats.overwritten;
+    total.carried += r.stats.carried;
     sigusr2 += r.log.sigusr2;
     steps += r.log.steps;
     virtual_ns += r.log.virtual_ns;
@@ -499,6 +501,9 @@ struct Totals {
     if (total.overwritten > 0) {
       std::printf(", %llu overwritten before a read (paused read-only rings: no LOST, as Linux)",
                   static_cast<unsigned long long>(total.overwritten));
+    }
+    if (total.carried > 0) {
+      std::printf(", %llu side-band copies carried into numbered files", static_cast<unsigned long long>(total.carried));
     }
     std::printf("\n");
     std::printf("  disk: %llu writes (%llu AIO), %llu short, %llu EINTR, %llu EAGAIN, %llu hard errors; "
