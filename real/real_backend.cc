@@ -327,6 +327,44 @@ Error RealSession::enable_all() {
   return Error{};
 }
 
+Error RealSession::enable_tracking() {
+  for (std::size_t i = 0; i < events_.size(); i++) {
+    if (released_[i]) continue;
+    Error error;
+    each_event(i, [&](PerfEvent& e) {
+      if (error.ok() && e.attr().mmap != 0) error = e.enable();
+    });
+    if (!error.ok()) return prefixed(i, events_.size(), error);
+  }
+  return Error{};
+}
+
+void RealSession::enable_all_at(std::uint64_t deadline_ns) {
+  VERIFY(deadline_ns > 0);
+  enable_at_ns_.store(deadline_ns, std::memory_order_release);
+  wake();
+}
+
+Error RealSession::delayed_enable_error() const {
+  VERIFY(delayed_enable_done());
+  return delayed_enable_error_;
+}
+
+// poll()'s part of enable_all_at(): at the deadline, enable; before it,
+// wait no longer than until then.
+void RealSession::run_delayed_enable(std::uint64_t& wait_ns) {
+  const std::uint64_t at = enable_at_ns_.load(std::memory_order_acquire);
+  if (at == 0 || stopped_) return;
+  const std::uint64_t now = monotonic_ns();
+  if (now < at) {
+    wait_ns = std::min(wait_ns, at - now);
+    return;
+  }
+  enable_at_ns_.store(0, std::memory_order_relaxed);
+  delayed_enable_error_ = enable_all();
+  delayed_enable_done_.store(true, std::memory_order_release);
+}
+
 Error RealSession::disable_all() {
   for (std::size_t i = 0; i < events_.size(); i++) {
     if (released_[i]) continue;
@@ -401,7 +439,8 @@ int RealSession::poll(std::span<core::PollEvents> events, std::uint64_t timeout_
   const int wake = wake_fd();
   VERIFY(wake >= 0);  // open() made sure
   poll_fds_.back() = pollfd{wake, POLLIN, 0};
-  const std::uint64_t wait_ns = hung_already ? 0 : timeout_ns;
+  std::uint64_t wait_ns = hung_already ? 0 : timeout_ns;
+  run_delayed_enable(wait_ns);
   timespec timeout{};
   timeout.tv_sec = static_cast<time_t>(wait_ns / kNsPerSecond);
   timeout.tv_nsec = static_cast<long>(wait_ns % kNsPerSecond);

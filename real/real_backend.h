@@ -147,6 +147,16 @@ class RealSession {
 
   Error enable_all();
   Error disable_all();
+  // The events that ask for side-band records (attr.mmap: the recording's
+  // tracking event), for -D with -a, -C, -p, -t: the others wait.
+  Error enable_tracking();
+  // -D/--delay: every event is enabled at deadline_ns (CLOCK_MONOTONIC) by
+  // the thread that polls, in poll() (never racing with release()), unless
+  // the stop came first. Any thread may call it; it wakes the poll.
+  void enable_all_at(std::uint64_t deadline_ns);
+  // Whether that enable ran, and its result.
+  bool delayed_enable_done() const { return delayed_enable_done_.load(std::memory_order_acquire); }
+  Error delayed_enable_error() const;
   core::RingMode mode() const { return mode_; }
   std::uint64_t data_size_bytes_max() const;
   PerfEvent& event(std::size_t index);  // the ring's own event
@@ -208,6 +218,10 @@ class RealSession {
   std::vector<pollfd> poll_fds_;  // one per polled_, then the wake eventfd
   std::atomic<bool> stop_{false};
   std::atomic<bool> snapshot_{false};
+  std::atomic<std::uint64_t> enable_at_ns_{0};  // -D: 0, or when poll() enables every event
+  std::atomic<bool> delayed_enable_done_{false};
+  Error delayed_enable_error_;  // written by the polling thread before delayed_enable_done_
+  void run_delayed_enable(std::uint64_t& wait_ns);
   bool stopped_ = false;  // events disabled for the stop
   std::uint64_t disable_failures_ = 0;
   Error last_disable_error_;

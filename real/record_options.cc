@@ -199,6 +199,8 @@ struct RawOptions {
   std::string reader_priority_text;
   std::string cut_stacks_text;
   std::string compression_text;  // -z/--compression-level
+  std::string delay_text;        // -D/--delay
+  CLI::Option* delay_option = nullptr;
 };
 
 // Everything after the first "--" is the command, as given: the index of
@@ -222,11 +224,12 @@ void describe(CLI::App& app) {
 
 // perf record options this recorder does not support: each refused with
 // one line naming it (not "unknown option"), whatever its value.
-constexpr const char* kRefusedWithValue[] = {"-D,--delay", "--control", "-u,--uid", "--user-regs", "--intr-regs",
+constexpr const char* kRefusedWithValue[] = {"--control", "-u,--uid", "--user-regs", "-I,--intr-regs",
                                              "-j,--branch-filter", "-G,--cgroup", "--filter"};
 constexpr const char* kRefusedFlags[] = {"-d,--data", "--phys-data", "-P,--period", "-R,--raw-samples",
                                          "--switch-events", "-n,--no-samples", "-s,--stat", "--all-user",
-                                         "--all-kernel", "-b,--branch-any", "-W,--weight"};
+                                         "--all-kernel", "-b,--branch-any", "-W,--weight", "--transaction",
+                                         "--running-time"};
 
 void add_refused_options(CLI::App& app, RawOptions& raw) {
   for (const char* names : kRefusedWithValue) {
@@ -271,6 +274,9 @@ void add_sampling_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
                  "the sample clock: only monotonic (CLOCK_MONOTONIC), which is always used");
   app.add_flag("-T,--timestamp", raw.timestamp, "sample times (always on: accepted as perf's)");
   app.add_flag("--sample-cpu", raw.sample_cpu, "sample the CPU (always on: accepted as perf's)");
+  raw.delay_option = app.add_option("-D,--delay", raw.delay_text,
+                 "sample from MS milliseconds after the command starts (as perf; 0: at once, up to " +
+                     std::to_string(kDelayMaxMs) + "); side-band records from the start");
   add_refused_options(app, raw);
 }
 
@@ -438,6 +444,24 @@ std::string apply_compression(const RawOptions& raw, RecordOptions& o) {
 
 // -F, -g, --call-graph and --switch-output into `o`. -1, or the usage
 // error's status.
+int apply(const RawOptions& raw, RecordOptions& o);
+
+// -D MS: 0..kDelayMaxMs. perf's -1 (start disabled, enabled through
+// --control) is refused: --control is not supported.
+std::string parse_delay(const std::string& text, std::uint64_t& ms_out) {
+  if (text == "-1") {
+    return "-D -1 starts with the events disabled until --control enables them, and --control is not supported "
+           "by ringsim-record: give a delay in ms";
+  }
+  std::uint64_t ms = 0;
+  const auto parsed = std::from_chars(text.data(), text.data() + text.size(), ms, 10);
+  if (parsed.ec != std::errc{} || parsed.ptr != text.data() + text.size() || ms > kDelayMaxMs) {
+    return "-D/--delay " + text + ": expected milliseconds in 0.." + std::to_string(kDelayMaxMs);
+  }
+  ms_out = ms;
+  return "";
+}
+
 int apply(const RawOptions& raw, RecordOptions& o) {
   if (!raw.events.empty()) o.events = raw.events;
   for (const auto& [option, texts, out] : {std::tuple{"-p", &raw.pids, &o.pids}, std::tuple{"-t", &raw.tids, &o.tids}}) {
@@ -455,6 +479,11 @@ int apply(const RawOptions& raw, RecordOptions& o) {
     return core::usage_error(kAppName, "-k " + raw.clockid_text +
                                            ": only CLOCK_MONOTONIC (monotonic) is supported: the file's CLOCKID "
                                            "and CLOCK_DATA tie it to wall-clock time");
+  }
+  if (raw.delay_option != nullptr && raw.delay_option->count() > 0) {
+    if (const std::string problem = parse_delay(raw.delay_text, o.delay_ms); !problem.empty()) {
+      return core::usage_error(kAppName, problem);
+    }
   }
   if (raw.callchain_fp) o.call_graph = CallGraph::fp;
   if (!raw.call_graph_text.empty()) {
@@ -607,7 +636,8 @@ std::string make_event_attr(const RecordOptions& o, std::uint64_t register_mask,
   attr.clockid = CLOCK_MONOTONIC;
   // exclude_guest: parse_event's (host only, as perf).
   // Side-band records perf needs to name tasks and resolve symbols, once
-  // per ring: from the first event, as perf asks for them.
+  // per ring: from the first event, as perf asks for them (with -D, the
+  // dummy event make_attrs puts first).
   if (first) {
     attr.mmap = 1;
     attr.mmap2 = 1;
@@ -632,7 +662,10 @@ std::string make_event_attr(const RecordOptions& o, std::uint64_t register_mask,
   attr.disabled = 1;
   if (o.command_target()) {
     attr.inherit = o.no_inherit ? 0 : 1;
-    attr.enable_on_exec = 1;
+    // With -D only the side-band event starts at exec; the others after
+    // the delay (perf: evsel__config leaves enable_on_exec to the events
+    // when !opts->initial_delay, and gives it to the tracking dummy).
+    attr.enable_on_exec = o.delay_ms == 0 || first ? 1 : 0;
   }
   if (!o.pids.empty() && !o.no_inherit) attr.inherit = 1;  // as perf -p: threads and children started later too
   if (o.overwrite) attr.write_backward = 1;
@@ -648,6 +681,26 @@ std::string make_attrs(const RecordOptions& o, std::vector<EventAttr>& out) {
     return "--call-graph dwarf: not supported on this architecture; use fp";
   }
   std::vector<EventAttr> attrs;
+  if (o.delay_ms > 0) {
+    // perf's record__open for -D: "we need to add a dummy event so that we
+    // can track PERF_RECORD_MMAP while we wait for the initial delay to
+    // enable the real events". Kernel side-band too unless every event is
+    // user-space only (a dummy counting the kernel needs the permission).
+    bool all_user = true;
+    for (const std::string& event : o.events) {
+      perf_event_attr probe{};
+      if (std::string problem = parse_event(event, probe); !problem.empty()) return problem;
+      all_user = all_user && probe.exclude_kernel != 0;
+    }
+    EventAttr dummy;
+    dummy.name = all_user ? "dummy:u" : "dummy:HG";
+    if (std::string problem = make_event_attr(o, mask, all_user ? "dummy:u" : "dummy", true, dummy.attr);
+        !problem.empty()) {
+      return problem;
+    }
+    if (!all_user) dummy.attr.exclude_guest = 0;  // :HG, as perf names its tracking dummy
+    attrs.push_back(dummy);
+  }
   for (const std::string& event : o.events) {
     EventAttr e;
     e.name = event;

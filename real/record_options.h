@@ -33,6 +33,7 @@ inline constexpr std::uint64_t kSwitchOutputMinBytes = 4096;
 inline constexpr std::uint64_t kSwitchOutputMaxBytes = std::uint64_t{1} << 50;
 inline constexpr std::uint64_t kHeaderIntervalMaxMs = 3'600'000;
 inline constexpr std::uint64_t kHeaderIntervalDefaultMs = 1000;
+inline constexpr std::uint64_t kDelayMaxMs = 3'600'000;  // -D: an hour
 // Without a wakeup from the rings, the reading thread reads them once per
 // header interval (what a checkpoint covers must be written first), or
 // every kReadIntervalNoCheckpointsMs with --header-interval-ms 0; the
@@ -105,6 +106,11 @@ struct RecordOptions {
   // data is written as PERF_RECORD_COMPRESSED records (real/zstd_records.h)
   // by the writer (main) thread, so it needs the staging buffer.
   int compression_level = 0;
+  // -D/--delay: the events sample from this many ms after the command
+  // was let go (after the start with -a, -p, -t), as perf's -D; a dummy
+  // event records the side-band (COMM, MMAP, ...) from the start, as
+  // perf's. 0: at once.
+  std::uint64_t delay_ms = 0;
   bool quiet = false;                 // only errors
   bool no_inherit = false;            // -i/--no-inherit: the command's children and new threads are not recorded
   // The build-id cache (perf's ~/.debug layout) the hit DSOs are copied
@@ -171,7 +177,12 @@ std::string check_options(const RecordOptions& options);
 // CLOCK_MONOTONIC time stamps (use_clockid), disabled, host only; the
 // first event also asks for the side-band records perf needs (mmap, mmap2,
 // comm, comm_exec, task); inherit for a command and -p, enable_on_exec for
-// a command; write_backward for --overwrite. "" or the problem.
+// a command; write_backward for --overwrite. With -D (delay_ms > 0) a
+// dummy event comes first ("dummy:HG", or "dummy:u" when every event
+// excludes the kernel) and asks for the side-band records, enabled at the
+// command's exec (or at the start); the events asked for are enabled
+// after the delay (enable_on_exec 0), as perf adds its tracking dummy for
+// -D. "" or the problem.
 std::string make_attrs(const RecordOptions& options, std::vector<EventAttr>& out);
 
 // Splits "a,b" lists of -p/-t values into task ids. "" or the problem.

@@ -364,6 +364,7 @@ class Recording {
   void synthesize_first_file();
   bool start_events();
   bool release_command();
+  Error enable_at_start();
   void make_sink();
   void record_until_the_end(bool started);
   core::LoopOptions loop_options() const;
@@ -684,9 +685,15 @@ void Recording::synthesize_first_file() {
 // enables its own events; with the others it only sets how long).
 bool Recording::start_events() {
   if (!o_.command_target()) {
-    if (const Error e = session_->enable_all(); !e.ok()) return fail(kExitOsError, e.message);
+    if (const Error e = enable_at_start(); !e.ok()) return fail(kExitOsError, e.message);
   }
   return release_command();
+}
+
+// -a, -C, -p, -t: every event at the start; with -D only the side-band
+// (tracking) event, the others after the delay.
+Error Recording::enable_at_start() {
+  return o_.delay_ms > 0 ? session_->enable_tracking() : session_->enable_all();
 }
 
 // A command is let go (its exec enables its own events; with -a, -C, -p or
@@ -697,6 +704,9 @@ bool Recording::release_command() {
       return fail(command_.exec_error() != 0 ? kExitCommandFailed : kExitOsError, e.message);
     }
   }
+  // -D: from here, as perf (__cmd_record: evlist__start_workload, then
+  // usleep(initial_delay) and evlist__enable); the polling thread enables.
+  if (o_.delay_ms > 0) session_->enable_all_at(monotonic_ns() + o_.delay_ms * kNsPerMs);
   return true;
 }
 
@@ -751,7 +761,7 @@ bool Recording::record_staged() {
   std::future<Error> enable_result = enabled.get_future();
   std::thread reader([this, &staging, &cutter, &enabled] {
     reader_priority_ = apply_thread_priority(o_.reader_priority);
-    const Error e = o_.command_target() ? Error{} : session_->enable_all();
+    const Error e = o_.command_target() ? Error{} : enable_at_start();
     enabled.set_value(e);
     if (e.ok()) {
       core::RecordLoop<RealSession, core::StackCutter<core::Staging<ThreadSync>>> loop(*session_, cutter,
@@ -798,6 +808,9 @@ core::StackCutPolicy Recording::stack_cut_policy() const {
 }
 
 void Recording::check_loop_status() {
+  if (o_.delay_ms > 0 && session_->delayed_enable_done() && !session_->delayed_enable_error().ok()) {
+    fail(kExitOsError, "-D: enabling the events after the delay: " + session_->delayed_enable_error().message);
+  }
   switch (loop_.status) {
     case core::LoopStatus::done:
     case core::LoopStatus::stopped:
@@ -1052,6 +1065,13 @@ void Recording::print_costs() const {
                std::to_string(c.side_band_records_kept) + " side-band records kept for them (" +
                std::to_string(c.side_band_records_dropped) + " over the " + std::to_string(kSideBandBytesMax >> 20) +
                " MiB bound)");
+  }
+  if (o_.delay_ms > 0) {
+    print_line("delay: " + std::string(session_->delayed_enable_done()
+                                           ? "the events were enabled " + std::to_string(o_.delay_ms) +
+                                                 " ms after the start (-D), the side-band records from the start"
+                                           : "the recording ended before the " + std::to_string(o_.delay_ms) +
+                                                 " ms delay (-D): no event was enabled but the side-band one"));
   }
   print_line("synthesized: " + std::to_string(synthesis_.processes) + " processes, " +
              std::to_string(synthesis_.threads) + " threads, " + std::to_string(synthesis_.maps) + " mappings");

@@ -374,13 +374,54 @@ TEST(RecordOptions, PerfCommandLinesThatFailedBefore) {
   ASSERT_EQ(make_attr(p.options, attr), "");
   EXPECT_EQ(attr.inherit, 0u);
   for (const std::vector<std::string>& refused :
-       {std::vector<std::string>{"-D", "100"}, {"--delay=100"}, {"--control", "fifo:a,b"}, {"-u", "root"},
-        {"-d"}, {"--user-regs", "ax"}, {"--switch-events"}}) {
+       {std::vector<std::string>{"--control", "fifo:a,b"}, {"-u", "root"},
+        {"-d"}, {"--user-regs", "ax"}, {"--switch-events"}, {"-I"}, {"--intr-regs=ax"}, {"--transaction"},
+        {"--running-time"}}) {
     std::vector<std::string> args = refused;
     args.insert(args.end(), {"--", "true"});
     p = parse(args);
     EXPECT_EQ(p.status, 64) << refused[0];
     EXPECT_NE(p.err.find("is not supported by ringsim-record"), std::string::npos) << refused[0] << ": " << p.err;
+  }
+}
+
+// -D/--delay as perf's (issue 19): a dummy event first takes the side-band
+// records and starts at exec; the events asked for wait (no
+// enable_on_exec) for the delay. -1 (start disabled, --control enables)
+// and values out of range are refused naming the option.
+TEST(RecordOptions, DelayPutsASideBandDummyFirstAndHoldsTheEvents) {
+  Parsed p = parse({"-D", "250", "-e", "cpu-clock,page-faults", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_EQ(p.options.delay_ms, 250u);
+  std::vector<EventAttr> attrs;
+  ASSERT_EQ(make_attrs(p.options, attrs), "");
+  ASSERT_EQ(attrs.size(), 3u);
+  EXPECT_EQ(attrs[0].name, "dummy:HG");
+  EXPECT_EQ(attrs[0].attr.config, static_cast<std::uint64_t>(PERF_COUNT_SW_DUMMY));
+  EXPECT_EQ(attrs[0].attr.exclude_kernel, 0u);
+  EXPECT_EQ(attrs[1].name, "cpu-clock");
+  for (const EventAttr& e : attrs) {
+    const bool first = &e == &attrs[0];
+    EXPECT_EQ(e.attr.mmap, first ? 1u : 0u) << e.name;
+    EXPECT_EQ(e.attr.comm, first ? 1u : 0u) << e.name;
+    EXPECT_EQ(e.attr.enable_on_exec, first ? 1u : 0u) << e.name;
+    EXPECT_EQ(e.attr.disabled, 1u) << e.name;
+    EXPECT_EQ(e.attr.sample_type, attrs[0].attr.sample_type) << e.name;
+  }
+  p = parse({"--delay=10", "-e", "cpu-clock:u", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  ASSERT_EQ(make_attrs(p.options, attrs), "");
+  ASSERT_EQ(attrs.size(), 2u);
+  EXPECT_EQ(attrs[0].name, "dummy:u");
+  EXPECT_EQ(attrs[0].attr.exclude_kernel, 1u) << "user space only: no kernel permission needed";
+  p = parse({"-D", "0", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  ASSERT_EQ(make_attrs(p.options, attrs), "");
+  EXPECT_EQ(attrs.size(), 1u) << "-D 0: no delay, no dummy";
+  for (const char* bad : {"-1", "-2", "x", "3600001", ""}) {
+    p = parse({"-D", bad, "--", "true"});
+    EXPECT_EQ(p.status, 64) << bad;
+    EXPECT_NE(p.err.find("-D"), std::string::npos) << bad << ": " << p.err;
   }
 }
 
