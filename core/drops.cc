@@ -41,6 +41,13 @@ void Drops::add(const Drops& other) {
   }
 }
 
+void Drops::add(DropCause cause, const DropCount& count) {
+  const auto index = static_cast<std::size_t>(cause);
+  VERIFY(index < kDropCauses);
+  counts_[index].events += count.events;
+  counts_[index].records.add(count.records);
+}
+
 std::uint64_t Drops::bytes() const {
   std::uint64_t total = 0;
   for (const DropCount& c : counts_) total += c.records.bytes;

@@ -51,6 +51,9 @@ class Drops {
   // Bytes only (records not known).
   void add_bytes(DropCause cause, std::uint64_t bytes);
   void add(const Drops& other);
+  // `count` as it stands (its events and records): how a summary read back
+  // from a file is added (sim/campaign.cc's merge of shards).
+  void add(DropCause cause, const DropCount& count);
 
   const DropCount& operator[](DropCause cause) const { return counts_[static_cast<std::size_t>(cause)]; }
   std::uint64_t bytes() const;

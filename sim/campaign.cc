@@ -44,6 +44,9 @@ std::string seconds(double s) {
   return o.str();
 }
 
+constexpr const char* kSummaryFormat = "ringsim-campaign-summary";
+constexpr std::uint64_t kSummaryFormatVersion = 1;
+
 struct PropertyCount {
   std::uint64_t checked = 0;
   std::uint64_t passed = 0;
@@ -109,6 +112,152 @@ struct Totals {
   std::array<std::uint64_t, kProbeCount> probe_runs{};
   std::vector<nlohmann::json> failures;
 };
+
+// Every counter of Totals, for the exact summary a shard's JSON carries
+// and the merge of shards adds up (a field missing here is caught by
+// campaign_shards_test: the merged summary would differ from one run's).
+#define RS_TOTALS_COUNTERS(X)                                                                                      \
+  X(runs) X(failed) X(failed_liveness) X(samples) X(records_written) X(records_delivered) X(bytes_written)         \
+  X(dropped_full) X(dropped_too_big) X(dropped_paused) X(lost_reported) X(lost_delivered) X(dropped_unreported)    \
+  X(overwritten_records) X(virtual_ns) X(switches) X(decisions) X(determinism_checked) X(determinism_passed)      \
+  X(file_bytes) X(files) X(writes_completed) X(short_restarted) X(eagain_retries) X(sync_fallbacks)               \
+  X(eintr_retries) X(hard_error_runs) X(records_lost_to_error) X(aux_runs) X(aux_written) X(aux_delivered)        \
+  X(aux_overwritten) X(aux_truncated) X(aux_snapshot_runs) X(staged_runs) X(staged_chunks) X(staged_records)      \
+  X(staged_writes) X(staging_full) X(staging_full_runs) X(staging_wrap_skips) X(staging_dropped) X(lost_time_ns)  \
+  X(elapsed_ns) X(runs_with_loss)
+#define RS_DISK_COUNTERS(X)                                                                                        \
+  X(writes) X(bytes) X(stalls) X(eagain_single) X(eagain_burst) X(eagain_queue_full) X(short_writes)              \
+  X(eintr_writes) X(eintr_suspends) X(eio) X(enospc) X(open_failures)
+#define RS_RECORD_COUNTS(X)                                                                                        \
+  X(records) X(bytes) X(samples) X(lost_records) X(lost_sum) X(aux_records) X(auxtrace_records) X(auxtrace_bytes) \
+  X(other_records)
+
+template <std::size_t N>
+nlohmann::json array_json(const std::uint64_t (&a)[N]) {
+  return std::vector<std::uint64_t>(std::begin(a), std::end(a));
+}
+
+nlohmann::json exact_drops_json(const core::Drops& drops) {
+  nlohmann::json j = nlohmann::json::object();
+  for (std::size_t i = 0; i < core::kDropCauses; i++) {
+    const auto cause = static_cast<core::DropCause>(i);
+    const core::DropCount& c = drops[cause];
+    nlohmann::json r = {{"events", c.events}};
+#define RS_PUT(f) r[#f] = c.records.f;
+    RS_RECORD_COUNTS(RS_PUT)
+#undef RS_PUT
+    j[core::to_string(cause)] = r;
+  }
+  return j;
+}
+
+// Totals exactly: what a merge needs to print the summary a single run of
+// all the shards' seeds prints.
+nlohmann::json totals_json(const Totals& t) {
+  nlohmann::json j;
+#define RS_PUT(f) j[#f] = t.f;
+  RS_TOTALS_COUNTERS(RS_PUT)
+#undef RS_PUT
+  nlohmann::json disk;
+#define RS_PUT(f) disk[#f] = t.disk.f;
+  RS_DISK_COUNTERS(RS_PUT)
+#undef RS_PUT
+  j["disk"] = disk;
+  j["mode_runs"] = array_json(t.mode_runs);
+  j["scope_runs"] = array_json(t.scope_runs);
+  j["output_runs"] = array_json(t.output_runs);
+  j["drops"] = exact_drops_json(t.drops);
+  j["aux_drops"] = exact_drops_json(t.aux_drops);
+  nlohmann::json properties = nlohmann::json::object();
+  for (const auto& [name, count] : t.properties) properties[name] = {count.checked, count.passed};
+  j["properties"] = properties;
+  nlohmann::json probes = nlohmann::json::object();
+  for (std::size_t i = 0; i < kProbeCount; i++) probes[kProbeInfo[i].name] = {t.probes.count(i), t.probe_runs[i]};
+  j["probes"] = probes;
+  return j;
+}
+
+// A counter of `j` added to `into` ("" or the problem).
+std::string add_counter(const nlohmann::json& j, const char* name, std::uint64_t& into) {
+  if (!j.contains(name) || !j[name].is_number_unsigned()) return std::string("totals: no counter ") + name;
+  into += j[name].get<std::uint64_t>();
+  return "";
+}
+
+template <std::size_t N>
+std::string add_array(const nlohmann::json& j, const char* name, std::uint64_t (&into)[N]) {
+  if (!j.contains(name) || !j[name].is_array() || j[name].size() != N) return std::string("totals: bad ") + name;
+  for (std::size_t i = 0; i < N; i++) {
+    if (!j[name][i].is_number_unsigned()) return std::string("totals: bad ") + name;
+    into[i] += j[name][i].get<std::uint64_t>();
+  }
+  return "";
+}
+
+std::string add_exact_drops(const nlohmann::json& j, core::Drops& into) {
+  if (!j.is_object() || j.size() != core::kDropCauses) return "totals: bad drops";
+  for (std::size_t i = 0; i < core::kDropCauses; i++) {
+    const auto cause = static_cast<core::DropCause>(i);
+    const char* name = core::to_string(cause);
+    if (!j.contains(name) || !j[name].is_object()) return std::string("totals: no drop cause ") + name;
+    const nlohmann::json& r = j[name];
+    core::DropCount c;
+    std::string e = add_counter(r, "events", c.events);
+#define RS_GET(f) \
+  if (e.empty()) e = add_counter(r, #f, c.records.f);
+    RS_RECORD_COUNTS(RS_GET)
+#undef RS_GET
+    if (!e.empty()) return e;
+    into.add(cause, c);
+  }
+  return "";
+}
+
+// A shard's totals (totals_json) added to `t`: "" or the problem.
+std::string add_totals_json(const nlohmann::json& j, Totals& t) {
+  if (!j.is_object()) return "totals: not an object";
+  std::string e;
+#define RS_GET(f) \
+  if (e.empty()) e = add_counter(j, #f, t.f);
+  RS_TOTALS_COUNTERS(RS_GET)
+#undef RS_GET
+  if (!e.empty()) return e;
+  if (!j.contains("disk") || !j["disk"].is_object()) return "totals: no disk";
+#define RS_GET(f) \
+  if (e.empty()) e = add_counter(j["disk"], #f, t.disk.f);
+  RS_DISK_COUNTERS(RS_GET)
+#undef RS_GET
+  if (!e.empty()) return e;
+  for (const std::string& problem :
+       {add_array(j, "mode_runs", t.mode_runs), add_array(j, "scope_runs", t.scope_runs),
+        add_array(j, "output_runs", t.output_runs), j.contains("drops") ? add_exact_drops(j["drops"], t.drops) : "totals: no drops",
+        j.contains("aux_drops") ? add_exact_drops(j["aux_drops"], t.aux_drops) : "totals: no aux_drops"}) {
+    if (!problem.empty()) return problem;
+  }
+  if (!j.contains("properties") || !j["properties"].is_object()) return "totals: no properties";
+  for (const auto& [name, pair] : j["properties"].items()) {
+    if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number_unsigned() || !pair[1].is_number_unsigned()) {
+      return "totals: bad property " + name;
+    }
+    PropertyCount& count = t.properties[name];
+    count.checked += pair[0].get<std::uint64_t>();
+    count.passed += pair[1].get<std::uint64_t>();
+  }
+  if (!j.contains("probes") || !j["probes"].is_object() || j["probes"].size() != kProbeCount) {
+    return "totals: the probes are not this build's (" + std::to_string(kProbeCount) + " probes)";
+  }
+  for (std::size_t i = 0; i < kProbeCount; i++) {
+    const char* name = kProbeInfo[i].name;
+    if (!j["probes"].contains(name)) return std::string("totals: no probe ") + name + " (another build's summary)";
+    const nlohmann::json& pair = j["probes"][name];
+    if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number_unsigned() || !pair[1].is_number_unsigned()) {
+      return std::string("totals: bad probe ") + name;
+    }
+    t.probes.hit(static_cast<Probe>(i), pair[0].get<std::uint64_t>());
+    t.probe_runs[i] += pair[1].get<std::uint64_t>();
+  }
+  return "";
+}
 
 // What the VERIFY hook needs to report a crash in the middle of a run: set
 // (core::set_verify_context) on the thread that runs it, which passes it on
@@ -369,7 +518,12 @@ nlohmann::json drops_json(const core::Drops& drops) {
 nlohmann::json summary_json(const CampaignOptions& options, const Totals& t, double wall_s, bool budget_hit,
                             std::uint64_t planned) {
   nlohmann::json j;
+  j["format"] = kSummaryFormat;
+  j["format_version"] = kSummaryFormatVersion;
   j["first_seed"] = options.first_seed;
+  j["runs_requested"] = options.runs;
+  j["fixed"] = options.overrides.empty() ? options.merged_fixed : options.overrides.as_args();
+  j["determinism_every"] = options.determinism_every;
   j["runs_planned"] = planned;
   j["runs"] = t.runs;
   j["failed"] = t.failed;
@@ -427,6 +581,7 @@ nlohmann::json summary_json(const CampaignOptions& options, const Totals& t, dou
   }
   j["probes"] = probes;
   j["failures"] = t.failures;
+  j["totals"] = totals_json(t);
   return j;
 }
 
@@ -618,7 +773,9 @@ class SeedPool {
         if (stopping_ || next_ >= planned_) return;
         k = next_++;
       }
-      const bool check = options_.determinism_every > 0 && k % options_.determinism_every == 0;
+      // Every Nth seed of the campaign, whichever shard runs it.
+      const bool check =
+          options_.determinism_every > 0 && (seed_of(k) - options_.first_seed) % options_.determinism_every == 0;
       SeedOutcome o = run_seed(options_, seed_of(k), check);
       {
         const std::lock_guard<std::mutex> lock(mutex_);
@@ -714,6 +871,154 @@ int run_campaign(const CampaignOptions& options, std::ostream& out, std::ostream
   const int written = write_summary(options, totals, wall_s, budget_hit, planned, out, log);
   if (written != kExitOk && exit_code == kExitOk) exit_code = written;
   return exit_code;
+}
+
+namespace {
+
+// One shard's summary file, read for a merge.
+struct ShardFile {
+  std::string path;
+  nlohmann::json j;
+  std::uint64_t index = 0, count = 0;
+};
+
+// "" or the problem with `path`'s summary (one line).
+std::string read_shard(const std::string& path, ShardFile& shard) {
+  std::ifstream in(path);
+  if (!in) return path + ": cannot be read";
+  shard.path = path;
+  shard.j = nlohmann::json::parse(in, nullptr, false);
+  const nlohmann::json& j = shard.j;
+  if (j.is_discarded() || !j.is_object()) return path + ": not JSON";
+  if (!j.contains("format") || j["format"] != kSummaryFormat) return path + ": not a campaign summary (--json)";
+  if (!j.contains("format_version") || j["format_version"] != kSummaryFormatVersion) {
+    return path + ": a summary of another format version (this ringsim reads " +
+           std::to_string(kSummaryFormatVersion) + ")";
+  }
+  for (const char* key : {"first_seed", "runs_requested", "runs_planned", "runs", "determinism_every"}) {
+    if (!j.contains(key) || !j[key].is_number_unsigned()) return path + ": no " + key;
+  }
+  if (!j.contains("fixed") || !j["fixed"].is_string() || !j.contains("failures") || !j["failures"].is_array() ||
+      !j.contains("wall_s") || !j["wall_s"].is_number() || !j.contains("shard") ||
+      !j["shard"]["index"].is_number_unsigned() || !j["shard"]["count"].is_number_unsigned() ||
+      !j.contains("stopped_by_budget") || !j["stopped_by_budget"].is_boolean() || !j.contains("totals")) {
+    return path + ": a field is missing or of the wrong type";
+  }
+  shard.index = j["shard"]["index"].get<std::uint64_t>();
+  shard.count = j["shard"]["count"].get<std::uint64_t>();
+  if (shard.count == 0 || shard.index >= shard.count) return path + ": shard " + std::to_string(shard.index) + " of " + std::to_string(shard.count);
+  return "";
+}
+
+// The shards must be one campaign's, each once, all there, each complete.
+std::string check_shards(const std::vector<ShardFile>& shards) {
+  const ShardFile& first = shards.front();
+  const std::uint64_t count = first.count;
+  std::vector<const ShardFile*> by_index(count, nullptr);
+  for (const ShardFile& s : shards) {
+    for (const char* key : {"first_seed", "runs_requested", "fixed", "determinism_every"}) {
+      if (s.j[key] != first.j[key]) {
+        return s.path + ": another campaign than " + first.path + " (" + key + " " + s.j[key].dump() + ", not " +
+               first.j[key].dump() + ")";
+      }
+    }
+    if (s.count != count) {
+      return s.path + ": one of " + std::to_string(s.count) + " shards, " + first.path + " one of " +
+             std::to_string(count);
+    }
+    if (by_index[s.index] != nullptr) {
+      return "shard " + std::to_string(s.index) + " of " + std::to_string(count) + " given twice: " +
+             by_index[s.index]->path + " and " + s.path + " (its seeds would count twice)";
+    }
+    by_index[s.index] = &s;
+  }
+  for (std::uint64_t i = 0; i < count; i++) {
+    if (by_index[i] == nullptr) {
+      return "shard " + std::to_string(i) + " of " + std::to_string(count) + " is missing (its seeds: first_seed + " +
+             std::to_string(i) + " + k x " + std::to_string(count) + ")";
+    }
+  }
+  const std::uint64_t runs = first.j["runs_requested"].get<std::uint64_t>();
+  for (const ShardFile& s : shards) {
+    std::uint64_t planned = 0;
+    for (std::uint64_t i = s.index; i < runs; i += count) planned++;
+    const std::uint64_t ran = s.j["runs"].get<std::uint64_t>();
+    if (s.j["runs_planned"].get<std::uint64_t>() != planned || ran != planned) {
+      const std::uint64_t from = first.j["first_seed"].get<std::uint64_t>() + s.index + ran * count;
+      return s.path + ": shard " + std::to_string(s.index) + " of " + std::to_string(count) + " ran " +
+             std::to_string(ran) + " of its " + std::to_string(planned) + " seeds (" +
+             (s.j["stopped_by_budget"].get<bool>() ? "stopped by its budget" : "stopped after --max-failures") +
+             "): its seeds from " + std::to_string(from) + " on were not run";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+int merge_campaign_files(const std::vector<std::string>& files, const std::string& json_path, std::ostream& out,
+                         std::ostream& log) {
+  VERIFY(!files.empty());
+  std::vector<ShardFile> shards(files.size());
+  for (std::size_t i = 0; i < files.size(); i++) {
+    if (const std::string e = read_shard(files[i], shards[i]); !e.empty()) {
+      log << "campaign merge: error: " << e << "\n";
+      return kExitBadInput;
+    }
+  }
+  if (const std::string e = check_shards(shards); !e.empty()) {
+    log << "campaign merge: error: " << e << "\n";
+    return kExitBadInput;
+  }
+  Totals totals;
+  double wall_s = 0;
+  std::vector<nlohmann::json> failures;
+  for (const ShardFile& s : shards) {
+    if (const std::string e = add_totals_json(s.j["totals"], totals); !e.empty()) {
+      log << "campaign merge: error: " << s.path << ": " << e << "\n";
+      return kExitBadInput;
+    }
+    wall_s = std::max(wall_s, s.j["wall_s"].get<double>());
+    for (const nlohmann::json& f : s.j["failures"]) {
+      if (!f.contains("seed") || !f["seed"].is_number_unsigned() || !f.contains("property") ||
+          !f["property"].is_string()) {
+        log << "campaign merge: error: " << s.path << ": a failure without its seed or property\n";
+        return kExitBadInput;
+      }
+      failures.push_back(f);
+    }
+  }
+  CampaignOptions options;
+  options.first_seed = shards.front().j["first_seed"].get<std::uint64_t>();
+  options.runs = shards.front().j["runs_requested"].get<std::uint64_t>();
+  options.determinism_every = shards.front().j["determinism_every"].get<std::uint64_t>();
+  options.json_path = json_path;
+  if (totals.runs != options.runs) {
+    log << "campaign merge: error: the shards ran " << totals.runs << " runs, the campaign has " << options.runs << "\n";
+    return kExitBadInput;
+  }
+  // In seed order, as one run reports them.
+  std::stable_sort(failures.begin(), failures.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
+    return a["seed"].get<std::uint64_t>() < b["seed"].get<std::uint64_t>();
+  });
+  int exit_code = kExitOk;
+  for (const nlohmann::json& f : failures) {
+    log << "FAIL seed=" << f["seed"].get<std::uint64_t>() << " property=" << f["property"].get<std::string>() << ": "
+        << f.value("detail", "") << "\n  reproduce: " << f.value("reproduce", "") << "\n";
+    if (f.contains("replay")) log << "  replay: " << options.replay_command << " " << f.value("replay", "") << "\n";
+    const int code = model::is_safety(f["property"].get<std::string>()) ? kExitCorrectness : kExitLiveness;
+    if (code == kExitCorrectness || exit_code == kExitOk) exit_code = code;
+  }
+  if (totals.determinism_passed < totals.determinism_checked) exit_code = kExitCorrectness;
+  totals.failures = std::move(failures);
+  // The shards' own JSON reports carried it; recomputed from the totals.
+  totals.properties.erase(model::kDeterminism);
+  const std::string fixed = shards.front().j["fixed"].get<std::string>();
+  options.merged_fixed = fixed;
+  out << "ringsim campaign: seeds " << options.first_seed << ".." << options.first_seed + options.runs - 1
+      << (fixed.empty() ? "" : ", fixed: " + fixed) << "\n";
+  const int written = write_summary(options, totals, wall_s, false, options.runs, out, log);
+  return written != kExitOk && exit_code == kExitOk ? written : exit_code;
 }
 
 }  // namespace ringsim::sim

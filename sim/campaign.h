@@ -33,12 +33,25 @@ struct CampaignOptions {
   // Fields fixed by options, applied to every seed's random configuration
   // (a failure's reproduction line says them again: sim/params.h).
   Overrides overrides;
+  // A merge's: the shards' fixed fields as their summaries wrote them
+  // (overrides.as_args()), written again in the merged summary.
+  std::string merged_fixed;
   std::string replay_command = "bazel run //sim:replay --";
 };
 
 // Runs the campaign, printing progress and failures to `log` and the
 // summary to `out`. Returns the process exit code (sim/run.h ExitCode).
 int run_campaign(const CampaignOptions& options, std::ostream& out, std::ostream& log);
+
+// `campaign merge`: the summaries (--json) of the shards of one campaign
+// (--shard I/N for I = 0..N-1), checked to be one campaign's, each shard
+// once, all there and each complete (no seed lost or run twice), folded
+// into the summary one run of all its seeds prints (the wall time is the
+// longest shard's); the failures printed to `log` in seed order. Writes
+// the merged JSON to `json_path` if set. Returns the campaign's exit code,
+// or 65 (one line on `log`) when the files are not such shards.
+int merge_campaign_files(const std::vector<std::string>& files, const std::string& json_path, std::ostream& out,
+                         std::ostream& log);
 
 // The configuration a campaign runs for `seed`.
 RunConfig campaign_config(const CampaignOptions& options, std::uint64_t seed);

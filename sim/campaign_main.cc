@@ -13,6 +13,11 @@
 
 int main(int argc, char** argv) {
   using namespace ringsim::sim;
+  if (argc > 1 && std::string(argv[1]) == "merge") {
+    MergeOptions merge;
+    if (const int rc = parse_merge_command_line(argc - 1, argv + 1, merge); rc >= 0) return rc;
+    return merge_campaign_files(merge.files, merge.json_path, std::cout, std::cerr);
+  }
   CampaignOptions options;
   if (const int rc = parse_campaign_command_line(argc, argv, options); rc >= 0) return rc;
   if (options.seed_from_clock) {

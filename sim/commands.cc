@@ -10,20 +10,68 @@
 namespace ringsim::sim {
 namespace {
 
-// Bazel test sharding: TEST_TOTAL_SHARDS / TEST_SHARD_INDEX. Returns an
-// error line or "".
-std::string read_sharding(CampaignOptions& options) {
-  const char* total = std::getenv("TEST_TOTAL_SHARDS");
-  const char* index = std::getenv("TEST_SHARD_INDEX");
-  if (total == nullptr || index == nullptr) return "";
-  char* end = nullptr;
-  const unsigned long long t = std::strtoull(total, &end, 10);
-  if (*end != '\0' || t == 0) return std::string("TEST_TOTAL_SHARDS is not a positive number: ") + total;
-  const unsigned long long i = std::strtoull(index, &end, 10);
-  if (*end != '\0' || i >= t) return std::string("TEST_SHARD_INDEX is out of range: ") + index;
-  options.shard_count = t;
+// A whole number 0..10^9 in `text`, or false.
+bool shard_number(const std::string& text, std::uint64_t& out) {
+  if (text.empty() || text.size() > 10 || text.find_first_not_of("0123456789") != std::string::npos) return false;
+  out = std::strtoull(text.c_str(), nullptr, 10);
+  return out <= 1'000'000'000;
+}
+
+// "I/N": shard I of N ("" or the problem).
+std::string parse_shard(const std::string& text, CampaignOptions& options) {
+  const std::size_t slash = text.find('/');
+  std::uint64_t i = 0, n = 0;
+  if (slash == std::string::npos || !shard_number(text.substr(0, slash), i) || !shard_number(text.substr(slash + 1), n) ||
+      n == 0) {
+    return "--shard: " + text + " is not I/N (shard I of N, 0 <= I < N)";
+  }
+  if (i >= n) return "--shard: " + text + ": the index must be below the count (0 <= I < N)";
   options.shard_index = i;
-  if (const char* status = std::getenv("TEST_SHARD_STATUS_FILE")) std::ofstream{status};
+  options.shard_count = n;
+  return "";
+}
+
+// The engines' own shard variables, when --shard is not given: Bazel's test
+// sharding (TEST_SHARD_INDEX of TEST_TOTAL_SHARDS), a Slurm array job
+// (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN of SLURM_ARRAY_TASK_COUNT), a
+// Kubernetes Indexed Job (JOB_COMPLETION_INDEX of RINGSIM_SHARDS, which the
+// manifest sets to its completions). Returns an error line or "".
+std::string read_sharding(CampaignOptions& options) {
+  const auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v == nullptr ? "" : v;
+  };
+  const auto take = [&](const char* index_name, const char* count_name, std::uint64_t index_base) -> std::string {
+    std::uint64_t i = 0, n = 0;
+    if (!shard_number(env(count_name), n) || n == 0) {
+      return std::string(count_name) + " is not a positive number: " + env(count_name);
+    }
+    if (!shard_number(env(index_name), i) || i < index_base || i - index_base >= n) {
+      return std::string(index_name) + " is out of range: " + env(index_name) + " (" + count_name + " " +
+             env(count_name) + ")";
+    }
+    options.shard_index = i - index_base;
+    options.shard_count = n;
+    return "";
+  };
+  if (!env("TEST_TOTAL_SHARDS").empty() && !env("TEST_SHARD_INDEX").empty()) {
+    if (std::string e = take("TEST_SHARD_INDEX", "TEST_TOTAL_SHARDS", 0); !e.empty()) return e;
+    if (const char* status = std::getenv("TEST_SHARD_STATUS_FILE")) std::ofstream{status};
+    return "";
+  }
+  if (!env("SLURM_ARRAY_TASK_ID").empty() && !env("SLURM_ARRAY_TASK_COUNT").empty()) {
+    std::uint64_t base = 0;
+    if (!env("SLURM_ARRAY_TASK_MIN").empty() && !shard_number(env("SLURM_ARRAY_TASK_MIN"), base)) {
+      return "SLURM_ARRAY_TASK_MIN is not a number: " + env("SLURM_ARRAY_TASK_MIN");
+    }
+    return take("SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", base);
+  }
+  if (!env("JOB_COMPLETION_INDEX").empty()) {
+    if (env("RINGSIM_SHARDS").empty()) {
+      return "JOB_COMPLETION_INDEX is set but RINGSIM_SHARDS (the Indexed Job's completions) is not";
+    }
+    return take("JOB_COMPLETION_INDEX", "RINGSIM_SHARDS", 0);
+  }
   return "";
 }
 
@@ -54,7 +102,8 @@ std::uint64_t seed_from_clock() {
   return 1'000'000'000ull + x % 1'000'000'000'000'000ull;
 }
 
-void add_campaign_options(CLI::App& app, CampaignOptions& options, std::string& seed, bool& no_progress) {
+void add_campaign_options(CLI::App& app, CampaignOptions& options, std::string& seed, bool& no_progress,
+                          std::string& shard) {
   app.add_option("--seed", seed, "first seed (0..2^63-1), or `random`: one drawn from the clock, printed first")
       ->check(check_seed);
   app.add_option("--runs", options.runs, "number of seeds to run")->check(CLI::Range(1, 1'000'000'000));
@@ -73,6 +122,9 @@ void add_campaign_options(CLI::App& app, CampaignOptions& options, std::string& 
   app.add_option("--max-failures", options.failures_max, "stop after this many failures")
       ->check(CLI::Range(1, 1'000'000));
   app.add_flag("--no-progress", no_progress, "no progress display");
+  app.add_option("--shard", shard,
+                 "I/N: run shard I of N (seeds first + I + k*N); without it, the engine's variables (Bazel, Slurm "
+                 "array, Kubernetes Indexed Job: docs/scale.md). `campaign merge` folds the shards' --json files");
 }
 
 }  // namespace
@@ -81,7 +133,8 @@ int parse_campaign_command_line(int argc, char** argv, CampaignOptions& options)
   CLI::App app("Runs seeded simulations of the perf ring consumer and checks every property.", "campaign");
   bool no_progress = false;
   std::string seed = std::to_string(options.first_seed);
-  add_campaign_options(app, options, seed, no_progress);
+  std::string shard;
+  add_campaign_options(app, options, seed, no_progress, shard);
   ConfigOptions config_options;
   config_options.add_to(app);
   if (const int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
@@ -90,7 +143,8 @@ int parse_campaign_command_line(int argc, char** argv, CampaignOptions& options)
 
   options.progress = !no_progress;
   options.overrides = config_options.overrides();
-  if (const std::string error = read_sharding(options); !error.empty()) return core::usage_error("campaign", error);
+  const std::string error = shard.empty() ? read_sharding(options) : parse_shard(shard, options);
+  if (!error.empty()) return core::usage_error("campaign", error);
   if (const char* outputs = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
       outputs != nullptr && app.count("--replay-dir") == 0) {
     options.replay_dir = outputs;
@@ -111,6 +165,17 @@ std::string check_campaign_seeds(const CampaignOptions& options, std::uint64_t s
     }
   }
   return "";
+}
+
+int parse_merge_command_line(int argc, char** argv, MergeOptions& options) {
+  CLI::App app("Folds the --json summaries of a campaign's shards into the summary one run of all its seeds prints.",
+               "campaign merge");
+  app.add_option("files", options.files, "the shards' --json files, every shard once")->required();
+  app.add_option("--json", options.json_path, "write the merged summary as JSON to this file");
+  if (const int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
+  for (std::string& f : options.files) f = user_path(f);
+  if (!options.json_path.empty()) options.json_path = user_path(options.json_path);
+  return -1;
 }
 
 int parse_replay_command_line(int argc, char** argv, ReplayOptions& options) {

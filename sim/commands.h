@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sim/campaign.h"
 
@@ -23,6 +24,15 @@ int parse_campaign_command_line(int argc, char** argv, CampaignOptions& options)
 // anything runs: "" or the first problem, naming the seed. At most
 // `seeds_max` seeds are checked (the campaign checks them all).
 std::string check_campaign_seeds(const CampaignOptions& options, std::uint64_t seeds_max = UINT64_MAX);
+
+struct MergeOptions {
+  std::vector<std::string> files;
+  std::string json_path;
+};
+
+// bazel run //sim:campaign -- merge FILES... [--json OUT] (argv from
+// "merge" on).
+int parse_merge_command_line(int argc, char** argv, MergeOptions& options);
 
 struct ReplayOptions {
   std::string file;

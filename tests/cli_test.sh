@@ -46,6 +46,29 @@ grep -q '"exactly_once"' "$work/summary.json" || fail "JSON summary lacks per-pr
 # --seed random: the seed drawn from the clock comes first, and --seed with
 # it runs the same seeds again (the same summary but the wall time).
 expect_error 64 "seed" -- "$campaign" --seed=banana
+# Shards: --shard I/N, or the engines' variables (Slurm array, Kubernetes
+# Indexed Job); bad ones get one line; `campaign merge` folds the shards'
+# JSON into the summary one run prints (docs/scale.md).
+expect_error 64 "not I/N" -- "$campaign" --shard=3 --runs=4
+expect_error 64 "below the count" -- "$campaign" --shard=4/4 --runs=4
+expect_error 64 "SLURM_ARRAY_TASK_ID is out of range" -- env SLURM_ARRAY_TASK_ID=9 SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_COUNT=4 "$campaign" --runs=4
+expect_error 64 "RINGSIM_SHARDS" -- env JOB_COMPLETION_INDEX=1 "$campaign" --runs=4
+for i in 1 2 3; do
+  env -u TEST_TOTAL_SHARDS -u TEST_SHARD_INDEX SLURM_ARRAY_TASK_ID=$i SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_COUNT=3 \
+    "$campaign" --runs=9 --no-progress --json="$work/slurm-$i.json" >"$work/slurm-$i.out" 2>"$work/err" ||
+    fail "Slurm shard $i failed: $(cat "$work/err")"
+  grep -q "3 runs (shard $((i - 1)) of 3) from seed 1" "$work/slurm-$i.out" || fail "Slurm shard $i: $(cat "$work/slurm-$i.out")"
+done
+env -u TEST_TOTAL_SHARDS -u TEST_SHARD_INDEX JOB_COMPLETION_INDEX=0 RINGSIM_SHARDS=2 "$campaign" --runs=9 --no-progress \
+  >"$work/k8s.out" 2>"$work/err" || fail "Indexed Job shard failed: $(cat "$work/err")"
+grep -q "5 runs (shard 0 of 2) from seed 1" "$work/k8s.out" || fail "Indexed Job shard: $(cat "$work/k8s.out")"
+"$campaign" merge "$work/slurm-1.json" "$work/slurm-2.json" "$work/slurm-3.json" >"$work/merged.out" 2>"$work/err" ||
+  fail "merge failed: $(cat "$work/err")"
+env -u TEST_TOTAL_SHARDS -u TEST_SHARD_INDEX "$campaign" --runs=9 --no-progress >"$work/nine.out" 2>"$work/err" || fail "9 runs failed"
+diff <(grep -v "wall time" "$work/nine.out") <(grep -v "wall time" "$work/merged.out") >/dev/null ||
+  fail "merged Slurm shards differ from one run: $(diff "$work/nine.out" "$work/merged.out")"
+expect_error 65 "shard 1 of 3 is missing" -- "$campaign" merge "$work/slurm-1.json" "$work/slurm-3.json"
+expect_error 64 "files" -- "$campaign" merge
 "$campaign" --seed random --runs=3 --no-progress >"$work/random.out" 2>"$work/err" ||
   fail "campaign --seed random failed: $(cat "$work/random.out" "$work/err")"
 drawn=$(sed -n '1s/^ringsim campaign: --seed random drew seed \([0-9]*\) .*/\1/p' "$work/random.out")
