@@ -148,6 +148,9 @@ int parse_campaign_command_line(int argc, char** argv, CampaignOptions& options)
   if (const char* outputs = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
       outputs != nullptr && app.count("--replay-dir") == 0) {
     options.replay_dir = outputs;
+    // Under `bazel test`: each shard's summary beside its replays, for
+    // `campaign merge` (scripts/merge-bazel-shards.sh).
+    if (app.count("--json") == 0) options.json_path = std::string(outputs) + "/campaign-summary.json";
   } else {
     options.replay_dir = user_path(options.replay_dir);
   }
