@@ -143,6 +143,7 @@ std::int64_t SimDisk::perform(std::uint32_t file_index, const std::byte* data, s
       scheduler_.trace(TraceKind::fault, static_cast<std::uint64_t>(FaultCode::disk_short_write), n, offset);
     } else {
       stats_.short_inside_a_page++;
+      probes_.hit(Probe::disk_short_inside_a_page);
     }
   }
   if (config_.capacity_bytes > 0 && offset + n > config_.capacity_bytes) {

@@ -31,6 +31,7 @@ namespace ringsim::sim {
   X(disk_eagain, "disk: submit refused (EAGAIN)")                                          \
   X(disk_eagain_burst, "disk: a burst of EAGAIN began")                                    \
   X(disk_short_write, "disk: a write completed short")                                     \
+  X(disk_short_inside_a_page, "disk: a short write drawn inside one page: written whole (Linux)") \
   X(disk_eintr, "disk: a write or wait was interrupted (EINTR)")                           \
   X(disk_eio, "disk: a write failed with EIO")                                             \
   X(disk_enospc, "disk: a write failed with ENOSPC")                                       \
