@@ -17,6 +17,11 @@ compares what a user compares:
   - `perf report`'s top symbols (share of 15% or more in one recording: 5%
     or more in the other);
   - the fields `perf script -F FIELD` can print;
+  - with --call-graph dwarf, how deep perf unwinds: the workload's samples
+    with DEPTH_FRAMES user frames or more, their share within
+    DEPTH_TOLERANCE of perf's (or more);
+  - the output file's mode (perf: 0600), and FILE.old kept when FILE
+    existed;
   - hotspot-perfparser's messages beyond those on perf's own file.
 
 Each difference is either one of DIFFERENCES (documented once, here and in
@@ -54,6 +59,12 @@ TOLERANCE_ABS = 20
 TOP_SHARE = 15.0
 SEEN_SHARE = 5.0
 MIN_SYMBOL_SAMPLES = 200
+# Unwinding (--call-graph dwarf): the share of the workload's samples with
+# DEPTH_FRAMES user frames or more is at least perf's less DEPTH_TOLERANCE
+# (events with MIN_DEPTH_SAMPLES samples in perf's file).
+DEPTH_FRAMES = 3
+DEPTH_TOLERANCE = 0.05
+MIN_DEPTH_SAMPLES = 50
 # The perf script fields compared (and the sample_type flag each needs).
 SCRIPT_FIELDS = {"comm": "TID", "pid": "TID", "tid": "TID", "time": "TIME", "cpu": "CPU", "event": None,
                  "ip": "IP", "sym": "IP", "dso": "IP", "period": "PERIOD", "addr": "ADDR",
@@ -123,11 +134,11 @@ _DIFFERENCES = [
                "ringsim-record's own options (--staging, --reader-priority, --cut-stacks, --header-interval-ms)"),
     Difference("D13", ("files",), ANY, ANY, "--switch-output names files FILE.N (perf: FILE.<timestamp>)",
                "file N is FILE.N so that they sort; counts are summed over each side's files"),
-    Difference("D14", ("sample_type.ADDR", "sample_type.DATA_SRC", "sideband.mmap_data"), "1", None,
-               "perf 6.1 with --call-graph dwarf samples ADDR and DATA_SRC and asks data mmaps",
-               "perf's record_opts__parse_callchain turns on sample_address \"for DWARF unwind\" (later perf "
-               "keeps the data mmaps only); a software event's ADDR and DATA_SRC are 0, and perf unwinds ours "
-               "from the executable mappings and the stack dumps alone (the same top symbols here)",
+    Difference("D14", ("sample_type.ADDR", "sample_type.DATA_SRC"), "1", None,
+               "perf 6.1 with --call-graph dwarf samples ADDR and DATA_SRC",
+               "perf's record_opts__parse_callchain turns on sample_address \"for DWARF unwind\"; what unwinding "
+               "needs of it is the data mmaps (mmap_data, and the readable mappings synthesized), which ours asks "
+               "too since 2026-11-25 (later perf keeps only those); a software event's ADDR and DATA_SRC are 0",
                lambda c: any(a.startswith("dwarf") for a in c.args)),
     Difference("D17", ("status",), r"[1-9]\d*", "64",
                "an option ours refuses with one line naming it, and perf refuses here too",
@@ -135,16 +146,28 @@ _DIFFERENCES = [
                "or lost a task it was opening (-u)"),
     Difference("D16", ("disabled",), None, "1",
                "perf opens its side-band event enabled (\"immediate\") with -a and -C, before it synthesizes "
-               "/proc; with -e dummy that is the user's event",
+               "/proc; with -e dummy that is the user's event, with -D its dummy:HG",
                "ours enables every event after synthesizing: a task that starts or maps in between (the time "
                "of the /proc walk) is neither synthesized nor recorded (docs/recorder.md, Limits)",
-               lambda c: c.mode in ("a", "C") and "dummy" in c.args),
+               lambda c: c.mode in ("a", "C") and ("dummy" in c.args or delayed(c))),
+    Difference("D18", ("dummy:HG.freq", "dummy:HG.sample_type.PERIOD", "dummy:HG.{ sample_period, sample_freq }"),
+               ANY, ANY,
+               "with -D ours' side-band dummy:HG samples as the other events do (-F: freq and PERIOD); perf's "
+               "has period 1",
+               "one sample layout for every event (the readers take the first event's); a dummy event never "
+               "samples, so no sample differs",
+               lambda c: delayed(c)),
     Difference("D15", ("hotspot",), None, r"feature not properly read PerfHeader::CLOCKID N N",
                "hotspot-perfparser does not read the CLOCKID feature, which ours always writes",
                "perf writes it with -k only (D4); hotspot says the same of perf's file with -k, and reads "
                "perf's SAMPLE_TIME, CACHE, ... no better"),
 ]
 DIFFERENCES = sorted(_DIFFERENCES, key=lambda d: int(d.id[1:]))
+
+
+def delayed(case):
+    """-D/--delay with a delay (not -1)."""
+    return any(a == "-D" or a.startswith("--delay") for a in case.args) and "-1" not in case.args
 
 
 @dataclass
@@ -158,6 +181,8 @@ class Case:
     ours_pre: list = field(default_factory=list)
     rounds: int = 40     # the shares workload's rounds
     fast: bool = False   # in the Bazel test's subset
+    workload: str = "shares"  # or "gzip": Debian's gzip compressing GZIP_INPUT_BYTES (a command case)
+    existing: bool = False    # the output file exists before: FILE.old kept
 
 
 # -c per event kind: a sample every 100 us of the clocks, every 10 faults,
@@ -183,6 +208,7 @@ def mode_cases():
     return [
         Case("(no -e)", "cpu-clock", [], fast=True),
         Case("-o FILE", "cpu-clock", ["-e", "cpu-clock"]),
+        Case("-o FILE (FILE exists)", "cpu-clock", ["-e", "cpu-clock"], existing=True),
         Case("-C 0", "cpu-clock", ["-e", "cpu-clock", "-C", "0"], mode="C"),
         Case("-C 0 -e page-faults", "page-faults", ["-e", "page-faults", "-C", "0"], mode="C"),
         Case("-p PID", "cpu-clock", ["-e", "cpu-clock"], mode="p", fast=True),
@@ -207,6 +233,12 @@ def mode_cases():
              mode="a"),
         Case("--call-graph dwarf -e minor-faults", "minor-faults", ["-e", "minor-faults", "--call-graph", "dwarf"]),
         Case("--call-graph dwarf -e dummy", "dummy", ["-e", "dummy", "--call-graph", "dwarf"]),
+        # Issue 19: a Debian binary (linked with -z separate-code: .eh_frame_hdr
+        # in a read-only segment) unwinds as deep as in perf's file.
+        Case("--call-graph dwarf (gzip)", "cpu-clock", ["-e", "cpu-clock", "--call-graph", "dwarf"],
+             workload="gzip", fast=True),
+        Case("-g --call-graph dwarf", "cpu-clock", ["-e", "cpu-clock", "-g", "--call-graph", "dwarf"],
+             workload="gzip"),
         Case("-g -c 100 -e context-switches -a", "context-switches",
              ["-e", "context-switches", "-g", "-c", "100", "-a"], mode="a"),
     ]
@@ -216,6 +248,7 @@ def output_cases():
     return [
         Case("-m 64", "cpu-clock", ["-e", "cpu-clock", "-m", "64"]),
         Case("-m 1M", "cpu-clock", ["-e", "cpu-clock", "-m", "1M"]),
+        Case("-m 8M", "cpu-clock", ["-e", "cpu-clock", "-m", "8M"]),
         Case("--aio", "cpu-clock", ["-e", "cpu-clock", "--aio"]),
         Case("--aio=4 -a", "cpu-clock", ["-e", "cpu-clock", "--aio=4", "-a"], mode="a"),
         Case("-z", "cpu-clock", ["-e", "cpu-clock", "-z"], fast=True),
@@ -228,6 +261,9 @@ def output_cases():
              ours_pre=["--buildid-dir", "@TMP@/cache"]),
         Case("-N", "cpu-clock", ["-e", "cpu-clock", "-N"]),
         Case("-i", "cpu-clock", ["-e", "cpu-clock", "-i"]),
+        Case("--no-inherit", "cpu-clock", ["-e", "cpu-clock", "--no-inherit"]),
+        Case("-D 100", "cpu-clock", ["-e", "cpu-clock", "-D", "100"], rounds=80),
+        Case("--delay=100 -a", "cpu-clock", ["-e", "cpu-clock", "--delay=100", "-a"], mode="a", rounds=80),
         Case("-k monotonic", "cpu-clock", ["-e", "cpu-clock", "-k", "monotonic"]),
         Case("-k realtime", "cpu-clock", ["-e", "cpu-clock", "-k", "realtime"]),
         Case("-T --sample-cpu", "cpu-clock", ["-e", "cpu-clock", "-T", "--sample-cpu"]),
@@ -242,14 +278,14 @@ def output_cases():
 
 # perf record's options that ringsim-record refuses with one line (D11),
 # with a value where they take one.
-REFUSED = [["-D", "10"], ["--control", "fifo:@TMP@/ctl"], ["-u", "root"], ["--user-regs=ax"], ["--intr-regs=ax"],
+REFUSED = [["-D", "-1"], ["--control", "fifo:@TMP@/ctl"], ["-u", "root"], ["--user-regs=ax"], ["--intr-regs=ax"],
            ["-j", "any"], ["-b"], ["-W"], ["-G", "/"], ["--filter", "0x0"], ["-d"], ["--phys-data"], ["-P"], ["-R"],
            ["--switch-events"], ["-n"], ["-s"], ["--all-user"], ["--all-kernel"], ["-B"], ["--buildid-all"],
            ["--per-thread"], ["--no-bpf-event"], ["--namespaces"], ["--timestamp-filename"]]
 
 
 def refused_cases():
-    return [Case(" ".join(a), "cpu-clock", ["-e", "cpu-clock"] + a, fast=a[0] == "-D") for a in REFUSED]
+    return [Case(" ".join(a), "cpu-clock", ["-e", "cpu-clock"] + a, fast=a[0] == "--control") for a in REFUSED]
 
 
 def all_cases():
@@ -296,13 +332,34 @@ class Side:
     fields: dict = field(default_factory=dict)      # perf script field -> printable
     messages: list = field(default_factory=list)    # hotspot-perfparser's
     problems: list = field(default_factory=list)    # perf's tools failing on the file
+    modes: list = field(default_factory=list)       # the files' modes ("0o600")
+    old: object = None                              # FILE.old holds what FILE held (existing cases)
+    depth: tuple = (0, 0)                           # dwarf: (samples with DEPTH_FRAMES user frames, samples)
+
+
+GZIP = "/usr/bin/gzip"
+GZIP_INPUT_BYTES = 12 << 20
+
+
+def gzip_input(tmp):
+    """GZIP_INPUT_BYTES that do not compress (fixed seed): about half a second of gzip -6."""
+    path = os.path.join(tmp, "input.bin")
+    if not os.path.exists(path):
+        import random
+        with open(path, "wb") as f:
+            f.write(random.Random(19).randbytes(GZIP_INPUT_BYTES))
+    return path
+
+
+def workload_comm(case):
+    return "gzip" if case.workload == "gzip" else "shares"
 
 
 class Workload:
-    """The shares workload as the case's command, or running beside it for -p/-t."""
+    """The shares workload as the case's command, or running beside it for -p/-t; or gzip."""
 
-    def __init__(self, ctx, case):
-        self.ctx, self.case, self.proc = ctx, case, None
+    def __init__(self, ctx, case, tmp):
+        self.ctx, self.case, self.tmp, self.proc = ctx, case, tmp, None
 
     def __enter__(self):
         if self.case.mode in ("p", "t"):
@@ -322,6 +379,8 @@ class Workload:
             return ["-t", str(tids[0])], ["sleep", "0.3"]
         if self.case.mode == "C":  # the workload on the CPU recorded
             return [], ["taskset", "-c", "0", self.ctx.shares, str(self.case.rounds)]
+        if self.case.workload == "gzip":
+            return [], ["/bin/sh", "-c", f"exec {GZIP} -c -6 {gzip_input(self.tmp)} > /dev/null"]
         return [], [self.ctx.shares, str(self.case.rounds)]
 
     def __exit__(self, *exc):
@@ -337,7 +396,10 @@ def substitute(args, tmp):
 def record(ctx, case, who, tmp):
     """Runs one recorder on the case; its status, stderr and files."""
     out = os.path.join(tmp, f"{who}.data")
-    with Workload(ctx, case) as work:
+    if case.existing:
+        with open(out, "w") as f:
+            f.write("an earlier recording\n")
+    with Workload(ctx, case, tmp) as work:
         target, command = work.target()
         if who == "perf":
             argv = [PERF] + case.perf_pre + ["record", "-o", out] + case.args + target + ["--"] + command
@@ -348,6 +410,9 @@ def record(ctx, case, who, tmp):
     side = Side(status=r.returncode, err=r.stderr)
     side.files = sorted(os.path.join(tmp, f) for f in os.listdir(tmp) if f.startswith(f"{who}.data")
                         and not f.endswith(".old"))
+    side.modes = sorted({oct(os.stat(f).st_mode & 0o777) for f in side.files})
+    if case.existing:
+        side.old = os.path.exists(out + ".old") and open(out + ".old").read() == "an earlier recording\n"
     return side
 
 
@@ -415,6 +480,24 @@ def printable_fields(path, comm):
     return ok
 
 
+def unwind_depth(files, comm):
+    """perf script's call chains of comm's samples: (those with DEPTH_FRAMES user frames or more, all).
+    A sample is a line, then its frames one per line (tab-indented) up to an empty line; a user
+    frame's address is below the kernel's (0xffff...); "(inlined)" lines repeat their frame's."""
+    deep, samples = 0, 0
+    for f in files:
+        text = run([PERF, "script", "-i", f, "--comms", comm]).stdout
+        for block in text.split("\n\n"):
+            lines = [l for l in block.split("\n") if l.strip()]
+            if not lines or lines[0].startswith("\t"):
+                continue
+            frames = [l.split() for l in lines[1:] if l.startswith("\t") and "(inlined)" not in l]
+            user = sum(1 for f_ in frames if f_ and not f_[0].startswith("ffffffff"))
+            samples += 1
+            deep += user >= DEPTH_FRAMES
+    return deep, samples
+
+
 def perfparser_messages(path):
     if not os.access(PERFPARSER, os.X_OK):
         return []
@@ -440,10 +523,16 @@ def analyse(side, case, perf_pre, full):
     comm = "shares" if case.mode in ("a", "C") else ""
     side.samples = count_events(side.files, comm)
     side.symbols = symbol_shares(side.files, perf_pre, comm)
+    if dwarf(case):
+        side.depth = unwind_depth(side.files, workload_comm(case))
     if full:
         side.fields = printable_fields(side.files[0], comm)
         side.messages = perfparser_messages(side.files[0])
     return side
+
+
+def dwarf(case):
+    return any(a.startswith("dwarf") for a in case.args)
 
 
 def first_line(text, needle=""):
@@ -461,6 +550,10 @@ class Verdict:
     failures: list = field(default_factory=list)
     flags: dict = field(default_factory=dict)       # sample_type flag -> the id that covers its difference
     figures: list = field(default_factory=list)     # per event: (name, perf counts, ours counts)
+    depth: tuple = ()                               # dwarf: ([deep, samples] perf, [deep, samples] ours)
+
+    def covered(self, case, key, perf, ours):
+        return any(d.matches(case, key, perf, ours) for d in DIFFERENCES)
 
     def differ(self, case, key, perf, ours):
         for d in DIFFERENCES:
@@ -505,6 +598,24 @@ def compare_files(case, perf, ours, v):
     pf, of = file_forms(perf), file_forms(ours)
     if pf != of:
         v.differ(case, "files", pf, of)
+    if perf.modes != ours.modes:
+        v.failures.append(f"file mode: perf {', '.join(perf.modes)}, ours {', '.join(ours.modes)}")
+    if perf.old != ours.old:
+        v.failures.append(f"FILE.old kept: perf {perf.old}, ours {ours.old}")
+
+
+def compare_depth(case, perf_runs, ours_runs, v):
+    """dwarf: ours unwinds as deep as perf (the share of samples with DEPTH_FRAMES user frames)."""
+    if not dwarf(case):
+        return
+    pd = [sum(r.depth[i] for r in perf_runs) for i in (0, 1)]
+    od = [sum(r.depth[i] for r in ours_runs) for i in (0, 1)]
+    v.depth = (pd, od)
+    if pd[1] < MIN_DEPTH_SAMPLES:
+        return
+    if od[1] == 0 or od[0] / od[1] < pd[0] / pd[1] - DEPTH_TOLERANCE:
+        v.failures.append(f"unwinding: samples with >= {DEPTH_FRAMES} user frames: perf {pd[0]} of {pd[1]}, "
+                          f"ours {od[0]} of {od[1]}")
 
 
 def sideband(events):
@@ -512,23 +623,35 @@ def sideband(events):
 
 
 def compare_attrs(case, perf, ours, v):
+    """The events' attributes pair by pair; the side-band dummy:HG (perf's tracking event; ours with -D
+    too, first where perf's is last) compared with its counterpart."""
     perf_events = [e for e in perf.events if e[0] != "dummy:HG"]
-    if len(perf_events) != len(perf.events):
-        v.differ(case, "event.dummy:HG", "present", None)
+    ours_events = [e for e in ours.events if e[0] != "dummy:HG"]
+    perf_dummy = [e for e in perf.events if e[0] == "dummy:HG"]
+    ours_dummy = [e for e in ours.events if e[0] == "dummy:HG"]
+    if len(perf_dummy) != len(ours_dummy):
+        v.differ(case, "event.dummy:HG", "present" if perf_dummy else None, "present" if ours_dummy else None)
+    elif perf_dummy:
+        pa, oa = perf_dummy[0][1], ours_dummy[0][1]
+        for k in sorted((set(pa) | set(oa)) - SIDEBAND):
+            if pa.get(k) != oa.get(k):
+                # A difference every event has (D1, D3, D4, ...), or the dummy's own.
+                key = k if v.covered(case, k, pa.get(k), oa.get(k)) else "dummy:HG." + k
+                v.differ(case, key, pa.get(k), oa.get(k))
     pb, ob = sideband(perf.events), sideband(ours.events)
     for k in sorted(set(pb) | set(ob)):
         if pb.get(k) != ob.get(k):
             v.differ(case, f"sideband.{k}", pb.get(k), ob.get(k))
-    if len(perf_events) != len(ours.events):
-        v.failures.append(f"events: perf {[e[0] for e in perf_events]}, ours {[e[0] for e in ours.events]}")
+    if len(perf_events) != len(ours_events):
+        v.failures.append(f"events: perf {[e[0] for e in perf_events]}, ours {[e[0] for e in ours_events]}")
         return []
-    for (pn, pa), (on, oa) in zip(perf_events, ours.events):
+    for (pn, pa), (on, oa) in zip(perf_events, ours_events):
         if pn != on:
             v.differ(case, "name", pn, on)
         for k in sorted((set(pa) | set(oa)) - SIDEBAND):
             if pa.get(k) != oa.get(k):
                 v.differ(case, k, pa.get(k), oa.get(k))
-    return list(zip([e[0] for e in perf_events], [e[0] for e in ours.events]))
+    return list(zip([e[0] for e in perf_events], [e[0] for e in ours_events]))
 
 
 def compare_views(case, perf, ours, v):
@@ -635,6 +758,7 @@ def run_case(ctx, case):
             ours_runs.append(o)
         compare_counts(pairs, perf_runs, ours_runs, v, final=True)
         compare_symbols(pairs, perf_runs, ours_runs, v)
+        compare_depth(case, perf_runs, ours_runs, v)
     if v.failures:
         verdict = "FAIL: " + "; ".join(v.failures)
     elif v.documented:
@@ -733,8 +857,15 @@ def main():
         print(rows[-1], flush=True)
         for name, pc, oc in v.figures:
             details.append(f"| `{c.option}` | {name} | {' '.join(map(str, pc))} | {' '.join(map(str, oc))} |")
+        depth = ""
+        if v.depth:
+            (pd, od) = v.depth
+            depth = (f"; samples of {workload_comm(c)} with >= {DEPTH_FRAMES} user frames: perf {pd[0]} of {pd[1]}, "
+                     f"ours {od[0]} of {od[1]}")
+            details.append(f"| `{c.option}` | >= {DEPTH_FRAMES} user frames | {pd[0]} of {pd[1]} | "
+                           f"{od[0]} of {od[1]} |")
         print(f"  ({time.monotonic() - started:.1f} s; samples perf/ours: "
-              f"{'; '.join(f'{n} {pc}/{oc}' for n, pc, oc in v.figures)})", file=sys.stderr, flush=True)
+              f"{'; '.join(f'{n} {pc}/{oc}' for n, pc, oc in v.figures)}{depth})", file=sys.stderr, flush=True)
     print(f"\n{len(cases)} cases, {failed} failed", flush=True)
     if a.details:
         with open(a.details, "w") as f:
