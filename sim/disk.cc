@@ -112,6 +112,24 @@ int SimDisk::truncate(std::uint64_t size) {
 // The page of Linux's page cache, in which a file write is copied.
 constexpr std::uint64_t kPage = 4096;
 
+std::uint64_t SimDisk::written_length(std::uint64_t size, std::uint64_t offset) {
+  DecisionSource& d = scheduler_.decisions();
+  if (!faults_ || size <= 1 || !d.chance(config_.short_per_million)) return size;
+  // The drawn length, then (on a page-cache file) back to the last page
+  // boundary of the file within it; none there: the write is whole.
+  const std::uint64_t drawn = d.between(1, size - 1);
+  const std::uint64_t cut = config_.short_any_byte ? offset + drawn : (offset + drawn) / kPage * kPage;
+  if (cut <= offset) {
+    stats_.short_inside_a_page++;
+    probes_.hit(Probe::disk_short_inside_a_page);
+    return size;
+  }
+  stats_.short_writes++;
+  probes_.hit(Probe::disk_short_write);
+  scheduler_.trace(TraceKind::fault, static_cast<std::uint64_t>(FaultCode::disk_short_write), cut - offset, offset);
+  return cut - offset;
+}
+
 std::int64_t SimDisk::perform(std::uint32_t file_index, const std::byte* data, std::uint64_t size,
                               std::uint64_t offset) {
   VERIFY(file_index < files_.size());
@@ -130,22 +148,7 @@ std::int64_t SimDisk::perform(std::uint32_t file_index, const std::byte* data, s
     scheduler_.trace(TraceKind::fault, static_cast<std::uint64_t>(FaultCode::disk_eintr_write), file_index, offset);
     return -EINTR;
   }
-  std::uint64_t n = size;
-  if (faults_ && size > 1 && d.chance(config_.short_per_million)) {
-    // The drawn length, then (on a page-cache file) back to the last page
-    // boundary of the file within it; none there: the write is whole.
-    const std::uint64_t drawn = d.between(1, size - 1);
-    const std::uint64_t cut = config_.short_any_byte ? offset + drawn : (offset + drawn) / kPage * kPage;
-    if (cut > offset) {
-      n = cut - offset;
-      stats_.short_writes++;
-      probes_.hit(Probe::disk_short_write);
-      scheduler_.trace(TraceKind::fault, static_cast<std::uint64_t>(FaultCode::disk_short_write), n, offset);
-    } else {
-      stats_.short_inside_a_page++;
-      probes_.hit(Probe::disk_short_inside_a_page);
-    }
-  }
+  std::uint64_t n = written_length(size, offset);
   if (config_.capacity_bytes > 0 && offset + n > config_.capacity_bytes) {
     if (offset >= config_.capacity_bytes) {
       stats_.enospc++;

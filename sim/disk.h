@@ -159,6 +159,9 @@ class SimDisk {
   // Performs a write's effect on the file: the outcome drawn now. Returns
   // bytes written or -errno.
   std::int64_t perform(std::uint32_t file, const std::byte* data, std::uint64_t size, std::uint64_t offset);
+  // How much of a write of `size` bytes at `offset` lands: all, or a short
+  // write's length (drawn).
+  std::uint64_t written_length(std::uint64_t size, std::uint64_t offset);
   void complete_due(Slot& slot, std::uint32_t index);
   void violate(const char* property, const std::string& detail);
   SimFile& current();
