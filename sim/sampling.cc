@@ -96,11 +96,18 @@ void PeriodState::account_interrupt(std::uint64_t clock_ns) {
   if (delta > 0 && delta < static_cast<std::int64_t>(2 * kTickNs)) adjust_period(static_cast<std::uint64_t>(delta), last_period_);
 }
 
+bool PeriodState::samples_next() const {
+  if (!attr_.sampling()) return false;
+  if (!attr_.freq() && (attr_.period_field || sample_period_ == 1)) return true;
+  return period_left_ + 1 >= 0;
+}
+
 PeriodState::Hit PeriodState::event(std::uint64_t nr, std::uint64_t clock_ns) {
   VERIFY(nr >= 1);
+  const bool expected = nr == 1 && samples_next();
   count_ += nr;
   Hit hit;
-  if (!attr_.sampling()) return hit;
+  if (!attr_.sampling()) return hit;  // `expected` is false
   std::uint64_t overflows = 0;
   if (attr_.period_field && !attr_.freq()) {
     hit.period = nr;
@@ -119,6 +126,7 @@ PeriodState::Hit PeriodState::event(std::uint64_t nr, std::uint64_t clock_ns) {
   // modelled: sim/sampling.h).
   for (std::uint64_t k = 0; k < overflows; k++) account_interrupt(clock_ns);
   hit.samples = overflows;
+  VERIFY(nr != 1 || expected == (overflows > 0));
   return hit;
 }
 

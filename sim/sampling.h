@@ -95,6 +95,9 @@ class PeriodState {
   // perf_swevent_event: an occurrence of weight `nr` (>= 1) at
   // perf_clock() `clock_ns`.
   Hit event(std::uint64_t nr, std::uint64_t clock_ns);
+  // Whether an occurrence of weight 1 now would make a sample (whatever
+  // the time: only a sample reads the clock).
+  bool samples_next() const;
 
   std::uint64_t sample_period() const { return sample_period_; }
   std::uint64_t last_period() const { return last_period_; }
