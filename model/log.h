@@ -119,6 +119,21 @@ struct AuxLog {
   std::vector<std::uint64_t> snapshot_heads;
 };
 
+// An occurrence of a sampling event (perf_swevent_event, weight 1) that
+// the simulated kernel sampled, after `unsampled` occurrences of the same
+// event it did not sample; with the PERIOD field it gave the sample
+// (model/sampling.h replays the rules). The unsampled occurrences' times
+// do not matter to the rules (only samples adapt a frequency's period).
+struct SampleHit {
+  std::uint32_t event = 0;      // the sampling event's index on its CPU
+  std::uint64_t id = 0;         // its id (the samples' IDENTIFIER)
+  std::uint64_t unsampled = 0;  // occurrences of the event since its previous sample, not sampled
+  std::uint64_t clock_ns = 0;   // perf_clock() at the occurrence
+  std::uint32_t samples = 0;    // the samples it made (1; more would break the weight-1 rule)
+  std::uint64_t period = 0;     // the PERIOD field of the sample
+  std::uint64_t sequence = 0;   // the sample's sequence number on its event (in its raw payload)
+};
+
 struct CpuLog {
   std::vector<std::byte> bytes;         // every written record, in ring order
   std::vector<WrittenRecord> written;   // in ring order (reservation order)
@@ -134,8 +149,21 @@ struct CpuLog {
   // either (its rb->lost stays behind).
   std::uint64_t dropped_unreported = 0;
   AuxLog aux;
+  std::vector<SampleHit> hits;          // the sampling events' sampled occurrences, in order
+  std::vector<std::uint64_t> unsampled_after;  // per sampling event: occurrences after its last sample
 
   std::uint64_t dropped() const { return dropped_full + dropped_paused + dropped_too_big; }
+};
+
+// The sampling events' attributes, and where their samples keep the
+// PERIOD field and the sequence number.
+struct SamplingLog {
+  std::uint64_t sample_period = 1;  // period mode
+  std::uint64_t sample_freq = 0;    // >0: frequency mode (attr.freq)
+  bool period_field = false;        // PERF_SAMPLE_PERIOD in sample_type
+  std::uint64_t clock_offset_ns = 0;  // perf_clock() - the records' time
+  std::vector<std::uint32_t> period_offsets;    // per sampling event: offset of PERIOD in a sample (0: none)
+  std::vector<std::uint32_t> sequence_offsets;  // per sampling event: offset of the sequence number
 };
 
 struct KernelLog {
@@ -144,6 +172,7 @@ struct KernelLog {
   std::uint64_t ring_bytes = 0;
   std::uint64_t watermark_bytes = 0;  // the rings' wakeup watermark (rb->watermark)
   std::vector<CpuLog> cpus;
+  SamplingLog sampling;
 };
 
 // Overwrite mode: the consumer reports positions [begin, end) overwritten

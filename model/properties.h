@@ -26,6 +26,9 @@ inline constexpr const char* kAuxWakeup = "aux_wakeup";
 inline constexpr const char* kAuxTruncation = "aux_truncation";
 // The simulated kernel's own rules, replayed from its log (model/kernel_rules.h).
 inline constexpr const char* kKernelRules = "kernel_rules";
+// Which occurrences of a sampling event became samples and the PERIOD they
+// carry, replayed from the kernel's log (model/sampling.h).
+inline constexpr const char* kSamplingPeriods = "sampling_periods";
 // The perf.data files stay sortable: no record after a FINISHED_ROUND is
 // older than what a reader flushed at it.
 inline constexpr const char* kRoundOrder = "round_order";
@@ -55,7 +58,7 @@ struct PropertyInfo {
   const char* meaning;
 };
 
-inline constexpr std::array<PropertyInfo, 22> kProperties = {{
+inline constexpr std::array<PropertyInfo, 23> kProperties = {{
     {kExactlyOnce, "every run",
      "per CPU, delivered = written, once each, byte-identical, in order, minus reported overwrite gaps"},
     {kLostAccounting, "every run", "LOST counts delivered (+ inside gaps) = reported by the kernel = dropped"},
@@ -68,6 +71,9 @@ inline constexpr std::array<PropertyInfo, 22> kProperties = {{
     {kAuxRefcount, "runs with AUX", "no writer dropped the last AUX reference or wrote an unmapped area"},
     {kKernelRules, "every run",
      "the simulated kernel followed Linux's rules (capacity, LOST, publishing, wakeups, hangup), replayed from its log"},
+    {kSamplingPeriods, "every run",
+     "each occurrence of a sampling event was sampled, and each sample carries the PERIOD, as Linux's period and "
+     "frequency rules say (perf_swevent_event), replayed from the kernel's log"},
     {kRoundOrder, "output=serial/aio",
      "no record after a FINISHED_ROUND is older than what perf's ordered events flushed at it, unless the kernel "
      "published it after that round began"},

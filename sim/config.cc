@@ -20,6 +20,7 @@ const char* to_string(Mutant mutant) {
     case Mutant::error_resubmit: return "error_resubmit";
     case Mutant::aux_early_tail: return "aux_early_tail";
     case Mutant::aux_no_reenable: return "aux_no_reenable";
+    case Mutant::period_rule_ignored: return "period_rule_ignored";
   }
   return "unknown";
 }
@@ -113,6 +114,13 @@ void set_mutant(RunConfig& c, Mutant mutant, bool keep_mode_and_output) {
       // the event back on.
       overrun_aux_area(c);
       break;
+    case Mutant::period_rule_ignored:
+      // Period mode, a period above 1 and samples that carry PERIOD: Linux
+      // samples every occurrence, the broken kernel every N-th.
+      c.sample_freq = 0;
+      c.sample_period = 2 + c.seed % 7;
+      c.period_field = 1;
+      break;
     case Mutant::shared_offset:
     case Mutant::reuse_buffer:
     case Mutant::eagain_busy_loop:
@@ -194,6 +202,12 @@ std::string validate_rules(const RunConfig& c) {
   }
   if (c.mutant == Mutant::no_pause && c.mode != core::RingMode::backward) {
     return "mutant: no_pause needs mode=backward";
+  }
+  if (c.sample_freq > 0 && c.sample_period != 1) {
+    return "sample_period: must be 1 with sample_freq (attr.sample_period and sample_freq are a union)";
+  }
+  if (c.mutant == Mutant::period_rule_ignored && (c.sample_freq > 0 || c.sample_period < 2 || c.period_field == 0)) {
+    return "mutant: period_rule_ignored needs sample_freq=0, sample_period>1 and period_field=1";
   }
   return "";
 }

@@ -30,6 +30,11 @@ enum class Mutant : std::uint8_t {
   error_resubmit,     // AIO: resubmits the whole chunk after a hard error, forever
   aux_early_tail,     // AUX: stores aux_tail = aux_head before copying the data
   aux_no_reenable,    // AUX: never re-enables an event the PMU disabled (truncation)
+  // Not a consumer's: the simulated kernel without perf_swevent_event's
+  // PERF_SAMPLE_PERIOD rule (it samples every sample_period-th occurrence
+  // even when the samples carry PERIOD), to show sampling_periods catches
+  // a kernel that gets the rule wrong.
+  period_rule_ignored,
 };
 
 // Whom the events follow: a task (they exit with it: POLLHUP) or every
@@ -67,6 +72,12 @@ struct RunConfig {
   std::uint32_t endless = 0;                 // 1: producers run until a stop request
   std::uint32_t nest_per_million = 0;        // a writer interrupted by another
   std::uint32_t late_write_per_million = 0;  // a writer held between its check and its copy
+  // Sampling (sim/sampling.h): the sampling events' attr.sample_period, or
+  // attr.freq with sample_freq (then sample_period 1: they are a union),
+  // and PERF_SAMPLE_PERIOD in their sample_type.
+  std::uint64_t sample_period = 1;           // 1..1,000,000
+  std::uint64_t sample_freq = 0;             // 0: period mode; else 1..100,000 Hz
+  std::uint32_t period_field = 0;            // 1: samples carry PERF_SAMPLE_PERIOD
   // Consumer.
   std::uint64_t poll_timeout_ns = 10'000'000;    // 1 us..10 s
   std::uint64_t syscall_ns = 1'000;              // 0..1 ms

@@ -54,6 +54,13 @@ Kernel::Kernel(Scheduler& scheduler, const KernelConfig& config, model::KernelLo
       e.attrs.identity.layout = (k % 2 == 0 && !sideband) ? RecordLayout::a : RecordLayout::b;
       e.attrs.watermark = config_.wakeup_watermark_bytes > 0;
       e.attrs.wakeup_events = config_.wakeup_events;
+      if (!sideband) {
+        e.attrs.identity.period_field = config_.sampling.period_field;
+        SamplingAttr rules = config_.sampling;
+        if (config_.period_rule_ignored) rules.period_field = false;  // the bug: the samples still carry PERIOD
+        e.periods = PeriodState(rules);
+        e.periods.add();  // enabled from the start (perf_swevent_add)
+      }
       events_[cpu].push_back(e);
     }
     rings_.push_back(std::make_unique<SimRing>(layout, log.cpus[cpu], probes_));
@@ -62,6 +69,17 @@ Kernel::Kernel(Scheduler& scheduler, const KernelConfig& config, model::KernelLo
     inner_.emplace_back(kSampleBytesMax);
   }
   log.seed = config_.payload_seed;
+  log.sampling.sample_period = config_.sampling.sample_period;
+  log.sampling.sample_freq = config_.sampling.sample_freq;
+  log.sampling.period_field = config_.sampling.period_field;
+  log.sampling.clock_offset_ns = kBootClockNs;
+  for (std::uint32_t k = 0; k < config_.events_per_cpu; k++) {
+    const RecordLayout sample_layout = events_[0][k].attrs.identity.layout;
+    log.sampling.period_offsets.push_back(config_.sampling.period_field ? sample_period_offset(sample_layout) : 0);
+    log.sampling.sequence_offsets.push_back(sample_head_bytes(sample_layout, config_.sampling.period_field));
+  }
+  for (model::CpuLog& c : log.cpus) c.unsampled_after.assign(config_.events_per_cpu, 0);
+  occurrences_.assign(config_.cpus, 0);
   aux_done_.assign(config_.cpus, !has_aux());
 }
 
@@ -166,7 +184,8 @@ std::uint32_t Kernel::draw_size(DecisionSource& d, std::size_t event) {
   auto sized = [&](std::uint64_t low, std::uint64_t high) {
     // Workload shaping, not input handling: ranges beyond what a u16 size
     // can hold are pulled back to the largest record.
-    low = std::clamp<std::uint64_t>(low, kSampleBytesMin, kSampleBytesMax);
+    const std::uint64_t min = sample_bytes_min(events_[0][event].attrs.identity.layout, config_.sampling.period_field);
+    low = std::clamp<std::uint64_t>(low, std::max<std::uint64_t>(min, kSampleBytesMin), kSampleBytesMax);
     high = std::clamp<std::uint64_t>(high, low, kSampleBytesMax);
     const std::uint64_t steps = (high - low) / 8;
     return static_cast<std::uint32_t>(low + 8 * d.between(0, steps));
@@ -223,7 +242,7 @@ void Kernel::build(std::size_t cpu, const Planned& p, std::vector<std::byte>& ou
   SimEvent& e = events_[cpu][p.event];
   const std::span<std::byte> bytes(out.data(), p.size);
   if (p.type == PERF_RECORD_SAMPLE) {
-    build_sample(bytes, e.attrs.identity, scheduler_.now_ns(), e.sequence, config_.payload_seed);
+    build_sample(bytes, e.attrs.identity, scheduler_.now_ns(), e.sequence, config_.payload_seed, p.period);
     log_.cpus[cpu].samples_attempted++;
   } else {
     build_sideband(bytes, p.type, e.attrs.identity, scheduler_.now_ns(), e.sequence, config_.foreign_build_id_misc);
@@ -250,11 +269,58 @@ void Kernel::write(std::size_t cpu, const Planned& p, std::span<const std::byte>
   finish(cpu, begin(cpu, p.event, record, past_check), record);
 }
 
-std::uint32_t Kernel::emit(std::size_t cpu, const Planned& p, DecisionSource& d, std::uint32_t& burst_left,
+// The gap before an occurrence, from the record gap drawn in [0,
+// gap_ns_max]: period mode with N occurrences a sample, N times as close
+// (the samples come as often as records did); frequency mode, rescaled
+// onto [0, 2 / (kFrequencyOccurrences * sample_freq)] s (the period
+// settles near kFrequencyOccurrences, the samples sample_freq a second:
+// the campaign draws sample_freq near the records' rate, sim/params.cc).
+// A burst's gaps stay 0.
+std::uint64_t Kernel::occurrence_gap(std::uint64_t gap_ns, std::uint64_t divisor) const {
+  if (!config_.sampling.freq()) return gap_ns / divisor;
+  if (config_.gap_ns_max == 0) return 0;
+  const unsigned __int128 span_ns = 2'000'000'000 / (kFrequencyOccurrences * config_.sampling.sample_freq);
+  return static_cast<std::uint64_t>(gap_ns * span_ns / config_.gap_ns_max);
+}
+
+// perf_swevent_event for a planned sample: the event counts the
+// occurrence; a sample only if its period rules say so.
+bool Kernel::occur(std::size_t cpu, Planned& p, std::uint64_t ahead_ns) {
+  if (p.type != PERF_RECORD_SAMPLE) return true;
+  SimEvent& e = events_[cpu][p.event];
+  const std::uint64_t clock = perf_clock(scheduler_.now_ns() + ahead_ns);
+  const std::uint64_t period_before = e.periods.sample_period();
+  const PeriodState::Hit hit = e.periods.event(1, clock);
+  if (e.periods.sample_period() != period_before) probes_.hit(Probe::frequency_adapted);
+  VERIFY(hit.samples <= 1);  // weight 1: at most one overflow
+  p.period = hit.period;
+  occurrences_[cpu]++;
+  std::uint64_t& unsampled = log_.cpus[cpu].unsampled_after[p.event];
+  if (hit.samples == 0) {
+    unsampled++;
+    probes_.hit(Probe::occurrence_not_sampled);
+    return false;
+  }
+  model::SampleHit h;
+  h.event = static_cast<std::uint32_t>(p.event);
+  h.id = e.attrs.identity.id;
+  h.unsampled = unsampled;
+  h.clock_ns = clock;
+  h.samples = static_cast<std::uint32_t>(hit.samples);
+  h.period = hit.period;
+  h.sequence = e.sequence;
+  log_.cpus[cpu].hits.push_back(h);
+  unsampled = 0;
+  if (hit.period > 1) probes_.hit(Probe::sample_period_above_one);
+  return true;
+}
+
+std::uint32_t Kernel::emit(std::size_t cpu, Planned p, DecisionSource& d, std::uint32_t& burst_left,
                            std::uint32_t left) {
   DecisionSource& decisions = scheduler_.decisions();
   const std::span<const std::byte> outer(scratch_[cpu].data(), p.size);
   if (left < 2 || !decisions.chance(config_.nest_per_million)) {
+    if (!occur(cpu, p)) return 0;
     build(cpu, p, scratch_[cpu]);
     write(cpu, p, outer);
     return 1;
@@ -263,14 +329,25 @@ std::uint32_t Kernel::emit(std::size_t cpu, const Planned& p, DecisionSource& d,
   // interruption's): before the outer writer reserved (the inner record
   // lands first with a later timestamp), or after (nested: only the
   // outermost publishes data_head).
-  const Planned q = plan(cpu, d, burst_left);
+  Planned q = plan(cpu, d, burst_left);
   const std::span<const std::byte> inner(inner_[cpu].data(), q.size);
+  // Occurrences that make no sample write nothing: the other record alone.
+  if (!occur(cpu, p)) {
+    if (!occur(cpu, q)) return 0;
+    build(cpu, q, inner_[cpu]);
+    write(cpu, q, inner);
+    return 1;
+  }
   build(cpu, p, scratch_[cpu]);
   if (decisions.draw(2) == 0) {
     // The writer is under way (a disable waits for it).
     writers_held_++;
     scheduler_.sleep_for(decisions.between(1, kInterruptNsMax));
     writers_held_--;
+    if (!occur(cpu, q)) {
+      finish(cpu, begin(cpu, p.event, outer), outer);
+      return 1;
+    }
     build(cpu, q, inner_[cpu]);
     const SimRing::Output written = output(cpu, q.event, inner);
     const SimRing::Handle h = begin(cpu, p.event, outer);
@@ -281,10 +358,13 @@ std::uint32_t Kernel::emit(std::size_t cpu, const Planned& p, DecisionSource& d,
   // The interruption comes at once: nothing else runs between the outer
   // writer's reservation and its publication.
   const SimRing::Handle h = begin(cpu, p.event, outer);
-  build(cpu, q, inner_[cpu]);
-  output(cpu, q.event, inner);
+  const bool inner_sample = occur(cpu, q);
+  if (inner_sample) {
+    build(cpu, q, inner_[cpu]);
+    output(cpu, q.event, inner);
+  }
   finish(cpu, h, outer);
-  return 2;
+  return inner_sample ? 2 : 1;
 }
 
 void Kernel::produce(std::size_t cpu) {
@@ -295,9 +375,36 @@ void Kernel::produce(std::size_t cpu) {
   // come from the run's tape.
   DecisionSource d(config_.payload_seed * 0x9e3779b97f4a7c15ull + cpu + 1, false);
   std::uint32_t burst_left = 0;
+  // Records made (samples and side-band); an occurrence that makes no
+  // sample makes none. Occurrences are bounded: a period mode's sample
+  // takes sample_period of them, a frequency's whatever its period became.
+  const std::uint64_t occurrences_max = std::uint64_t{config_.records_per_cpu} * kOccurrencesPerRecordMax;
+  // Period mode with a period N above 1 (and no PERIOD rule): occurrences
+  // N times as close as records were, so the samples come as often.
+  const std::uint64_t gap_divisor =
+      !config_.sampling.freq() && !config_.sampling.period_field && config_.sampling.sample_period > 1
+          ? config_.sampling.sample_period
+          : 1;
+  // The gaps of occurrences that make no sample, slept at once before the
+  // next record (they write nothing, and only a sample reads the clock).
+  std::uint64_t pending_ns = 0;
   for (std::uint32_t made = 0; made < config_.records_per_cpu;) {
     if (scheduler_.cancelled() || disabled_) break;
-    const Planned p = plan(cpu, d, burst_left);
+    if (occurrences_[cpu] >= occurrences_max) {
+      probes_.hit(Probe::occurrences_bounded);
+      break;
+    }
+    Planned p = plan(cpu, d, burst_left);
+    if (p.type == PERF_RECORD_SAMPLE) {
+      p.gap_ns = occurrence_gap(p.gap_ns, gap_divisor);
+      if (!events_[cpu][p.event].periods.samples_next()) {
+        pending_ns += p.gap_ns;
+        occur(cpu, p, pending_ns);
+        continue;
+      }
+    }
+    p.gap_ns += pending_ns;
+    pending_ns = 0;
     if (p.gap_ns > 0 && scheduler_.sleep_for(p.gap_ns) == Wake::cancelled) break;
     if (disabled_) break;
     made += emit(cpu, p, d, burst_left, config_.records_per_cpu - made);

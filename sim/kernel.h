@@ -9,6 +9,13 @@
 // request ends the recording). The ring's rules (capacity, LOST, wakeups,
 // pause, nesting) are sim/ring.h's, checked by the model from the log.
 //
+// Sampling (sim/sampling.h): each planned sample of a sampling event is an
+// occurrence of it (weight 1, as a page fault); the event counts it and
+// writes a sample only when its period rules say so (period mode, the
+// PERF_SAMPLE_PERIOD rule, frequency mode at perf_clock() = virtual time
+// plus an uptime), with PERIOD as Linux writes it. Every occurrence is
+// logged (CpuLog::hits) for the model to replay (model/sampling.h).
+//
 // What the workload varies: the time between records (with bursts), which
 // event writes and record sizes (mixes from small to larger than the ring),
 // drawn from a stream of its own per CPU, a function of the seed alone (the
@@ -44,6 +51,7 @@
 #include "sim/ring.h"
 #include "sim/probes.h"
 #include "sim/sample.h"
+#include "sim/sampling.h"
 #include "sim/scheduler.h"
 
 namespace ringsim::sim {
@@ -74,6 +82,10 @@ struct KernelConfig {
   std::uint32_t burst_records_max = 1;
   std::uint64_t payload_seed = 0;
   AuxConfig aux;  // size_bytes 0: no AUX areas
+  SamplingAttr sampling;  // of the sampling events
+  // A kernel bug switch (Mutant::period_rule_ignored): no PERF_SAMPLE_PERIOD
+  // rule, the samples still carrying PERIOD.
+  bool period_rule_ignored = false;
   bool operator==(const KernelConfig&) const = default;
 };
 
@@ -84,6 +96,7 @@ struct SimEvent {
   State state = State::enabled;
   bool sideband = false;  // the dummy event: side-band records only
   std::uint64_t sequence = 0;
+  PeriodState periods{SamplingAttr{}};  // a sampling event's count and period
 };
 
 // All CPUs: rings, producer fibers, and the queues the reader waits on.
@@ -147,12 +160,18 @@ class Kernel {
     std::uint32_t type = 0;
     std::uint32_t size = 0;
     std::uint64_t gap_ns = 0;
+    std::uint64_t period = 0;  // a sample's PERIOD field
   };
+  // An occurrence of `p`'s sampling event now: whether it makes a sample
+  // (its PERIOD into p). Side-band records always are written.
+  // `ahead_ns`: it happens that much later than now (an occurrence that
+  // makes no sample is not waited for).
+  bool occur(std::size_t cpu, Planned& p, std::uint64_t ahead_ns = 0);
   Planned plan(std::size_t cpu, DecisionSource& workload, std::uint32_t& burst_left);
   void build(std::size_t cpu, const Planned& p, std::vector<std::byte>& out);
   // Writes `p`, or (interrupted) the next planned record first or inside
   // it. Returns the records of the workload written (1 or 2).
-  std::uint32_t emit(std::size_t cpu, const Planned& p, DecisionSource& workload, std::uint32_t& burst_left,
+  std::uint32_t emit(std::size_t cpu, Planned p, DecisionSource& workload, std::uint32_t& burst_left,
                      std::uint32_t left);
   void write(std::size_t cpu, const Planned& p, std::span<const std::byte> record);
   void finish_workload(std::size_t cpu);
@@ -171,6 +190,11 @@ class Kernel {
   // Bounds of the interruptions' virtual durations.
   static constexpr std::uint64_t kInterruptNsMax = 2'000;
   static constexpr std::uint64_t kLateWriteNsMax = 50'000;
+  // Occurrences of a CPU's sampling events, at most, per record it makes.
+  static constexpr std::uint64_t kOccurrencesPerRecordMax = 64;
+  // Frequency mode: occurrences per 1/sample_freq s, on average.
+  static constexpr std::uint64_t kFrequencyOccurrences = 8;
+  std::uint64_t occurrence_gap(std::uint64_t gap_ns, std::uint64_t divisor) const;
   // One held writer in 16 is held much longer: a vCPU its hypervisor
   // preempted in the middle of the write (perf's "Timestamp below last
   // timeslice flush" on virtual machines).
@@ -191,6 +215,7 @@ class Kernel {
   WaitQueue exit_queue_;
   WaitQueue writes_queue_;  // notified when a write in progress ends
   std::uint32_t writers_held_ = 0;  // writers past their checks, not yet done
+  std::vector<std::uint64_t> occurrences_;  // per CPU: of its sampling events
   bool disabled_ = false;
   std::size_t done_ = 0;
   std::uint64_t last_exit_ns_ = 0;

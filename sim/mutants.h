@@ -24,6 +24,12 @@
 //                     liveness (the disk's livelock check);
 //   error_resubmit    a write that failed hard is resubmitted whole,
 //                     forever -> liveness / hard_error_handled.
+// And one of the simulated kernel, not of the consumer (a switch of
+// sim/kernel.cc, KernelConfig::period_rule_ignored):
+//   period_rule_ignored  the kernel samples every sample_period-th
+//                     occurrence although the samples carry
+//                     PERF_SAMPLE_PERIOD (Linux samples every one:
+//                     perf_swevent_event) -> sampling_periods.
 #pragma once
 
 #include <cerrno>

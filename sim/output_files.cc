@@ -41,7 +41,7 @@ std::vector<model::PerfAttr> model_attrs(const KernelConfig& k) {
     model::PerfAttr attr;
     attr.type = e.type;
     attr.config = e.config;
-    attr.sample_type = sample_type_of(e.layout);
+    attr.sample_type = sample_type_of(e.layout, k.sampling.period_field && e.config != PERF_COUNT_SW_DUMMY);
     attr.sample_id_all = true;
     for (std::uint32_t cpu = 0; cpu < k.cpus; cpu++) attr.ids.push_back(e.first_id + cpu);
     out.push_back(attr);
@@ -282,8 +282,15 @@ core::PerfDataHead sim_head(const KernelConfig& k) {
     d.name = sim_event_name(e.config);
     d.attr.type = e.type;
     d.attr.config = e.config;
-    d.attr.sample_type = sample_type_of(e.layout);
+    const bool sampling = e.config != PERF_COUNT_SW_DUMMY;
+    d.attr.sample_type = sample_type_of(e.layout, k.sampling.period_field && sampling);
     d.attr.sample_period = 1;
+    if (sampling && k.sampling.freq()) {
+      d.attr.freq = 1;
+      d.attr.sample_freq = k.sampling.sample_freq;  // a union with sample_period
+    } else if (sampling) {
+      d.attr.sample_period = k.sampling.sample_period;
+    }
     d.attr.sample_id_all = 1;
     d.attr.write_backward = core::backward(k.mode) ? 1 : 0;
     for (std::uint32_t cpu = 0; cpu < k.cpus; cpu++) d.ids.push_back(e.first_id + cpu);

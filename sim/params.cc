@@ -1,6 +1,7 @@
 #include "sim/params.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <sstream>
@@ -629,12 +630,64 @@ std::vector<Param> staging_rows() {
        .goes_to = "core::StagingOptions::bytes; the writer's buffers and the disk's slots (one set, no ring's)"},
       {.name = "mutant", .help = "a deliberately broken consumer (sim/mutants.h)",
        .choices = {"none", "early_release", "no_pause", "drop_lost", "shared_offset", "reuse_buffer",
-                   "eagain_busy_loop", "error_resubmit", "aux_early_tail", "aux_no_reenable"},
+                   "eagain_busy_loop", "error_resubmit", "aux_early_tail", "aux_no_reenable", "period_rule_ignored"},
        RS_FIELD(mutant),
        .fixed = "never drawn: the campaign runs the correct consumer unless --mutant asks",
        .no_shrink = "the bug under test",
-       .route = RS_ROUTE(mutant, p.mutant),
-       .goes_to = "the consumer's wrappers (sim/mutants.h)"},
+       .route =
+           [](const RunConfig& c, RunPlan& p) {
+             p.mutant = c.mutant;
+             p.kernel.period_rule_ignored = c.mutant == Mutant::period_rule_ignored;
+           },
+       .goes_to = "the consumer's wrappers (sim/mutants.h); KernelConfig::period_rule_ignored"},
+  };
+}
+
+// The sampling events' periods (sim/sampling.h), drawn last so that every
+// other row draws as it did before they existed.
+std::vector<Param> sampling_rows() {
+  return {
+      {.name = "sample_freq",
+       .help = "the sampling events' attr.sample_freq with attr.freq, Hz (0: period mode)", .min = 0,
+       .max = 100'000, RS_FIELD(sample_freq),
+       .draw = [](DrawState& s, RunConfig& c) {
+         // One run in four in frequency mode: the rate at which the run's
+         // records would come (mean gap gap_ns_max / 2), halved 0 to 2
+         // times, within 1 kHz..perf_event_max_sample_rate's default. The
+         // kernel's occurrences come 8 per 1/sample_freq (sim/kernel.cc):
+         // the period settles near 8, the samples come at most 4 times as
+         // far apart as records did (more where the rate is capped), and a
+         // run's virtual time stays short.
+         if (s.d().draw(4) != 0) return;
+         const std::uint64_t rate = 2'000'000'000 / std::max<std::uint64_t>(c.gap_ns_max, 1);
+         c.sample_freq = std::clamp<std::uint64_t>(rate >> s.d().draw(3), 1'000, 100'000);
+       },
+       .shrink = {RS_TO_ZERO(sample_freq)},
+       .route = RS_ROUTE(sample_freq, p.kernel.sampling.sample_freq),
+       .goes_to = "KernelConfig::sampling (SamplingAttr::sample_freq)"},
+      {.name = "sample_period",
+       .help = "the sampling events' attr.sample_period (1 with sample_freq: a union)", .min = 1, .max = 1'000'000,
+       RS_FIELD(sample_period),
+       .draw = [](DrawState& s, RunConfig& c) {
+         // Period mode: half the runs every occurrence, a quarter 2..8, a
+         // quarter 9..32 (the kernel's occurrences come N times as close:
+         // N per record gap, sim/kernel.cc).
+         const std::uint64_t pick = s.d().draw(4);
+         if (c.sample_freq > 0 || pick < 2) {
+           c.sample_period = 1;
+         } else {
+           c.sample_period = pick == 2 ? s.d().between(2, 8) : s.d().between(9, 32);
+         }
+       },
+       .shrink = {RS_TO(sample_period, 1)},
+       .route = RS_ROUTE(sample_period, p.kernel.sampling.sample_period),
+       .goes_to = "KernelConfig::sampling (SamplingAttr::sample_period)"},
+      {.name = "period_field", .help = "1: the samples carry PERF_SAMPLE_PERIOD", .min = 0, .max = 1,
+       RS_FIELD(period_field),
+       .draw = [](DrawState& s, RunConfig& c) { c.period_field = s.d().draw(2) == 0 ? 1 : 0; },
+       .shrink = {RS_TO_ZERO(period_field)},
+       .route = [](const RunConfig& c, RunPlan& p) { p.kernel.sampling.period_field = c.period_field != 0; },
+       .goes_to = "KernelConfig::sampling (SamplingAttr::period_field); EventIdentity::period_field"},
   };
 }
 
@@ -650,7 +703,7 @@ std::vector<Param> build_table() {
   std::vector<Param> table;
   for (auto rows : {kernel_rows(), workload_rows(), event_rows(), consumer_rows(), request_rows(), scheduling_rows(), output_rows(),
                     disk_fault_rows(),
-                    disk_error_rows(), aux_rows(), aux_transaction_rows(), staging_rows()}) {
+                    disk_error_rows(), aux_rows(), aux_transaction_rows(), staging_rows(), sampling_rows()}) {
     for (Param& p : rows) table.push_back(std::move(p));
   }
   for (const Param& p : table) {
@@ -888,6 +941,10 @@ void Overrides::apply(RunConfig& c) const {
   for (const auto& [p, v] : values_) {
     if (!p->is_choice()) p->set(c, v);
   }
+  // attr.sample_period and sample_freq are a union: the one given decides
+  // the mode unless both are.
+  if (given("sample_freq") && !given("sample_period") && c.sample_freq > 0) c.sample_period = 1;
+  if (given("sample_period") && !given("sample_freq") && c.sample_period > 1) c.sample_freq = 0;
 }
 
 std::string Overrides::as_args() const {

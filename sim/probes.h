@@ -69,6 +69,10 @@ namespace ringsim::sim {
   X(lost_unreported_at_end, "drops pending when the ring's events ended: never reported")      \
   X(sideband_record, "the kernel wrote a side-band record (COMM, MMAP2, FORK, EXIT, ...)")     \
   X(foreign_build_id_misc, "an MMAP2 said build-id over a device/inode body (another session's, row 20)") \
+  X(occurrence_not_sampled, "an occurrence of a sampling event made no sample (its period ran on)") \
+  X(sample_period_above_one, "a sample's period was above 1 (period mode, or adapted to a frequency)") \
+  X(frequency_adapted, "a frequency-mode event's period moved at a sample (perf_adjust_period)") \
+  X(occurrences_bounded, "a CPU's workload ended at its bound of occurrences (a long period)") \
   X(shared_ring_write, "an event wrote into another event's ring (SET_OUTPUT)")               \
   X(hangup_per_task, "POLLHUP: every per-task event of a ring exited")                        \
   X(stop_without_hangup, "the recording ended on a stop request with no POLLHUP")             \

@@ -25,7 +25,7 @@
 
 namespace ringsim::sim {
 
-inline constexpr int kReplayVersion = 3;
+inline constexpr int kReplayVersion = 4;
 
 struct ReplayFile {
   RunConfig config;

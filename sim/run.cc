@@ -6,6 +6,7 @@
 
 #include "core/verify.h"
 #include "model/kernel_rules.h"
+#include "model/sampling.h"
 #include "sim/kernel.h"
 #include "sim/mutants.h"
 #include "sim/oracle_sink.h"
@@ -348,7 +349,9 @@ class Run {
   void list_properties() {
     result_.properties = model::oracle_properties(result_.log.mode, config_.aux_pages > 0);
     if (config_.aux_pages > 0) result_.properties.push_back(kAuxRefcount);
-    for (const char* p : {model::kKernelRules, kLiveness, kCleanFinish, kReleaseSafety}) result_.properties.push_back(p);
+    for (const char* p : {model::kKernelRules, model::kSamplingPeriods, kLiveness, kCleanFinish, kReleaseSafety}) {
+      result_.properties.push_back(p);
+    }
     if (to_disk()) {
       for (const char* p : {kFileValid, model::kRoundOrder, kNoOverlap, kBufferStable, kFlushBeforeSwitch,
                             kHardErrorHandled}) {
@@ -380,6 +383,8 @@ class Run {
     }
     const std::vector<model::Violation> rules = model::check_kernel_rules(result_.log);
     run_level_.insert(run_level_.end(), rules.begin(), rules.end());
+    const std::vector<model::Violation> sampling = model::check_sampling(result_.log);
+    run_level_.insert(run_level_.end(), sampling.begin(), sampling.end());
     std::vector<model::Violation>& out = result_.violations;
     if (scheduler_.cancelled()) {
       out.push_back(model::Violation{kLiveness, scheduler_.cancel_reason()});

@@ -59,9 +59,10 @@ void put_sample_id(std::byte* t, const EventIdentity& e, std::uint64_t time_ns) 
 }
 
 void build_sample(std::span<std::byte> out, const EventIdentity& event, std::uint64_t time_ns,
-                  std::uint64_t sequence, std::uint64_t payload_seed) {
+                  std::uint64_t sequence, std::uint64_t payload_seed, std::uint64_t period) {
   const std::size_t size = out.size();
-  VERIFY(size >= sample_bytes_min(event.layout));
+  VERIFY(!event.period_field || event.layout == RecordLayout::a || event.layout == RecordLayout::b);
+  VERIFY(size >= sample_bytes_min(event.layout, event.period_field));
   VERIFY(size <= kSampleBytesMax);
   VERIFY(size % 8 == 0);
   std::byte* p = out.data();
@@ -75,7 +76,8 @@ void build_sample(std::span<std::byte> out, const EventIdentity& event, std::uin
     put(p + kSampleCpuOffset, &event.cpu, 4);
     put(p + 36, &reserved, 4);
   }
-  const std::uint32_t head = sample_head_bytes(event.layout);
+  if (event.period_field) put(p + sample_period_offset(event.layout), &period, 8);
+  const std::uint32_t head = sample_head_bytes(event.layout, event.period_field);
   const std::uint32_t raw_size = static_cast<std::uint32_t>(size - head);
   VERIFY((raw_size + 4) % 8 == 0);
   put(p + head - 4, &raw_size, 4);

@@ -44,8 +44,11 @@ namespace ringsim::sim {
 // (sim/attr_records.h); the identity carries that sample_type.
 enum class RecordLayout : std::uint8_t { a, b, none, attr };
 
-inline constexpr std::uint64_t sample_type_of(RecordLayout layout) {
-  const std::uint64_t common = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
+// `period`: PERF_SAMPLE_PERIOD too (after CPU, before RAW: perf_output_sample's
+// order), for a sampling event whose attribute asks for it.
+inline constexpr std::uint64_t sample_type_of(RecordLayout layout, bool period = false) {
+  const std::uint64_t common = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW |
+                               (period ? PERF_SAMPLE_PERIOD : 0);
   return layout == RecordLayout::a ? common | PERF_SAMPLE_CPU : common;
 }
 // The sample_id trailer's size (the kernel's id_header_size).
@@ -53,7 +56,11 @@ inline constexpr std::uint32_t trailer_bytes(RecordLayout layout) {
   return layout == RecordLayout::a ? 32 : layout == RecordLayout::b ? 24 : 0;
 }
 // The fixed part of a sample before its raw payload (raw_size included).
-inline constexpr std::uint32_t sample_head_bytes(RecordLayout layout) { return layout == RecordLayout::a ? 44 : 36; }
+inline constexpr std::uint32_t sample_head_bytes(RecordLayout layout, bool period = false) {
+  return (layout == RecordLayout::a ? 44 : 36) + (period ? 8 : 0);
+}
+// Where a sample's PERIOD field is (with `period`): after CPU (a) or TIME (b).
+inline constexpr std::uint32_t sample_period_offset(RecordLayout layout) { return layout == RecordLayout::a ? 40 : 32; }
 inline constexpr std::uint32_t lost_bytes(RecordLayout layout) { return 24 + trailer_bytes(layout); }
 
 // The first layout's sample_type, and the sizes the campaign's first event
@@ -72,6 +79,8 @@ struct EventIdentity {
   std::uint32_t tid = 0;
   std::uint32_t cpu = 0;
   RecordLayout layout = RecordLayout::a;
+  // Layouts a and b: the samples carry PERF_SAMPLE_PERIOD.
+  bool period_field = false;
   // RecordLayout::attr: the event's attr.sample_type and sample_id_all.
   std::uint64_t sample_type = 0;
   bool sample_id_all = false;
@@ -91,12 +100,15 @@ inline constexpr std::uint32_t lost_bytes(const EventIdentity& e) { return 24 + 
 void put_sample_id(std::byte* at, const EventIdentity& e, std::uint64_t time_ns);
 
 // The smallest sample of a layout (a raw payload of 4 bytes).
-inline constexpr std::uint32_t sample_bytes_min(RecordLayout layout) { return layout == RecordLayout::a ? 48 : 40; }
+inline constexpr std::uint32_t sample_bytes_min(RecordLayout layout, bool period = false) {
+  return (layout == RecordLayout::a ? 48 : 40) + (period ? 8 : 0);
+}
 
 // Writes a sample of out.size() bytes (sample_bytes_min..kSampleBytesMax,
-// a multiple of 8) in the event's layout.
+// a multiple of 8) in the event's layout; `period` in its PERIOD field
+// (event.period_field).
 void build_sample(std::span<std::byte> out, const EventIdentity& event, std::uint64_t time_ns,
-                  std::uint64_t sequence, std::uint64_t payload_seed);
+                  std::uint64_t sequence, std::uint64_t payload_seed, std::uint64_t period = 0);
 
 // Writes a PERF_RECORD_LOST of lost_bytes(event) bytes.
 void build_lost(std::span<std::byte> out, const EventIdentity& event, std::uint64_t time_ns, std::uint64_t lost);

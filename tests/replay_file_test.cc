@@ -76,9 +76,13 @@ TEST(ReplayFile, OtherFormat) {
 }
 
 TEST(ReplayFile, OtherVersion) {
-  // Version 2 (before disk_short_any_byte) is refused, with a line.
-  const std::string text = replace(replay_to_text(example()), "\"version\": 3", "\"version\": 2");
-  EXPECT_NE(problem(text).find("version 2"), std::string::npos);
+  // Version 2 (before disk_short_any_byte) and version 3 (no sampling
+  // fields) are refused, with a line.
+  for (const char* old : {"2", "3"}) {
+    const std::string text =
+        replace(replay_to_text(example()), "\"version\": 4", std::string("\"version\": ") + old);
+    EXPECT_NE(problem(text).find(std::string("version ") + old), std::string::npos);
+  }
 }
 
 TEST(ReplayFile, CorruptContentFailsTheChecksum) {

@@ -69,7 +69,10 @@ long CallKernel::open(const perf_event_attr& attr, int pid, int cpu, int group, 
   e.group = group;
   e.enabled = !attr.disabled && !attr.enable_on_exec;
   if (attr.enable_on_exec && started_) e.enabled = !attr.disabled;
-  e.period_left = attr.freq ? 0 : attr.sample_period;
+  e.periods = sim::PeriodState(sim::SamplingAttr{.sample_period = attr.freq ? 0 : attr.sample_period,
+                                                 .sample_freq = attr.freq ? attr.sample_freq : 0,
+                                                 .period_field = (attr.sample_type & PERF_SAMPLE_PERIOD) != 0});
+  if (e.enabled) e.periods.add();
   e.writer.identity = sim::attr_identity(attr, e.id, 0, 0, cpu < 0 ? 0 : static_cast<std::uint32_t>(cpu));
   e.writer.wakeup_events = attr.watermark ? 0 : attr.wakeup_events;
   e.writer.watermark = attr.watermark != 0;
@@ -152,7 +155,10 @@ long CallKernel::ioctl(int event, unsigned long request, unsigned long arg) {
   };
   switch (request) {
     case PERF_EVENT_IOC_ENABLE:
-      each([](OpenedEvent& x) { x.enabled = true; });
+      each([](OpenedEvent& x) {
+        if (!x.enabled) x.periods.add();  // perf_swevent_add
+        x.enabled = true;
+      });
       return 0;
     case PERF_EVENT_IOC_DISABLE:
       each([](OpenedEvent& x) { x.enabled = false; });
@@ -308,7 +314,10 @@ void CallKernel::start() {
     std::sort(sigusr2_at_ns_.begin(), sigusr2_at_ns_.end());
   }
   for (OpenedEvent& e : events_) {
-    if (!e.closed && e.attr.enable_on_exec) e.enabled = true;
+    if (!e.closed && e.attr.enable_on_exec && !e.enabled) {
+      e.enabled = true;
+      e.periods.add();
+    }
   }
   for (Task& t : tasks_) {
     t.cpu = static_cast<std::uint32_t>(d_.draw(cpu_count()));
@@ -406,34 +415,37 @@ void CallKernel::tick(Task& t) {
   const bool burst = d_.chance(p_.burst_per_million);
   const std::uint64_t samples = burst ? d_.between(2, p_.burst_records_max) : 1;
   stats_.bursts += burst ? 1 : 0;
-  const bool fault = d_.chance(kPageFaultsPerMillion);
+  // A tick's page faults: none, one, or a burst.
+  const std::uint64_t faults = d_.chance(kPageFaultsPerMillion) ? samples : 0;
   for (const int i : reached(t, false)) {
     OpenedEvent& e = events_[i];
     e.enabled_ns += p_.tick_ns;
-    std::uint64_t fires = 0;
     if (clock_event(e.attr)) {
+      // cpu-clock and task-clock are hrtimers (perf_swevent_init_hrtimer):
+      // a frequency becomes the fixed period NSEC_PER_SEC / freq; the
+      // timer expires every max(10 us, period) of task time
+      // (perf_swevent_hrtimer) and each sample's PERIOD is the period.
       e.count += p_.tick_ns;
-      if (e.attr.freq) {
-        fires = samples;
-      } else {
-        // period in ns of task time
-        const std::uint64_t period = std::max<std::uint64_t>(e.attr.sample_period, 1);
-        e.period_left += p_.tick_ns;
-        fires = e.period_left / period;
-        e.period_left %= period;
-        fires = std::min<std::uint64_t>(fires, samples * 64);
+      const std::uint64_t period =
+          e.attr.freq ? 1'000'000'000 / std::max<std::uint64_t>(e.attr.sample_freq, 1) : e.attr.sample_period;
+      if (period == 0) continue;  // counting only
+      const std::uint64_t interval = std::max<std::uint64_t>(period, 10'000);
+      e.clock_left_ns += p_.tick_ns;
+      const std::uint64_t fires = e.clock_left_ns / interval;
+      e.clock_left_ns %= interval;
+      for (std::uint64_t k = 0; k < fires; k++) sample(i, t, PERF_RECORD_MISC_USER, ip + 8 * k, period);
+    } else if (fault_event(e.attr)) {
+      // perf_swevent_event for each fault (sim/sampling.h).
+      for (std::uint64_t f = 0; f < faults; f++) {
+        e.count++;
+        const sim::PeriodState::Hit hit = e.periods.event(1, sim::perf_clock(now_ns_ + f));
+        for (std::uint64_t k = 0; k < hit.samples; k++) sample(i, t, PERF_RECORD_MISC_USER, ip + 8 * f, hit.period);
       }
-    } else if (fault_event(e.attr) && fault) {
-      e.count++;
-      const std::uint64_t period = e.attr.freq ? 1 : std::max<std::uint64_t>(e.attr.sample_period, 1);
-      fires = (e.count % period == 0) ? 1 : 0;
     }
-    if (e.attr.sample_period == 0 && !e.attr.freq) fires = 0;  // counting only
-    for (std::uint64_t k = 0; k < fires; k++) sample(i, t, PERF_RECORD_MISC_USER, ip + 8 * k);
   }
 }
 
-void CallKernel::sample(int event, const Task& task, std::uint16_t misc, std::uint64_t ip) {
+void CallKernel::sample(int event, const Task& task, std::uint16_t misc, std::uint64_t ip, std::uint64_t period) {
   OpenedEvent& e = events_[event];
   e.writer.identity.pid = static_cast<std::uint32_t>(task.pid);
   e.writer.identity.tid = static_cast<std::uint32_t>(task.tid);
@@ -441,7 +453,7 @@ void CallKernel::sample(int event, const Task& task, std::uint16_t misc, std::ui
   SampleFields f;
   f.ip = ip;
   f.time_ns = record_time();
-  f.period = e.attr.freq ? p_.tick_ns : std::max<std::uint64_t>(e.attr.sample_period, 1);
+  f.period = period;
   sim::build_attr_sample(scratch_, e.writer.identity, misc, f);
   stats_.samples++;
   write_record(event, scratch_);

@@ -36,6 +36,7 @@
 #include "sim/decisions.h"
 #include "sim/probes.h"
 #include "sim/ring.h"
+#include "sim/sampling.h"
 
 namespace ringsim::sim::interpose {
 
@@ -66,7 +67,9 @@ struct OpenedEvent {
   int own_ring = -1;
   std::uint64_t count = 0;             // read_format's value
   std::uint64_t enabled_ns = 0;        // time_enabled = time_running
-  std::uint64_t period_left = 0;       // ns (clock events) or occurrences left to the next sample
+  std::uint64_t clock_left_ns = 0;     // clock events: task time since the hrtimer's last expiry
+  // Counting events (page faults): occurrences and periods (sim/sampling.h).
+  sim::PeriodState periods{sim::SamplingAttr{}};
   std::uint64_t lost_samples = 0;      // PERF_FORMAT_LOST
   EventAttrs writer;
 };
@@ -173,7 +176,7 @@ class CallKernel {
   // Which events of `type`/`config` `task`'s action reaches, in the order
   // the kernel offers them (newest first).
   std::vector<int> reached(const Task& task, bool sideband) const;
-  void sample(int event, const Task& task, std::uint16_t misc, std::uint64_t ip);
+  void sample(int event, const Task& task, std::uint16_t misc, std::uint64_t ip, std::uint64_t period);
   void write_record(int event, std::span<const std::byte> record);
   void sideband_comm(const Task& task, bool exec);
   void sideband_task(std::uint32_t type, const Task& task, const Task& parent);

@@ -53,6 +53,11 @@ inline EventSpec every(std::uint64_t period, EventSpec e) {
   e.period = period;
   return e;
 }
+// Frequency mode: attr.freq, `hz` samples a second.
+inline EventSpec at_frequency(std::uint64_t hz, EventSpec e) {
+  e.freq = hz;
+  return e;
+}
 inline EventSpec sized(std::uint32_t bytes) {
   EventSpec e = tp(Source::getpid, PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_STACK_USER);
   e.stack_user = bytes - 32;

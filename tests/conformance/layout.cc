@@ -228,7 +228,7 @@ void build_record(std::span<std::byte> out, std::uint32_t type, std::uint16_t mi
     if (bit == PERF_SAMPLE_TID) put32(at, body.id_pid), put32(at + 4, body.id_tid);
     if (bit == PERF_SAMPLE_TIME) put64(at, time_ns);
     if (bit == PERF_SAMPLE_CPU) put32(at, body.cpu);
-    if (bit == PERF_SAMPLE_PERIOD) put64(at, 1);
+    if (bit == PERF_SAMPLE_PERIOD) put64(at, body.period);
     at += 8;
   }
   if (t & PERF_SAMPLE_RAW) {

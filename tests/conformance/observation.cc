@@ -122,7 +122,8 @@ std::string body(const Observation& o) {
     if (o.ids[i] == kNoLetter) continue;
     id += std::string(" ") + kIds[i] + "=" + (o.ids[i] == kUnknownEvent ? std::string("?") : event_name(o.ids[i]));
   }
-  if (o.period != kNoPeriod) id += " period=" + std::to_string(o.period);
+  if (o.period == kAdaptedPeriod) id += " period=adapted(>1)";
+  if (o.period != kNoPeriod && o.period != kAdaptedPeriod) id += " period=" + std::to_string(o.period);
   if (!id.empty() && o.type != PERF_RECORD_SAMPLE) id = (s.empty() ? " sample_id" : " | sample_id") + id;
   s += id;
   return s.empty() ? s : s.substr(1);

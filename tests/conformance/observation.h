@@ -74,6 +74,9 @@ inline constexpr std::uint8_t kFileMajor = 1, kFileMinor = 2, kFileIno = 4, kFil
 inline constexpr std::uint32_t kNoCpu = UINT32_MAX;
 inline constexpr std::uint8_t kNoLetter = 255;
 inline constexpr std::uint64_t kNoPeriod = UINT64_MAX;
+// The PERIOD of a frequency-mode sample above 1: what it is depends on the
+// time between samples (perf_adjust_period), so the log says "adapted".
+inline constexpr std::uint64_t kAdaptedPeriod = UINT64_MAX - 1;
 
 struct Observation {
   std::uint16_t step = 0;

@@ -172,6 +172,10 @@ int RealKernel::open(std::size_t event) {
   }
   attr.sample_type = spec.sample_type;
   attr.sample_period = spec.period;
+  if (spec.freq > 0) {
+    attr.freq = 1;
+    attr.sample_freq = spec.freq;
+  }
   attr.sample_stack_user = spec.stack_user;
   attr.read_format = spec.read_format;
   attr.sample_id_all = spec.sample_id_all;

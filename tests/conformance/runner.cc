@@ -359,7 +359,10 @@ class Runner {
     // row 21), else the event whose id it carries.
     const std::uint8_t layout = only_writer(r) != kUnknownEvent ? only_writer(r) : o.writer;
     const EventSpec* spec = layout != kUnknownEvent ? &s_.events[layout] : nullptr;
-    const RecordBody body = read_body(data, pos, h.type, h.misc, h.size, spec);
+    RecordBody body = read_body(data, pos, h.type, h.misc, h.size, spec);
+    // A frequency-mode sample's PERIOD above 1 comes from the machine's
+    // timing (EventSpec::freq).
+    if (spec != nullptr && spec->freq > 0 && body.has_period && body.period > 1) body.period = kAdaptedPeriod;
     log_body(o, body);
     // Ring order against time order: the sample's or trailer's time
     // (perf_event_header__init_id), then a FORK's or EXIT's own, taken

@@ -43,6 +43,10 @@ struct EventSpec {
   bool mmap2 = false;  // attr.mmap2 (and attr.mmap): executable mappings
   bool build_id = false;  // attr.build_id: MMAP2 records carry the file's build-id
   std::uint64_t period = 1;  // attr.sample_period (period mode)
+  // attr.freq with this attr.sample_freq (Hz): frequency mode (0: period
+  // mode). Its samples' PERIOD adapts to the machine's timing: the log
+  // shows it as 1 or as "adapted" (more than 1).
+  std::uint64_t freq = 0;
   bool backward = false;  // attr.write_backward
   std::uint32_t wakeup_events = 0;
   bool watermark = false;  // attr.watermark: wakeup_watermark counts, wakeup_events is ignored
@@ -120,6 +124,14 @@ struct Scenario {
   // Not empty: a known divergence of the simulated kernel (why), reported
   // as "known" instead of failing while it lasts.
   std::string known;
+  // Not empty: why the real kernel's log can depend on the machine's timing
+  // in a rare run (frequency mode: the period adapts to the nanoseconds
+  // between samples). Each real run is compared with the simulated log; a
+  // single run is tried up to 3 times and matches if one attempt does (a
+  // wrong simulation differs every time); with --repeat, every run must
+  // match, or the scenario is unstable, with how many did not
+  // (suite.cc: run_scenario).
+  std::string timing;
 };
 
 const std::vector<Scenario>& scenarios();

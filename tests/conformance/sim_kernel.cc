@@ -92,6 +92,9 @@ int SimKernel::open(std::size_t event) {
   e.attrs.identity.layout = trailer_layout(spec);
   e.attrs.wakeup_events = spec.wakeup_events;
   e.attrs.watermark = spec.watermark;
+  e.periods.emplace(sim::SamplingAttr{.sample_period = spec.period,
+                                      .sample_freq = spec.freq,
+                                      .period_field = (spec.sample_type & PERF_SAMPLE_PERIOD) != 0});
   return 0;
 }
 
@@ -161,7 +164,12 @@ int SimKernel::control(std::size_t event, Op op) {
       // This thread's context and the CPU's are running: the event counts
       // time from now (a child's when the child next runs: run_events).
       e.enabled = true;
-      if (!e.exited && task_of(scenario_->events[event].target) != 2) e.time_ns += kActionNs;
+      // perf_swevent_add (perf_trace_add since 2024): the period restarts
+      // only from a period_left that is not negative.
+      if (!e.exited && task_of(scenario_->events[event].target) != 2) {
+        e.time_ns += kActionNs;
+        e.periods->add();
+      }
       return 0;
     case Op::disable:
       e.enabled = false;
@@ -373,7 +381,8 @@ void SimKernel::act(Action action, bool by_child, const std::string& name) {
     }
     // perf_swevent_event counts every occurrence, sampled or not.
     events_[i].count++;
-    if (period_fires(i)) sample(i, action, shared);
+    const sim::PeriodState::Hit hit = period_fires(i);
+    for (std::uint64_t k = 0; k < hit.samples; k++) sample(i, action, shared, hit.period);
   }
   new_child_ = 0;
   current_ = kThisPid;
@@ -385,31 +394,34 @@ void SimKernel::act(Action action, bool by_child, const std::string& name) {
 void SimKernel::run_events(int child) {
   for (std::size_t i = 0; i < events_.size(); i++) {
     Event& e = events_[i];
-    if (e.enabled && !e.exited && on_child(scenario_->events[i].target) && e.child == child) e.time_ns += kActionNs;
+    if (e.enabled && !e.exited && on_child(scenario_->events[i].target) && e.child == child) {
+      e.time_ns += kActionNs;
+      e.periods->add();  // its context is scheduled in: perf_swevent_add
+    }
   }
 }
 
-// perf_swevent_event, for software events and tracepoints alike: in
-// period mode a sample that carries PERF_SAMPLE_PERIOD is taken at every
-// occurrence (the count reported as its period); a period of 1 samples
-// every one; otherwise period_left (-period after the event is added)
-// counts the occurrences while the event is enabled and the N-th, 2N-th,
-// ... overflow it. Disabling keeps the count (perf_swevent_add only resets
-// a period_left that is not negative).
-bool SimKernel::period_fires(std::size_t event) {
+// perf_swevent_event, for software events and tracepoints alike
+// (sim/sampling.h): in period mode a sample that carries
+// PERF_SAMPLE_PERIOD is taken at every occurrence (the count reported as
+// its period); a period of 1 samples every one; otherwise period_left
+// (-period after the event is added) counts the occurrences while the
+// event is enabled and the N-th, 2N-th, ... overflow it. Disabling keeps
+// the count (perf_swevent_add only resets a period_left that is not
+// negative). In frequency mode the period starts at 1 and adapts at each
+// sample to the time since the previous one: perf_clock() is the suite's
+// virtual time (an action every kActionNs).
+sim::PeriodState::Hit SimKernel::period_fires(std::size_t event) {
   const EventSpec& spec = scenario_->events[event];
-  VERIFY(spec.period >= 1);
-  if ((spec.sample_type & PERF_SAMPLE_PERIOD) != 0 || spec.period == 1) return true;
-  Event& e = events_[event];
-  e.occurrences++;
-  return e.occurrences % spec.period == 0;
+  VERIFY(spec.period >= 1 || spec.freq > 0);
+  return events_[event].periods->event(1, sim::perf_clock(now_ns_));
 }
 
 // A sample, from user space. A software event's samples share `shared`
 // (its hit's perf_sample_data); a LOST record written first prepares the
 // id fields of that data again with its writer's when the writer has
 // sample_id_all (perf_event_header__init_id in __perf_output_begin).
-void SimKernel::sample(std::size_t event, Action action, SharedSampleData& shared) {
+void SimKernel::sample(std::size_t event, Action action, SharedSampleData& shared, std::uint64_t period) {
   const Event& e = events_[event];
   const EventSpec& spec = scenario_->events[event];
   SharedSampleData::Sample s{sample_bytes(spec), e.attrs.identity.id, spec.stack_user};
@@ -417,7 +429,9 @@ void SimKernel::sample(std::size_t event, Action action, SharedSampleData& share
   sim::SimRing* ring = e.ring == kNoRing ? nullptr : rings_[e.ring]->ring.get();
   const std::uint64_t lost_before = ring != nullptr ? ring->lost_pending() : 0;
   if (lost_before > 0 && spec.sample_id_all) s.id = e.attrs.identity.id;
-  if (!output(event, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, s.size, s.id)) return;
+  RecordBody body;
+  body.period = period;  // perf_swevent_event sets data->period for each event
+  if (!output(event, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, s.size, s.id, body)) return;
   if (lost_before > 0 && spec.sample_id_all) shared.prepare_ids(spec, e.attrs.identity.id);
   if ((spec.sample_type & PERF_SAMPLE_STACK_USER) && s.stack_user == 0) {
     // perf_output_sample_ustack puts dyn_size after an empty dump, 8

@@ -26,6 +26,7 @@
 #include "model/log.h"
 #include "sim/probes.h"
 #include "sim/ring.h"
+#include "sim/sampling.h"
 #include "tests/conformance/backend.h"
 #include "tests/conformance/layout.h"
 
@@ -75,7 +76,9 @@ class SimKernel final : public Backend {
     int child = -1;            // the child it was opened on (its own events, the CPU-wide filtered ones)
     int ring = kNoRing;   // index in rings_ (its own or SET_OUTPUT's)
     std::uint64_t lost_samples = 0;
-    std::uint64_t occurrences = 0;  // counted towards its period (period_left)
+    // Its sampling state (sim/sampling.h): period_left, the adapted
+    // period of frequency mode.
+    std::optional<sim::PeriodState> periods;
     std::uint64_t count = 0;        // read()'s value
     std::uint64_t time_ns = 0;      // enabled while its context ran (time_enabled = time_running)
     sim::EventAttrs attrs;
@@ -91,11 +94,11 @@ class SimKernel final : public Backend {
 
   bool follows(std::size_t event, bool by_child) const;
   bool reached(const EventSpec& spec, Action action) const;
-  bool period_fires(std::size_t event);
+  sim::PeriodState::Hit period_fires(std::size_t event);
   std::vector<std::size_t> order(bool sideband) const;
   std::vector<std::size_t> sideband_order() const;
   void sideband(std::size_t event, Action action, const std::string& name, bool& misc_build_id);
-  void sample(std::size_t event, Action action, SharedSampleData& shared);
+  void sample(std::size_t event, Action action, SharedSampleData& shared, std::uint64_t period);
   // `sample_id`: the id the record's id fields carry, if not the event's.
   // `body`: the side-band body (build_record); the TID and CPU fields are
   // the current task's (`current_`) and CPU 0's.

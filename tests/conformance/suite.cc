@@ -156,12 +156,55 @@ std::string not_permitted(const Scenario& scenario, const Log& real_log) {
 
 }  // namespace
 
+namespace {
+
+// A scenario whose real log depends on timing in rare runs
+// (Scenario::timing): each real run against the simulated log.
+constexpr int kTimingAttempts = 3;
+
+Outcome run_timed(const Scenario& scenario, Backend& real, int repeat, Log& real_log, const Log& sim_log) {
+  Outcome out;
+  out.scenario = &scenario;
+  const int runs = repeat > 1 ? repeat : kTimingAttempts;
+  int differed = 0;
+  Comparison first_difference;
+  Comparison last;
+  for (int i = 0; i < runs; i++) {
+    run(scenario, real, real_log);
+    const std::string refused = not_permitted(scenario, real_log);
+    const std::string foreign = foreign_influence(scenario, real_log);
+    if (!refused.empty() || !foreign.empty()) {
+      out.status = refused.empty() ? Status::foreign : Status::skipped;
+      out.difference = refused.empty() ? foreign : refused;
+      return out;
+    }
+    last = compare(scenario, real_log, sim_log);
+    if (!last.match && differed++ == 0) first_difference = last;
+    if (repeat == 1 && last.match) break;
+  }
+  out.observables = last.compared;
+  if (repeat > 1 && differed > 0 && differed < runs) {
+    out.status = Status::unstable;
+    out.difference = std::to_string(differed) + " of " + std::to_string(runs) + " real runs differ (timing: " +
+                     scenario.timing + "), the first: " + first_difference.first_difference;
+    return out;
+  }
+  const bool matched = repeat > 1 ? differed == 0 : last.match;
+  out.status = matched ? Status::match : scenario.known.empty() ? Status::differ : Status::known;
+  if (!matched) out.difference = first_difference.first_difference;
+  if (!matched && repeat == 1) out.difference += " (in each of " + std::to_string(kTimingAttempts) + " attempts)";
+  return out;
+}
+
+}  // namespace
+
 Outcome run_scenario(const Scenario& scenario, Backend& real, Backend& simulated, int repeat, Log& real_log,
                      Log& sim_log) {
   VERIFY(repeat >= 1);
   Outcome out;
   out.scenario = &scenario;
   run(scenario, simulated, sim_log);
+  if (!scenario.timing.empty()) return run_timed(scenario, real, repeat, real_log, sim_log);
   Log first;
   for (int i = 0; i < repeat; i++) {
     run(scenario, real, real_log);
