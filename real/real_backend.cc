@@ -28,6 +28,7 @@ namespace {
 // atomics are the only shared state a handler may touch.
 std::atomic<bool> g_signal_stop{false};
 std::atomic<bool> g_signal_snapshot{false};
+std::atomic<bool> g_signal_switch{false};  // --switch-output=signal: read by the writer
 std::atomic<int> g_wake_fd{-1};
 std::atomic<int> g_wake_fd_error{0};
 static_assert(std::atomic<bool>::is_always_lock_free);
@@ -547,6 +548,7 @@ bool RealSession::take_snapshot_request() {
   // Both are read and cleared, whichever is set.
   const bool own = snapshot_.exchange(false, std::memory_order_acq_rel);
   const bool signalled = g_signal_snapshot.exchange(false, std::memory_order_acq_rel);
+  if (own || signalled) snapshots_taken_.fetch_add(1, std::memory_order_acq_rel);
   return own || signalled;
 }
 
@@ -571,13 +573,17 @@ int received_stop_signal() { return g_stop_signal.load(std::memory_order_acquire
 
 void signal_snapshot_request() {
   g_signal_snapshot.store(true, std::memory_order_release);
+  g_signal_switch.store(true, std::memory_order_release);
   wake();
 }
+
+bool take_switch_request() { return g_signal_switch.exchange(false, std::memory_order_acq_rel); }
 
 Error install_signal_handlers() {
   if (wake_fd() < 0) return wake_fd_error();
   g_signal_stop.store(false);
   g_signal_snapshot.store(false);
+  g_signal_switch.store(false);
   struct Handler {
     int signal;
     const char* name;

@@ -184,6 +184,8 @@ class RealSession {
   std::uint64_t now_ns() const;
   bool stop_requested();
   bool take_snapshot_request();
+  // Snapshot requests taken so far (by take_snapshot_request).
+  std::uint64_t snapshots_taken() const { return snapshots_taken_.load(std::memory_order_acquire); }
   // The loop ends early on an error: stop the events (failures are
   // counted in disable_failures()).
   void disable_events() { disable_all(); }
@@ -218,6 +220,7 @@ class RealSession {
   std::vector<pollfd> poll_fds_;  // one per polled_, then the wake eventfd
   std::atomic<bool> stop_{false};
   std::atomic<bool> snapshot_{false};
+  std::atomic<std::uint64_t> snapshots_taken_{0};
   std::atomic<std::uint64_t> enable_at_ns_{0};  // -D: 0, or when poll() enables every event
   std::atomic<bool> delayed_enable_done_{false};
   Error delayed_enable_error_;  // written by the polling thread before delayed_enable_done_
@@ -241,6 +244,10 @@ void signal_stop_request();
 // signal set received, or 0.
 int received_stop_signal();
 void signal_snapshot_request();
+// Whether SIGUSR2 came since the last call (--switch-output=signal: a new
+// file), cleared by it. Apart from the snapshot request the same signal
+// makes.
+bool take_switch_request();
 
 static_assert(core::RingMapping<RealMapping>);
 static_assert(core::RingSession<RealSession>);

@@ -121,7 +121,7 @@ int RealDisk::open_output(std::uint32_t index) {
     ::close(fd_);
     fd_ = -1;
   }
-  const std::string path = output_path(path_, index);
+  const std::string path = output_path(path_, index_base_ + index);
   // As perf record: a non-empty file of that name is kept as NAME.old (one
   // earlier recording, never truncated), and a new file is the user's own
   // (0600: a recording shows what every process on the machine ran).
@@ -146,6 +146,14 @@ int RealDisk::open_output(std::uint32_t index) {
   counters_.files_opened++;
   reset_tracking();
   return 0;
+}
+
+int RealDisk::remove_oldest() {
+  VERIFY_MSG(!paths_.empty(), "remove_oldest without a file");
+  VERIFY_MSG(fd_ < 0 || paths_.size() > 1, "remove_oldest of the open file");
+  const std::string oldest = paths_.front();
+  paths_.erase(paths_.begin());
+  return ::unlink(oldest.c_str()) == 0 ? 0 : -errno;
 }
 
 int RealDisk::close_output() {

@@ -113,6 +113,14 @@ class RealDisk {
   int aio_suspend(std::span<const std::uint32_t> slots, std::uint64_t duration_ns);
   void sleep_ns(std::uint64_t duration_ns);
 
+  // From now on open_output(index) opens file base + index (a new writer
+  // for each file: --switch-output=signal|TIME, --overwrite snapshots).
+  void set_index_base(std::uint32_t base) { index_base_ = base; }
+  std::uint32_t index_base() const { return index_base_; }
+  // Removes the oldest file written (not the open one): unlink(2). 0 or
+  // -errno; the file leaves paths() either way.
+  int remove_oldest();
+
   // The current file's name ("" before the first open_output).
   const std::string& current_path() const { return current_path_; }
   bool file_open() const { return fd_ >= 0; }
@@ -146,6 +154,7 @@ class RealDisk {
   void wait_for_in_flight();
 
   const std::string path_;
+  std::uint32_t index_base_ = 0;
   std::vector<Slot> slots_;
   std::vector<const aiocb*> suspend_list_;
   int fd_ = -1;

@@ -141,6 +141,48 @@ std::string parse_size(std::string_view text, std::uint64_t& bytes_out) {
   return "";
 }
 
+std::string parse_switch_output(std::string_view text, std::uint64_t& bytes_out, std::uint64_t& ns_out,
+                                bool& signal_out) {
+  const std::string what = "--switch-output=" + std::string(text) +
+                           ": expected signal, a size (e.g. 100M: B, K, M, G, T) or a time (e.g. 30s, 5m, 1h, 1d, "
+                           "as perf; or 100ms)";
+  if (text == "signal") {
+    signal_out = true;
+    return "";
+  }
+  if (text.empty()) return what;
+  // A time: perf's tags_time (s, m, h, d; lower case), and ms.
+  struct Unit {
+    std::string_view suffix;
+    std::uint64_t ns;
+  };
+  constexpr Unit kTimes[] = {{"ms", 1'000'000},
+                             {"s", 1'000'000'000},
+                             {"m", 60'000'000'000},
+                             {"h", 3'600'000'000'000},
+                             {"d", 86'400'000'000'000}};
+  for (const Unit& u : kTimes) {
+    if (text.size() <= u.suffix.size() || !text.ends_with(u.suffix)) continue;
+    std::uint64_t value = 0;
+    if (!parse_u64(text.substr(0, text.size() - u.suffix.size()), value)) return what;
+    if (value > kSwitchOutputMaxNs / u.ns || value * u.ns < kSwitchOutputMinNs || value * u.ns > kSwitchOutputMaxNs) {
+      return "--switch-output=" + std::string(text) + ": a time in 10ms..30d";
+    }
+    ns_out = value * u.ns;
+    return "";
+  }
+  const char last = text.back();
+  if (last >= '0' && last <= '9') return what;  // perf: a bare number is neither a size nor a time
+  if (parse_size(text, bytes_out).empty()) {
+    if (bytes_out < kSwitchOutputMinBytes || bytes_out > kSwitchOutputMaxBytes) {
+      return "--switch-output=" + std::string(text) + ": a size in 4K.." +
+             std::to_string(kSwitchOutputMaxBytes >> 40) + "T";
+    }
+    return "";
+  }
+  return what;
+}
+
 std::string parse_call_graph(std::string_view text, CallGraph& mode_out, std::uint32_t& stack_bytes_out) {
   if (text == "fp") {
     mode_out = CallGraph::fp;
@@ -195,6 +237,7 @@ struct RawOptions {
   std::vector<std::string> refused_values;  // what perf options we do not support were given (unused)
   std::string call_graph_text;
   std::string switch_text;
+  std::string switch_max_files_text;
   std::string staging_text;
   std::string reader_priority_text;
   std::string cut_stacks_text;
@@ -296,7 +339,11 @@ void add_output_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
                  "records, by the writer thread");
   app.add_flag("--overwrite", o.overwrite,
                "overwrite mode: rings keep the newest records (write_backward); written on SIGUSR2 and at the end");
-  app.add_option("--switch-output", raw.switch_text, "start a new file after SIZE bytes of data (e.g. 100M)");
+  app.add_option("--switch-output", raw.switch_text,
+                 "a new file after SIZE bytes of data (e.g. 100M), every TIME (30s, 5m, 1h, 1d as perf; or 100ms), "
+                 "or at each SIGUSR2 (signal; bare --switch-output)");
+  app.add_option("--switch-max-files", raw.switch_max_files_text,
+                 "keep at most N output files, the oldest removed (as perf)");
   app.add_option("--header-interval-ms", o.header_interval_ms,
                  "rewrite the header every N ms while recording, so a file cut short is readable (default " +
                      std::to_string(kHeaderIntervalDefaultMs) + "; 0: only at the end)")
@@ -416,6 +463,13 @@ std::vector<char*> with_bare_optional_values(int argc, char** argv, int split) {
   std::vector<char*> out(argv, argv + argc);
   for (int i = 1; i < split; i++) {
     const std::string_view arg(argv[i]);
+    if (arg == "--switch-output") {
+      // perf's --switch-output[=signal|SIZE|TIME]: bare is signal; ours
+      // also takes the value as the next argument.
+      static char kSwitchSignal[] = "--switch-output=signal";
+      if (i + 1 >= split || argv[i + 1][0] == '-') out[static_cast<std::size_t>(i)] = kSwitchSignal;
+      continue;
+    }
     const bool aio = arg == "--aio";
     if (!aio && arg != "-z" && arg != "--compression-level") continue;
     std::uint64_t n = 0;
@@ -494,13 +548,32 @@ int apply(const RawOptions& raw, RecordOptions& o) {
   if (const std::string problem = apply_compression(raw, o); !problem.empty()) {
     return core::usage_error(kAppName, problem);
   }
-  if (raw.switch_text.empty()) return -1;
-  std::string problem = parse_size(raw.switch_text, o.switch_output_bytes);
-  if (problem.empty() &&
-      (o.switch_output_bytes < kSwitchOutputMinBytes || o.switch_output_bytes > kSwitchOutputMaxBytes)) {
-    problem = raw.switch_text + " is outside 4K.." + std::to_string(kSwitchOutputMaxBytes >> 40) + "T";
+  if (!raw.switch_max_files_text.empty()) {
+    std::uint64_t n = 0;
+    if (!parse_u64(raw.switch_max_files_text, n) || n == 0 || n > kSwitchMaxFilesMax) {
+      return core::usage_error(kAppName, "--switch-max-files=" + raw.switch_max_files_text +
+                                             ": expected a number of files in 1.." +
+                                             std::to_string(kSwitchMaxFilesMax));
+    }
+    o.switch_max_files = static_cast<std::uint32_t>(n);
   }
-  return problem.empty() ? -1 : core::usage_error(kAppName, "--switch-output: " + problem);
+  if (!raw.switch_text.empty()) {
+    const std::string problem =
+        parse_switch_output(raw.switch_text, o.switch_output_bytes, o.switch_output_ns, o.switch_output_signal);
+    if (!problem.empty()) return core::usage_error(kAppName, problem);
+  }
+  if (o.switch_max_files > 0 && !o.rotates()) {
+    return core::usage_error(kAppName, "--switch-max-files=" + raw.switch_max_files_text +
+                                           ": needs --switch-output or --overwrite (one file otherwise)");
+  }
+  if (o.overwrite && o.compression_level > 0) {
+    return core::usage_error(kAppName, "--overwrite with -z: not supported (each snapshot is written by the "
+                                       "reading thread, -z compresses on the writer thread)");
+  }
+  // --overwrite: the rings are read only for a snapshot (nothing to stage);
+  // one thread reads each snapshot into a file of its own.
+  if (o.overwrite) o.staged = false;
+  return -1;
 }
 
 }  // namespace

@@ -31,6 +31,10 @@ inline constexpr std::uint32_t kDwarfStackDefaultBytes = 8192;  // perf's defaul
 inline constexpr std::uint32_t kDwarfStackMaxBytes = 65528;     // the largest multiple of 8 in a u16
 inline constexpr std::uint64_t kSwitchOutputMinBytes = 4096;
 inline constexpr std::uint64_t kSwitchOutputMaxBytes = std::uint64_t{1} << 50;
+// --switch-output=TIME: 10 ms .. 30 days.
+inline constexpr std::uint64_t kSwitchOutputMinNs = 10'000'000;
+inline constexpr std::uint64_t kSwitchOutputMaxNs = std::uint64_t{30} * 86'400 * 1'000'000'000;
+inline constexpr std::uint32_t kSwitchMaxFilesMax = 1'000'000;
 inline constexpr std::uint64_t kHeaderIntervalMaxMs = 3'600'000;
 inline constexpr std::uint64_t kHeaderIntervalDefaultMs = 1000;
 inline constexpr std::uint64_t kDelayMaxMs = 3'600'000;  // -D: an hour
@@ -80,6 +84,18 @@ struct RecordOptions {
   std::uint32_t aio_cblocks = kAioDefault;  // 0: serial
   bool overwrite = false;
   std::uint64_t switch_output_bytes = 0;  // 0: one file
+  // --switch-output=signal: a new file at each SIGUSR2 (with --overwrite:
+  // each snapshot its own file, as without it).
+  bool switch_output_signal = false;
+  // --switch-output=TIME (perf's Ns, Nm, Nh, Nd; ours also Nms): a new
+  // file every TIME (with --overwrite: a snapshot every TIME, each its own
+  // file). 0: none.
+  std::uint64_t switch_output_ns = 0;
+  // --switch-max-files=N: at most N files are kept, the oldest removed as
+  // a new one is finished (perf's). 0: all.
+  std::uint32_t switch_max_files = 0;
+  // Whether the output is split into several files, by any means.
+  bool rotates() const { return switch_output_bytes > 0 || switch_output_signal || switch_output_ns > 0 || overwrite; }
   // How often the header is rewritten while recording, so that a file cut
   // short (kill -9) is readable up to its last complete write. 0: only at
   // the end.
@@ -156,6 +172,12 @@ std::string parse_event(std::string_view text, perf_event_attr& attr);
 // "100M" -> 104857600. Suffixes B, K, M, G, T (powers of 1024), or none
 // (bytes). "" or the problem.
 std::string parse_size(std::string_view text, std::uint64_t& bytes_out);
+// --switch-output's value as perf 6.1's switch_output_setup reads it:
+// "signal"; a size (N with B, K, M, G, T; upper case, and ours also k, b,
+// g, t); else a time (N with s, m, h, d, as perf's tags_time; ours also
+// ms). "" or the problem.
+std::string parse_switch_output(std::string_view text, std::uint64_t& bytes_out, std::uint64_t& ns_out,
+                                bool& signal_out);
 
 // "fp", "dwarf", "dwarf,SIZE". "" or the problem.
 std::string parse_call_graph(std::string_view text, CallGraph& mode_out, std::uint32_t& stack_bytes_out);

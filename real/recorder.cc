@@ -220,25 +220,44 @@ bool kernel_has_format_lost() {
 
 // --- RecorderSink --------------------------------------------------------------
 
-RecorderSink::RecorderSink(Writer& writer, RealDisk& disk, const core::PerfDataHead& head,
-                           std::uint64_t header_interval_ns, bool keep_side_band,
-                           std::function<int(std::uint32_t)> on_new_file, ZstdRecordCompressor* compressor)
+RecorderSink::RecorderSink(std::unique_ptr<Writer>& writer, RealDisk& disk, const core::PerfDataHead& head,
+                           std::uint64_t header_interval_ns, Rotation rotation, ZstdRecordCompressor* compressor)
     : writer_(writer),
       disk_(disk),
       head_(head),
       interval_ns_(header_interval_ns),
-      keep_side_band_(keep_side_band),
-      on_new_file_(std::move(on_new_file)),
+      keep_side_band_(rotation.keep_side_band),
+      rotation_(std::move(rotation)),
+      file_start_ns_(monotonic_ns()),
       compressor_(compressor),
-      file_index_(writer.file_index()) {}
+      file_index_(rotation_.file_index()) {
+  VERIFY(!rotation_.per_snapshot || rotation_.snapshots_taken);
+}
 
 std::span<std::byte> RecorderSink::acquire(std::size_t mapping) {
-  const std::span<std::byte> buffer = writer_.acquire(mapping);
+  if (!round_has_data_ && begin_data() < 0) return {};
+  const std::span<std::byte> buffer = writer_->acquire(mapping);
   if (keep_side_band_) {
     if (mapping >= acquired_.size()) acquired_.resize(mapping + 1);
     acquired_[mapping] = buffer;
   }
   return buffer;
+}
+
+// The first data of a round. --overwrite: every round that reads is a
+// snapshot (requested: SIGUSR2, or every TIME) or the final read. The
+// file gets the tasks of this moment (/proc) and the side-band kept so
+// far, besides what it got when it was opened (as perf's file gets at its
+// switch: the tasks that have exited since, which /proc no longer shows),
+// so that perf resolves it on its own.
+int RecorderSink::begin_data() {
+  round_has_data_ = true;
+  if (!rotation_.per_snapshot) return 0;
+  const std::uint64_t taken = rotation_.snapshots_taken();
+  round_requested_ = taken != snapshots_seen_;
+  snapshots_seen_ = taken;
+  if (file_has_data_) return 0;  // the final read, spread over rounds
+  return rotation_.on_new_file(rotation_.file_index(), false);
 }
 
 int RecorderSink::commit(std::size_t mapping, std::uint64_t bytes, const core::RecordCounts& counts) {
@@ -247,7 +266,7 @@ int RecorderSink::commit(std::size_t mapping, std::uint64_t bytes, const core::R
     VERIFY(bytes <= acquired_[mapping].size());
     keep_side_band(std::span<const std::byte>(acquired_[mapping].data(), bytes));
   }
-  return writer_.commit(mapping, bytes, counts);
+  return writer_->commit(mapping, bytes, counts);
 }
 
 // With -z the batch goes out as COMPRESSED records, compressed here, on
@@ -255,7 +274,7 @@ int RecorderSink::commit(std::size_t mapping, std::uint64_t bytes, const core::R
 // summary's samples and losses), the bytes become the compressed ones.
 int RecorderSink::write_staged(std::span<const std::byte> data, const core::RecordCounts& counts) {
   if (keep_side_band_) keep_side_band(data);
-  if (compressor_ == nullptr) return writer_.write_staged(data, counts);
+  if (compressor_ == nullptr) return writer_->write_staged(data, counts);
   std::span<const std::byte> compressed;
   const std::string problem = compressor_->compress(data, compressed);
   if (!problem.empty()) {
@@ -264,7 +283,7 @@ int RecorderSink::write_staged(std::span<const std::byte> data, const core::Reco
   }
   core::RecordCounts packed = counts;
   packed.bytes = compressed.size();
-  return writer_.write_staged(compressed, packed);
+  return writer_->write_staged(compressed, packed);
 }
 
 // The COMM, MMAP, MMAP2 and FORK records of whole records the loop walked.
@@ -289,21 +308,42 @@ void RecorderSink::keep_side_band(std::span<const std::byte> records) {
 }
 
 int RecorderSink::end_round(bool all_drained) {
-  const int rc = writer_.end_round(all_drained);
+  const int rc = writer_->end_round(all_drained);
   if (rc < 0) return rc;
-  if (writer_.file_index() != file_index_) {
-    // A new file: it needs the synthesized records too; its header has not
-    // been rewritten yet.
-    file_index_ = writer_.file_index();
-    checkpointed_bytes_ = 0;
-    if (compressor_ != nullptr) compressor_->restart();  // perf reads each file with a stream of its own
-    const int synthesized = on_new_file_(file_index_);
-    if (synthesized < 0) return synthesized;
-    counters_.files_synthesized++;
-    checkpoint();
+  if (round_has_data_) {
+    round_has_data_ = false;
+    if (rotation_.per_snapshot) {
+      file_has_data_ = true;
+      if (round_requested_) {
+        // A requested snapshot is a file of its own: the next one (or the
+        // final read) goes into a new file, opened now, as perf's
+        // record__switch_output after its snapshot.
+        counters_.snapshot_files++;
+        round_requested_ = false;
+        const int switched = switch_now();
+        if (switched < 0) return switched;
+      }
+    }
+  }
+  if (rotation_.file_index() != file_index_) {
+    const int made = new_file();  // the writer's own rotation (size)
+    if (made < 0) return made;
+  }
+  const std::uint64_t now_ns = monotonic_ns();
+  if (rotation_.every_ns > 0 && now_ns - file_start_ns_ >= rotation_.every_ns) {
+    file_start_ns_ = now_ns;
+    if (rotation_.per_snapshot) {
+      rotation_.request_snapshot();  // the next round reads it into a file of its own
+    } else {
+      const int switched = switch_now();
+      if (switched < 0) return switched;
+    }
+  }
+  if (rotation_.on_signal && !rotation_.per_snapshot && take_switch_request()) {
+    const int switched = switch_now();
+    if (switched < 0) return switched;
   }
   if (interval_ns_ > 0) {
-    const std::uint64_t now_ns = monotonic_ns();
     if (now_ns - last_checkpoint_ns_ >= interval_ns_) {
       last_checkpoint_ns_ = now_ns;
       checkpoint();
@@ -312,8 +352,29 @@ int RecorderSink::end_round(bool all_drained) {
   return 0;
 }
 
+int RecorderSink::switch_now() {
+  const int rc = rotation_.switch_file();
+  if (rc < 0) return rc;
+  return new_file();
+}
+
+// A new file: it needs the synthesized records too; its header has not
+// been rewritten yet.
+int RecorderSink::new_file() {
+  file_index_ = rotation_.file_index();
+  checkpointed_bytes_ = 0;
+  file_has_data_ = false;
+  file_start_ns_ = monotonic_ns();
+  if (compressor_ != nullptr) compressor_->restart();  // perf reads each file with a stream of its own
+  const int synthesized = rotation_.on_new_file(file_index_, true);
+  if (synthesized < 0) return synthesized;
+  counters_.files_synthesized++;
+  checkpoint();
+  return 0;
+}
+
 void RecorderSink::checkpoint() {
-  if (interval_ns_ == 0 || writer_.failed() || !disk_.file_open()) return;
+  if (interval_ns_ == 0 || writer_->failed() || !disk_.file_open()) return;
   const std::uint64_t prefix = disk_.complete_prefix_bytes();
   if (prefix <= checkpointed_bytes_ || prefix < head_.data_offset()) return;
   const auto header = head_.header(prefix - head_.data_offset());
@@ -326,7 +387,7 @@ void RecorderSink::checkpoint() {
   }
   if (done == header.size()) {
     checkpointed_bytes_ = prefix;
-    writer_.header_covers(prefix);
+    writer_->header_covers(prefix);
     counters_.header_checkpoints++;
   } else {
     // Not fatal: the file keeps its previous header; the final fix-up
@@ -360,7 +421,10 @@ class Recording {
   bool describe_events();
   bool open_output();
   bool file_features(const core::FinishedFile& file, core::PerfFeatures& out);
-  int synthesize(std::uint32_t file_index);
+  int synthesize(std::uint32_t file_index, bool first_of_file = true);
+  int switch_file();
+  void remove_old_files(std::size_t keep);
+  core::WriterStats writer_stats() const;
   void synthesize_first_file();
   bool start_events();
   bool release_command();
@@ -409,7 +473,9 @@ class Recording {
   core::StackCutStats stack_cut_;
   PriorityOutcome reader_priority_;  // what the reading thread got
   std::unique_ptr<RealDisk> disk_;
-  std::unique_ptr<Writer> writer_;
+  std::unique_ptr<Writer> writer_;   // the open file's (a new one per switch_file)
+  core::WriterStats retired_;        // the writers before it, summed
+  std::uint64_t sink_files_removed_ = 0;  // --switch-max-files
   std::unique_ptr<RecordBuilder> builder_;
   std::unique_ptr<ZstdRecordCompressor> compressor_;  // -z; before sink_, which refers to it
   SynthesisStats synthesis_;
@@ -617,6 +683,7 @@ bool Recording::open_output() {
     so_.wake_bytes = std::min(so_.batch_bytes_max / 2, kWriterWakeMaxBytes);
     if (o_.switch_output_bytes > 0) so_.wake_bytes = std::min(so_.wake_bytes, o_.switch_output_bytes);
     so_.wait_ns = std::min(read_interval_ns(), kWriterWaitMaxMs * kNsPerMs);
+    if (o_.switch_output_ns > 0) so_.wait_ns = std::min(so_.wait_ns, o_.switch_output_ns / 2);
     so_.full_waits_max = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, 10 * kNsPerSecond / so_.wait_ns));
     if (const std::string problem = core::validate(so_); !problem.empty()) {
       return fail(kExitUsage, "--staging " + std::to_string(so_.bytes) + ": " + problem + " (-m " +
@@ -653,23 +720,96 @@ bool Recording::open_output() {
 // The synthesized records at the start of file `file_index`; a rotated
 // file also gets the side-band records the kernel wrote into the earlier
 // ones (kept by the sink). 0 or -errno.
-int Recording::synthesize(std::uint32_t file_index) {
+int Recording::synthesize(std::uint32_t file_index, bool first_of_file) {
   builder_->clear();
-  builder_->add_id_index(id_index_);
-  kernel_warning_ = synthesize_kernel_mmap(*builder_);
+  if (first_of_file) {
+    builder_->add_id_index(id_index_);
+    kernel_warning_ = synthesize_kernel_mmap(*builder_);
+  }
   // The mappings the kernel reports for the first event (it asks for the
   // side-band records): with mmap_data (dwarf) the data ones too.
   const MapKinds kinds = attrs_[0].attr.mmap_data != 0 ? MapKinds::executable_and_data : MapKinds::executable;
+  // Later than the start (a rotated file, or an --overwrite snapshot's
+  // file): the command's tasks of this moment too.
+  const bool later = file_index > 0 || !first_of_file;
   if (o_.cpu_wide()) {
     synthesize_all_processes(kinds, *builder_, synthesis_);
   } else if (o_.attach()) {
     for (const pid_t pid : processes_) synthesize_process(pid, kinds, *builder_, synthesis_);
-  } else if (file_index > 0 && has_command_ && command_.pid() > 0) {
+  } else if (later && has_command_ && command_.pid() > 0) {
     for (const pid_t pid : process_tree(command_.pid())) synthesize_process(pid, kinds, *builder_, synthesis_);
   }
-  if (file_index > 0 && sink_ != nullptr) builder_->add_records(sink_->side_band());
+  if (later && sink_ != nullptr) builder_->add_records(sink_->side_band());
   if (builder_->bytes().empty()) return 0;
   return writer_->append(builder_->bytes(), builder_->counts());
+}
+
+namespace {
+
+void add_writer_stats(core::WriterStats& sum, const core::WriterStats& s) {
+  sum.files += s.files;
+  sum.chunks += s.chunks;
+  sum.bytes_committed += s.bytes_committed;
+  sum.bytes_completed += s.bytes_completed;
+  sum.writes_submitted += s.writes_submitted;
+  sum.writes_completed += s.writes_completed;
+  sum.short_writes_restarted += s.short_writes_restarted;
+  sum.eagain_retries += s.eagain_retries;
+  sum.eagain_sync_fallbacks += s.eagain_sync_fallbacks;
+  sum.eintr_retries += s.eintr_retries;
+  sum.suspend_interrupted += s.suspend_interrupted;
+  sum.waits_for_cblock += s.waits_for_cblock;
+  sum.in_flight_max = std::max(sum.in_flight_max, s.in_flight_max);
+  sum.rounds_marked += s.rounds_marked;
+  sum.files_with_features += s.files_with_features;
+  sum.feature_bytes += s.feature_bytes;
+  sum.fix_ups_failed += s.fix_ups_failed;
+  sum.fix_ups_partial += s.fix_ups_partial;
+  sum.records.add(s.records);
+  sum.drops.add(s.drops);
+  if (sum.error == 0 && s.error != 0) {
+    sum.error = s.error;
+    sum.error_context = s.error_context;
+  }
+}
+
+}  // namespace
+
+core::WriterStats Recording::writer_stats() const {
+  core::WriterStats sum = retired_;
+  add_writer_stats(sum, writer_->stats());
+  return sum;
+}
+
+// --switch-output=signal|TIME, --overwrite snapshots: the open file is
+// finished (every write, the header, the features) and the next one opened
+// by a writer of its own (TraceWriter switches by size only). 0 or -errno.
+int Recording::switch_file() {
+  const int finished = writer_->finish();
+  if (finished != 0) return finished;  // the writer keeps its error for finish()
+  const std::uint32_t next = disk_->index_base() + writer_->file_index() + 1;
+  add_writer_stats(retired_, writer_->stats());
+  disk_->set_index_base(next);
+  writer_ = std::make_unique<Writer>(*disk_, wo_, *head_);
+  writer_->set_feature_source(
+      [this](const core::FinishedFile& file, core::PerfFeatures& out) { return file_features(file, out); });
+  const int started = writer_->start();
+  if (started != 0) return started;
+  // As perf (record__switch_output): the finished files are kept up to
+  // --switch-max-files, the open one aside.
+  if (o_.switch_max_files > 0) remove_old_files(o_.switch_max_files + 1);
+  return 0;
+}
+
+// --switch-max-files: the oldest files go until `keep` are left.
+void Recording::remove_old_files(std::size_t keep) {
+  while (disk_->paths().size() > keep) {
+    const std::string oldest = disk_->paths().front();
+    if (const int rc = disk_->remove_oldest(); rc != 0 && !o_.quiet) {
+      print_line("warning: --switch-max-files: removing " + oldest + ": " + errno_text(-rc));
+    }
+    if (sink_ != nullptr) sink_files_removed_++;
+  }
 }
 
 void Recording::synthesize_first_file() {
@@ -713,9 +853,19 @@ bool Recording::release_command() {
 // The record loop until the command exits, every ring hangs up, or a stop
 // signal (or, when the start failed, only the events disabled).
 void Recording::make_sink() {
-  sink_ = std::make_unique<RecorderSink>(*writer_, *disk_, *head_, o_.header_interval_ms * kNsPerMs,
-                                         o_.switch_output_bytes > 0,
-                                         [this](std::uint32_t file_index) { return synthesize(file_index); },
+  Rotation r;
+  r.keep_side_band = o_.rotates();
+  r.per_snapshot = o_.overwrite;
+  r.on_signal = o_.switch_output_signal;
+  r.every_ns = o_.switch_output_ns;
+  r.switch_file = [this] { return switch_file(); };
+  r.on_new_file = [this](std::uint32_t file_index, bool first_of_file) {
+    return synthesize(file_index, first_of_file);
+  };
+  r.file_index = [this] { return disk_->index_base() + writer_->file_index(); };
+  r.snapshots_taken = [this] { return session_->snapshots_taken(); };
+  r.request_snapshot = [this] { session_->request_snapshot(); };
+  sink_ = std::make_unique<RecorderSink>(writer_, *disk_, *head_, o_.header_interval_ms * kNsPerMs, std::move(r),
                                          compressor_.get());
   sink_->checkpoint();
 }
@@ -735,6 +885,8 @@ void Recording::record_until_the_end(bool started) {
 core::LoopOptions Recording::loop_options() const {
   core::LoopOptions lo;
   lo.poll_timeout_ns = read_interval_ns();
+  // --switch-output=TIME: a round at least as often.
+  if (o_.switch_output_ns > 0) lo.poll_timeout_ns = std::min(lo.poll_timeout_ns, o_.switch_output_ns / 2);
   lo.rounds_max = kRoundsMax;
   // With AIO and no staging, one chunk per ring per round (as perf reads):
   // a second chunk of the same ring would wait for the first one's control
@@ -845,6 +997,9 @@ void Recording::finish(bool started) {
   write_lost_samples();
   const int finished = writer_->finish();
   const core::WriterStats& ws = writer_->stats();
+  // As perf at its exit (record__switch_output(rec, true)): the last file
+  // counts among --switch-max-files.
+  if (o_.switch_max_files > 0 && finished == 0) remove_old_files(o_.switch_max_files);
   if (started) check_loop_status();
   if (finished != 0 || ws.error != 0) {
     const std::string path = disk_->current_path().empty() ? o_.output : disk_->current_path();
@@ -923,7 +1078,7 @@ void Recording::print_summary(bool started) const {
 // What the files hold: the writer's counts (the valid prefix after an
 // error), and the data-loss metric read back from the files.
 void Recording::print_files(const FileStats& back) const {
-  const core::WriterStats& ws = writer_->stats();
+  const core::WriterStats ws = writer_stats();
   const core::RecordCounts& cut = ws.drops[core::DropCause::output_error].records;
   std::string files;
   for (const std::string& p : disk_->paths()) files += (files.empty() ? "" : ", ") + p;
@@ -967,7 +1122,7 @@ void Recording::print_events(const FileStats& back) const {
 
 // The feature sections and the build-id cache.
 void Recording::print_features() const {
-  const core::WriterStats& ws = writer_->stats();
+  const core::WriterStats ws = writer_stats();
   print_line("features: " + std::to_string(ws.files_with_features) + " file(s) with feature sections (" +
              std::to_string(ws.feature_bytes) + " bytes); build-ids listed " + std::to_string(features_.build_ids) +
              (buildid_dir_.empty() ? ", no build-id cache (-N)" : ", cached in " + buildid_dir_));
@@ -986,7 +1141,7 @@ void Recording::print_drops() const {
   core::Drops drops;
   drops.add(loop_.drops);
   drops.add(loop_.aux_drops);
-  drops.add(writer_->stats().drops);
+  drops.add(writer_stats().drops);
   // What staging held when the writer failed was cut with the writer's
   // file: more records of that event, not more files (each staged batch
   // is an event of its own in staging_.drops).
@@ -1001,7 +1156,7 @@ void Recording::print_drops() const {
 }
 
 void Recording::print_writer() const {
-  const core::WriterStats& ws = writer_->stats();
+  const core::WriterStats ws = writer_stats();
   print_line(std::string("writer: ") + core::to_string(wo_.mode) +
              (wo_.mode == core::WriteMode::aio
                   ? " (" + std::to_string(wo_.cblocks) + " control block(s) " +
@@ -1059,12 +1214,17 @@ void Recording::print_compression() const {
 
 // Rotation, synthesis, CPU time.
 void Recording::print_costs() const {
-  if (o_.switch_output_bytes > 0) {
+  if (o_.rotates()) {
     const SinkCounters& c = sink_->counters();
     print_line("rotation: " + std::to_string(c.files_synthesized) + " new file(s), " +
                std::to_string(c.side_band_records_kept) + " side-band records kept for them (" +
                std::to_string(c.side_band_records_dropped) + " over the " + std::to_string(kSideBandBytesMax >> 20) +
-               " MiB bound)");
+               " MiB bound)" +
+               (o_.overwrite ? ", " + std::to_string(c.snapshot_files) + " requested snapshot(s)" : "") +
+               (o_.switch_max_files > 0 ? ", " + std::to_string(sink_files_removed_) +
+                                              " oldest file(s) removed (--switch-max-files " +
+                                              std::to_string(o_.switch_max_files) + ")"
+                                        : ""));
   }
   if (o_.delay_ms > 0) {
     print_line("delay: " + std::string(session_->delayed_enable_done()

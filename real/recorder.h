@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -59,12 +60,31 @@ struct SinkCounters {
   std::uint64_t header_checkpoints = 0;
   std::uint64_t header_checkpoint_failures = 0;
   std::uint64_t files_synthesized = 0;  // rotated files that got synthesized records
+  std::uint64_t snapshot_files = 0;     // --overwrite: snapshots read into files
+  std::uint64_t files_removed = 0;      // --switch-max-files
   std::uint64_t side_band_records_kept = 0;
   std::uint64_t side_band_records_dropped = 0;  // over kSideBandBytesMax
 };
 
 // The most side-band bytes RecorderSink keeps for rotated files.
 inline constexpr std::uint64_t kSideBandBytesMax = std::uint64_t{16} << 20;
+
+// How the output is split into files (RecorderSink).
+struct Rotation {
+  bool keep_side_band = false;  // copy COMM/MMAP/MMAP2/FORK for later files
+  bool per_snapshot = false;    // --overwrite: each requested snapshot in a file of its own
+  bool on_signal = false;       // --switch-output=signal: a new file at SIGUSR2 (take_switch_request)
+  std::uint64_t every_ns = 0;   // --switch-output=TIME (with per_snapshot: a snapshot every TIME)
+  // Finishes the open file and opens the next with a writer of its own
+  // (0 or -errno).
+  std::function<int()> switch_file;
+  // (file index, first_of_file): appends what the file needs; false: more
+  // for a file that has its start already (a snapshot's tasks). 0 or -errno.
+  std::function<int(std::uint32_t, bool)> on_new_file;
+  std::function<std::uint32_t()> file_index;        // the open file's, over every writer
+  std::function<std::uint64_t()> snapshots_taken;  // per_snapshot
+  std::function<void()> request_snapshot;          // per_snapshot with every_ns
+};
 
 // core::ChunkSink: the trace writer, plus the header checkpoints and, after
 // an output switch, the synthesized records the new file needs.
@@ -74,30 +94,35 @@ inline constexpr std::uint64_t kSideBandBytesMax = std::uint64_t{16} << 20;
 // kSideBandBytesMax), so that a new file can name and map the tasks that
 // ran before it, including those that have exited since (which /proc no
 // longer shows).
+//
+// Files switch by size (the writer's own rotation), or, through
+// Rotation::switch_file (a new writer), at SIGUSR2, every TIME, or (with
+// --overwrite) after each requested snapshot: each snapshot is a file of
+// its own, with the tasks of /proc when it was opened and when the
+// snapshot was read, and the side-band kept so far.
 class RecorderSink {
  public:
-  // on_new_file(index): appends what file `index` needs (0 or -errno).
   // compressor (-z, staged only): write_staged() hands the writer
   // COMPRESSED records of each batch (a new zstd frame for each file);
-  // nullptr: the records as they are.
-  RecorderSink(Writer& writer, RealDisk& disk, const core::PerfDataHead& head, std::uint64_t header_interval_ns,
-               bool keep_side_band, std::function<int(std::uint32_t)> on_new_file,
-               ZstdRecordCompressor* compressor = nullptr);
+  // nullptr: the records as they are. `writer` is replaced by
+  // rotation.switch_file.
+  RecorderSink(std::unique_ptr<Writer>& writer, RealDisk& disk, const core::PerfDataHead& head,
+               std::uint64_t header_interval_ns, Rotation rotation, ZstdRecordCompressor* compressor = nullptr);
 
   std::span<std::byte> acquire(std::size_t mapping);
   int commit(std::size_t mapping, std::uint64_t bytes, const core::RecordCounts& counts);
   // core::StagedWriter: a batch from the staging buffer.
   int write_staged(std::span<const std::byte> data, const core::RecordCounts& counts);
-  void abandon(std::size_t mapping) { writer_.abandon(mapping); }
+  void abandon(std::size_t mapping) { writer_->abandon(mapping); }
   void note_gap(std::size_t mapping, core::PositionRange gap, std::uint64_t head) {
-    writer_.note_gap(mapping, gap, head);
+    writer_->note_gap(mapping, gap, head);
   }
   void note_corrupt(std::size_t mapping, core::PositionRange at, core::ReadStatus status) {
-    writer_.note_corrupt(mapping, at, status);
+    writer_->note_corrupt(mapping, at, status);
   }
-  std::uint32_t references(std::size_t mapping) const { return writer_.references(mapping); }
+  std::uint32_t references(std::size_t mapping) const { return writer_->references(mapping); }
   int end_round(bool all_drained);
-  int flush() { return writer_.flush(); }
+  int flush() { return writer_->flush(); }
 
   // Rewrites the header now if the complete prefix grew.
   void checkpoint();
@@ -109,15 +134,23 @@ class RecorderSink {
 
  private:
   void keep_side_band(std::span<const std::byte> records);
+  int begin_data();     // before a round's first data: a snapshot's own file
+  int new_file();       // after any switch: what the file needs
+  int switch_now();     // a switch the sink decided (signal, time, snapshot)
 
-  Writer& writer_;
+  std::unique_ptr<Writer>& writer_;
   RealDisk& disk_;
   const core::PerfDataHead& head_;
   const std::uint64_t interval_ns_;
   const bool keep_side_band_;
   std::vector<std::span<std::byte>> acquired_;  // per mapping, with keep_side_band
   std::vector<std::byte> side_band_;
-  std::function<int(std::uint32_t)> on_new_file_;
+  Rotation rotation_;
+  bool round_has_data_ = false;
+  bool file_has_data_ = false;           // per_snapshot: data read into the open file
+  std::uint64_t snapshots_seen_ = 0;     // per_snapshot
+  bool round_requested_ = false;         // per_snapshot: this round reads a requested snapshot
+  std::uint64_t file_start_ns_ = 0;      // every_ns
   ZstdRecordCompressor* compressor_;
   std::string compression_problem_;
   std::uint32_t file_index_ = 0;

@@ -203,6 +203,66 @@ TEST(RecordOptions, ErrorsAreOneLineWithExitStatus64) {
   }
 }
 
+// --switch-output as perf 6.1's switch_output_setup reads it: signal (also
+// bare), a size (upper-case suffix), or a time (s, m, h, d: 2m is two
+// minutes, as perf, not 2 MiB); ours also ms. --switch-max-files=N.
+TEST(RecordOptions, SwitchOutputTakesPerfsSignalSizeAndTimeForms) {
+  struct Case {
+    std::vector<std::string> args;
+    bool signal;
+    std::uint64_t bytes;
+    std::uint64_t ns;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"--switch-output=signal", "-a"}, true, 0, 0},
+           {{"--switch-output", "-a"}, true, 0, 0},
+           {{"-a", "--switch-output"}, true, 0, 0},
+           {{"--switch-output", "--", "true"}, true, 0, 0},
+           {{"--switch-output=100M", "-a"}, false, 100u << 20, 0},
+           {{"--switch-output", "64K", "-a"}, false, 64u << 10, 0},
+           {{"--switch-output=1s", "-a"}, false, 0, 1'000'000'000},
+           {{"--switch-output=2m", "-a"}, false, 0, 120'000'000'000},
+           {{"--switch-output=1h", "-a"}, false, 0, 3'600'000'000'000},
+           {{"--switch-output=1d", "-a"}, false, 0, 86'400'000'000'000},
+           {{"--switch-output=100ms", "-a"}, false, 0, 100'000'000},
+       }) {
+    const Parsed p = parse(c.args);
+    SCOPED_TRACE(::testing::PrintToString(c.args));
+    ASSERT_EQ(p.status, -1) << p.err;
+    EXPECT_EQ(p.options.switch_output_signal, c.signal);
+    EXPECT_EQ(p.options.switch_output_bytes, c.bytes);
+    EXPECT_EQ(p.options.switch_output_ns, c.ns);
+    EXPECT_TRUE(p.options.rotates());
+  }
+  const Parsed kept = parse({"--switch-output=1s", "--switch-max-files=5", "-a"});
+  ASSERT_EQ(kept.status, -1) << kept.err;
+  EXPECT_EQ(kept.options.switch_max_files, 5u);
+  const Parsed overwrite = parse({"--overwrite", "--switch-max-files", "3", "-a"});
+  ASSERT_EQ(overwrite.status, -1) << overwrite.err;
+  EXPECT_EQ(overwrite.options.switch_max_files, 3u);
+  EXPECT_FALSE(overwrite.options.staged) << "--overwrite reads each snapshot on one thread";
+  for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
+           {"--switch-output=banana", "-a"},
+           {"--switch-output=100", "-a"},
+           {"--switch-output=1ms", "-a"},
+           {"--switch-output=31d", "-a"},
+           {"--switch-output=s", "-a"},
+           {"--switch-output=signal", "--switch-max-files=-1", "-a"},
+           {"--switch-output=signal", "--switch-max-files=x", "-a"},
+           {"--switch-max-files=2", "-a"},
+       }) {
+    const Parsed p = parse(bad);
+    SCOPED_TRACE(::testing::PrintToString(bad));
+    EXPECT_EQ(p.status, 64);
+    EXPECT_NE(p.err.find(bad[0].substr(0, bad[0].find('=')) == "--switch-output" && bad.size() == 2
+                             ? "--switch-output="
+                             : "--switch-max-files"),
+              std::string::npos)
+        << p.err;
+    EXPECT_EQ(p.err.find('\n'), p.err.size() - 1) << "one line: " << p.err;
+  }
+}
+
 TEST(RecordOptions, HelpReturnsZero) {
   const Parsed p = parse({"--help"});
   EXPECT_EQ(p.status, 0);

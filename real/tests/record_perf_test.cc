@@ -19,6 +19,7 @@
 
 #include <csignal>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -458,41 +459,186 @@ TEST(RecordWithPerf, SigtermStopsASystemWideRecording) {
   expect_perf_agrees(out, ours);
 }
 
-TEST(RecordWithPerf, OverwriteSnapshotsOnSigusr2AndAtTheEnd) {
+// The files a rotating recording left: FILE, FILE.1, ... (up to the first
+// index with no file), or from `first` on.
+std::vector<std::string> output_files(const std::string& out, int first = 0) {
+  std::vector<std::string> files;
+  for (int index = first; index < 10000; index++) {
+    const std::string path = index == 0 ? out : out + "." + std::to_string(index);
+    if (testing::file_size(path) == 0) break;
+    files.push_back(path);
+  }
+  return files;
+}
+
+// What perf script says of one file on its own: the user-space samples of
+// the test binary (named by its comm), those of them perf maps to no DSO,
+// and those of a task it cannot name (":PID").
+struct FileResolution {
+  std::uint64_t samples = 0;        // every sample
+  std::uint64_t workload = 0;       // user-space samples of the test binary's comm
+  std::uint64_t unresolved = 0;     // of those, no DSO ([unknown])
+  std::uint64_t unnamed = 0;        // user-space samples of a task perf cannot name
+  bool burn = false;                // ringsim_test_burn resolved
+  std::string first_bad;
+};
+
+FileResolution resolution_of(const std::string& path) {
+  const RunResult r = testing::run({testing::perf_path(), "script", "-F", "comm,pid,ip,sym,dso", "-i", path});
+  EXPECT_TRUE(r.exited && r.exit_code == 0) << path << ": " << r.text();
+  FileResolution f;
+  std::istringstream in(r.out);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    f.samples++;
+    if (line.find("[kernel.kallsyms]") != std::string::npos) continue;
+    const std::size_t start = line.find_first_not_of(' ');
+    const bool unnamed = start != std::string::npos && line[start] == ':';
+    if (unnamed) {
+      f.unnamed++;
+      if (f.first_bad.empty()) f.first_bad = line;
+      continue;
+    }
+    if (line.compare(start, self_comm().size(), self_comm()) != 0) continue;
+    f.workload++;
+    if (line.find("([unknown])") != std::string::npos) {
+      f.unresolved++;
+      if (f.first_bad.empty()) f.first_bad = line;
+    }
+    if (line.find("ringsim_test_burn") != std::string::npos) f.burn = true;
+  }
+  return f;
+}
+
+// --overwrite is a flight recorder: each snapshot SIGUSR2 asks for, and
+// the one at the end, is a file of its own that perf resolves alone. The
+// command execs after the recording began; its COMM and MMAP records are
+// long overwritten in 2-page rings by the time of the snapshots, so only
+// what each file gets at its snapshot (the command's tasks from /proc,
+// the side-band kept) names and maps its samples. Before: one file, every
+// snapshot appended to it, the workload's samples unnamed and [unknown].
+TEST(RecordWithPerf, OverwriteSnapshotsAreFilesPerfResolvesOnTheirOwn) {
   REQUIRE_PERF();
   const std::string out = testing::temp_dir("overwrite") + "/perf.data";
   Process p;
-  ASSERT_TRUE(
-      testing::start(p, concat({testing::record_path()}, {"-a", "--overwrite", "-m", "2", "-F", "1000", "-o", out})).ok());
-  std::uint64_t bytes = 0;
-  ASSERT_TRUE(testing::wait_until([&] { return (bytes = testing::header_data_size(out)) > 0; }));
-  // A snapshot shows up in the header within one --header-interval-ms
-  // once it holds samples; one requested right after the start may find
-  // the rings empty, so the request is repeated until one does.
+  ASSERT_TRUE(testing::start(p, concat({testing::record_path(), "--overwrite", "-m", "2", "-e", "task-clock", "-c",
+                                        "250000", "--header-interval-ms", "100", "-o", out, "--"},
+                                       burn(2500)))
+                  .ok());
+  // A request until the first snapshot shows in FILE's header, then until
+  // a second one was read into FILE.1 and FILE.2 opened after it (a
+  // request that finds the rings empty writes nothing).
   std::uint64_t requests = 0;
-  for (int k = 0; k < 2; k++) {
-    const std::uint64_t before = bytes;
-    std::uint64_t last_request_ns = 0;
+  std::uint64_t last_request_ns = 0;
+  std::uint64_t start_bytes = 0;  // the file's start (its handlers are installed by then)
+  ASSERT_TRUE(testing::wait_until([&] { return (start_bytes = testing::header_data_size(out)) > 0; }));
+  for (const std::function<bool()>& done :
+       {std::function<bool()>([&] { return testing::header_data_size(out) > start_bytes + 4096; }),
+        std::function<bool()>([&] { return testing::file_size(out + ".2") > 0; })}) {
     ASSERT_TRUE(testing::wait_until([&] {
-      if (testing::monotonic_ns() - last_request_ns >= 200 * testing::kMs) {
+      if (testing::monotonic_ns() - last_request_ns >= 300 * testing::kMs) {
         p.signal(SIGUSR2);
         requests++;
         last_request_ns = testing::monotonic_ns();
       }
-      return (bytes = testing::header_data_size(out)) > before;
-    })) << "snapshot " << k << " never reached the file";
+      return done();
+    })) << "snapshot never reached its file after " << requests << " requests";
   }
-  p.signal(SIGINT);
   const RunResult r = testing::finish(p);
-  ASSERT_TRUE(!r.exited && WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGINT) << r.text();
-  const std::vector<std::string> loop = testing::lines_with(r.err, "ringsim-record: loop: ");
-  ASSERT_EQ(loop.size(), 1u) << r.text();
-  const std::uint64_t snapshots = std::strtoull(loop[0].c_str() + loop[0].find("snapshots ") + 10, nullptr, 10);
-  EXPECT_GE(snapshots, 3u) << loop[0];  // two with data, one or more at the end
-  std::printf("%llu snapshot requests, %s\n", static_cast<unsigned long long>(requests), loop[0].c_str());
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  const std::vector<std::string> files = output_files(out);
+  EXPECT_GE(files.size(), 3u) << "two snapshots asked for and the one at the end: " << r.text();
+  EXPECT_NE(r.err.find("wrote " + std::to_string(files.size()) + " file(s)"), std::string::npos) << r.text();
   const Summary ours = summary_of(r);
-  EXPECT_GT(ours.samples, 0u);
-  expect_perf_agrees(out, ours);
+  std::uint64_t samples = 0;
+  int burn_files = 0;
+  for (const std::string& path : files) {
+    const PerfView v = testing::perf_view(path, /*report=*/false);
+    EXPECT_TRUE(v.complaints.empty()) << path << ": " << ::testing::PrintToString(v.complaints);
+    samples += v.samples;
+    const FileResolution f = resolution_of(path);
+    std::printf("%s: %llu samples, %llu of the workload in user space, %llu [unknown], %llu unnamed\n",
+                path.c_str(), static_cast<unsigned long long>(f.samples), static_cast<unsigned long long>(f.workload),
+                static_cast<unsigned long long>(f.unresolved), static_cast<unsigned long long>(f.unnamed));
+    EXPECT_EQ(f.unresolved, 0u) << path << ": " << f.first_bad;
+    EXPECT_EQ(f.unnamed, 0u) << path << ": " << f.first_bad;
+    burn_files += f.burn ? 1 : 0;
+  }
+  EXPECT_GE(burn_files, 2) << "ringsim_test_burn resolved in fewer than two snapshot files";
+  EXPECT_EQ(samples, ours.samples);
+}
+
+// --switch-output=signal (and bare --switch-output), as perf's: a new file
+// at each SIGUSR2, each read and resolved by perf on its own. Refused
+// before ("not a size").
+TEST(RecordWithPerf, SwitchOutputOnSignalStartsAFileAtEachSigusr2) {
+  REQUIRE_PERF();
+  const std::string out = testing::temp_dir("switch-signal") + "/perf.data";
+  Process p;
+  ASSERT_TRUE(testing::start(p, concat({testing::record_path(), "-e", "task-clock", "-c", "250000",
+                                        "--switch-output=signal", "--header-interval-ms", "100", "-o", out, "--"},
+                                       burn(2000)))
+                  .ok());
+  for (const std::string& path : {out, out + ".1"}) {
+    ASSERT_TRUE(testing::wait_until([&] { return testing::header_data_size(path) > 2048; })) << path;
+    p.signal(SIGUSR2);
+  }
+  ASSERT_TRUE(testing::wait_until([&] { return testing::file_size(out + ".2") > 0; }));
+  const RunResult r = testing::finish(p);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  const std::vector<std::string> files = output_files(out);
+  EXPECT_EQ(files.size(), 3u) << r.text();
+  const Summary ours = summary_of(r);
+  std::uint64_t samples = 0;
+  for (const std::string& path : files) {
+    const PerfView v = testing::perf_view(path, /*report=*/false);
+    EXPECT_TRUE(v.complaints.empty()) << path << ": " << ::testing::PrintToString(v.complaints);
+    samples += v.samples;
+    const FileResolution f = resolution_of(path);
+    EXPECT_EQ(f.unresolved + f.unnamed, 0u) << path << ": " << f.first_bad;
+    EXPECT_TRUE(f.burn || f.workload == 0) << path << ": the workload's samples, no ringsim_test_burn";
+  }
+  EXPECT_EQ(samples, ours.samples);
+}
+
+// --switch-output=TIME (perf's 1s, 2m, ...; ours also 100ms) and
+// --switch-max-files=N: a file every TIME; the oldest removed so that N are
+// left at the end, the newest (perf's record__switch_output). Both refused
+// before.
+TEST(RecordWithPerf, SwitchOutputEveryTimeKeepsTheNewestMaxFiles) {
+  REQUIRE_PERF();
+  const std::string dir = testing::temp_dir("switch-time");
+  const RunResult all = testing::run_record(concat(
+      {"-e", "task-clock", "-c", "250000", "--switch-output=200ms", "-o", dir + "/all.data", "--"}, burn(1200)));
+  ASSERT_TRUE(all.exited && all.exit_code == 0) << all.text();
+  const std::vector<std::string> every = output_files(dir + "/all.data");
+  EXPECT_GE(every.size(), 4u) << "1.2 s of CPU time in files of 200 ms: " << all.text();
+  std::uint64_t samples = 0;
+  for (const std::string& path : every) samples += testing::perf_view(path, /*report=*/false).samples;
+  EXPECT_EQ(samples, summary_of(all).samples);
+
+  const std::string out = dir + "/kept.data";
+  const RunResult r = testing::run_record(
+      concat({"-e", "task-clock", "-c", "250000", "--switch-output=100ms", "--switch-max-files=2", "-o", out, "--"},
+             burn(1000)));
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  std::uint64_t created = 0;
+  const std::vector<std::string> rotation = testing::lines_with(r.err, "rotation: ");
+  ASSERT_EQ(rotation.size(), 1u) << r.text();
+  created = std::strtoull(rotation[0].c_str() + rotation[0].find("rotation: ") + 10, nullptr, 10);
+  ASSERT_GE(created, 3u) << rotation[0];
+  EXPECT_EQ(testing::file_size(out), 0u) << "the oldest file was kept";
+  const std::vector<std::string> kept = output_files(out, static_cast<int>(created) - 1);
+  ASSERT_EQ(kept.size(), 2u) << r.text();
+  EXPECT_EQ(kept[1], out + "." + std::to_string(created));
+  EXPECT_EQ(testing::file_size(out + "." + std::to_string(created - 2)), 0u);
+  EXPECT_NE(r.err.find("wrote 2 file(s): " + kept[0] + ", " + kept[1]), std::string::npos) << r.text();
+  for (const std::string& path : kept) {
+    const PerfView v = testing::perf_view(path, /*report=*/false);
+    EXPECT_TRUE(v.script.exited && v.script.exit_code == 0) << path << ": " << v.script.text();
+    EXPECT_TRUE(v.complaints.empty()) << path << ": " << ::testing::PrintToString(v.complaints);
+  }
 }
 
 TEST(RecordWithPerf, SwitchOutputWritesFilesPerfReadsOneByOne) {
