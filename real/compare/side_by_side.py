@@ -183,6 +183,7 @@ class Case:
     fast: bool = False   # in the Bazel test's subset
     workload: str = "shares"  # or "gzip": Debian's gzip compressing GZIP_INPUT_BYTES (a command case)
     existing: bool = False    # the output file exists before: FILE.old kept
+    usr2: tuple = ()          # seconds after the start at which the recorder gets SIGUSR2
 
 
 # -c per event kind: a sample every 100 us of the clocks, every 10 faults,
@@ -255,6 +256,15 @@ def output_cases():
         Case("--compression-level=3 -g", "cpu-clock", ["-e", "cpu-clock", "--compression-level=3", "-g"]),
         Case("--overwrite", "cpu-clock", ["-e", "cpu-clock", "--overwrite"]),
         Case("--switch-output 64K -g", "cpu-clock", ["-e", "cpu-clock", "-g", "--switch-output=64K"], rounds=80),
+        # The flight recorder: two SIGUSR2 while the workload runs (2.5 s), each snapshot a file perf's
+        # tools read alone; the workload's samples resolved in each as in perf's (no [unknown] DSO).
+        Case("--overwrite --switch-output (2 x SIGUSR2)", "cpu-clock",
+             ["-e", "cpu-clock", "-m", "2", "--overwrite", "--switch-output"], rounds=500, usr2=(0.7, 1.4)),
+        Case("--switch-output=signal (2 x SIGUSR2)", "cpu-clock", ["-e", "cpu-clock", "--switch-output=signal"],
+             rounds=500, usr2=(0.7, 1.4)),
+        Case("--switch-output=1s", "cpu-clock", ["-e", "cpu-clock", "--switch-output=1s"], rounds=500),
+        Case("--switch-output=1s --switch-max-files=2", "cpu-clock",
+             ["-e", "cpu-clock", "--switch-output=1s", "--switch-max-files=2"], rounds=700),
         Case("-r 1", "cpu-clock", ["-e", "cpu-clock", "-r", "1"]),
         Case("-q", "cpu-clock", ["-e", "cpu-clock", "-q"]),
         Case("--buildid-dir DIR", "cpu-clock", ["-e", "cpu-clock"], perf_pre=["--buildid-dir", "@TMP@/cache"],
@@ -320,6 +330,23 @@ def run(argv, timeout=120, **kw):
         return subprocess.CompletedProcess(argv, -999, e.stdout or "", (e.stderr or "") + "\nTIMED OUT")
 
 
+def run_signalled(argv, usr2, timeout=120):
+    """run(), with SIGUSR2 sent to the recorder at each of the times `usr2` (seconds after its start)."""
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace")
+    started = time.monotonic()
+    for at in usr2:
+        time.sleep(max(0.0, started + at - time.monotonic()))
+        if p.poll() is None:
+            p.send_signal(signal.SIGUSR2)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        err += "\nTIMED OUT"
+    return subprocess.CompletedProcess(argv, p.returncode, out, err)
+
+
 @dataclass
 class Side:
     """One recorder's run of a case, and what perf's tools see in its files."""
@@ -335,6 +362,7 @@ class Side:
     modes: list = field(default_factory=list)       # the files' modes ("0o600")
     old: object = None                              # FILE.old holds what FILE held (existing cases)
     depth: tuple = (0, 0)                           # dwarf: (samples with DEPTH_FRAMES user frames, samples)
+    unresolved: list = field(default_factory=list)  # rotating: per file, (the workload's user samples, no DSO)
 
 
 GZIP = "/usr/bin/gzip"
@@ -406,7 +434,7 @@ def record(ctx, case, who, tmp):
         else:
             argv = [ctx.record] + case.ours_pre + ["-o", out] + case.args + case.ours_only + target + ["--"] + command
         with RecordingLock():
-            r = run(substitute(argv, tmp))
+            r = run_signalled(substitute(argv, tmp), case.usr2) if case.usr2 else run(substitute(argv, tmp))
     side = Side(status=r.returncode, err=r.stderr)
     side.files = sorted(os.path.join(tmp, f) for f in os.listdir(tmp) if f.startswith(f"{who}.data")
                         and not f.endswith(".old"))
@@ -525,10 +553,27 @@ def analyse(side, case, perf_pre, full):
     side.symbols = symbol_shares(side.files, perf_pre, comm)
     if dwarf(case):
         side.depth = unwind_depth(side.files, workload_comm(case))
+    if rotating(case):
+        side.unresolved = [unresolved_samples(f, workload_comm(case)) for f in side.files]
     if full:
         side.fields = printable_fields(side.files[0], comm)
         side.messages = perfparser_messages(side.files[0])
     return side
+
+
+def rotating(case):
+    return any(a.startswith("--switch-output") or a == "--overwrite" for a in case.args)
+
+
+def unresolved_samples(path, comm):
+    """(comm's user-space samples in the file, those perf maps to no DSO: "([unknown])")."""
+    samples, unknown = 0, 0
+    for line in run([PERF, "script", "-i", path, "-F", "comm,ip,dso", "--comms", comm]).stdout.splitlines():
+        if not line.strip() or "[kernel.kallsyms]" in line:
+            continue
+        samples += 1
+        unknown += "([unknown])" in line
+    return samples, unknown
 
 
 def dwarf(case):
@@ -602,6 +647,19 @@ def compare_files(case, perf, ours, v):
         v.failures.append(f"file mode: perf {', '.join(perf.modes)}, ours {', '.join(ours.modes)}")
     if perf.old != ours.old:
         v.failures.append(f"FILE.old kept: perf {perf.old}, ours {ours.old}")
+
+
+def compare_resolution(case, perf, ours, v):
+    """Rotating: every file resolves the workload's samples on its own where perf's files do."""
+    if not rotating(case):
+        return
+    pu = sum(u for _, u in perf.unresolved)
+    ou = sum(u for _, u in ours.unresolved)
+    print(f"  {case.option}: the workload's user samples with no DSO per file: perf "
+          f"{[list(x) for x in perf.unresolved]}, ours {[list(x) for x in ours.unresolved]}", file=sys.stderr)
+    if ou > 0 and pu == 0:
+        v.failures.append(f"unresolved: the workload's samples with no DSO: perf 0 in {len(perf.files)} files, "
+                          f"ours {ou} in {len(ours.files)} files")
 
 
 def compare_depth(case, perf_runs, ours_runs, v):
@@ -748,6 +806,7 @@ def run_case(ctx, case):
     perf_runs, ours_runs = [perf], [ours]
     if compare_status(case, perf, ours, v):
         compare_files(case, perf, ours, v)
+        compare_resolution(case, perf, ours, v)
         pairs = compare_attrs(case, perf, ours, v)
         compare_views(case, perf, ours, v)
         want = 1 if ctx.fast else ctx.runs
