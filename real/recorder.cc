@@ -326,8 +326,15 @@ int RecorderSink::end_round(bool all_drained) {
     }
   }
   if (rotation_.file_index() != file_index_) {
-    const int made = new_file();  // the writer's own rotation (size)
+    const int made = new_file();  // a writer that rotates by itself
     if (made < 0) return made;
+  }
+  if (rotation_.every_bytes > 0) {
+    const std::uint64_t bytes = writer_->stats().bytes_committed;
+    if (bytes >= rotation_.every_bytes && (all_drained || bytes / 2 >= rotation_.every_bytes)) {
+      const int switched = switch_now();
+      if (switched < 0) return switched;
+    }
   }
   const std::uint64_t now_ns = monotonic_ns();
   if (rotation_.every_ns > 0 && now_ns - file_start_ns_ >= rotation_.every_ns) {
@@ -698,7 +705,9 @@ bool Recording::open_output() {
       wo_.buffer_bytes = std::max(wo_.buffer_bytes, ZstdRecordCompressor::bound(so_.batch_bytes_max));
     }
   }
-  wo_.rotate_bytes = o_.switch_output_bytes;
+  // Never the writer's own rotation (at any round's end): the sink's, at a
+  // round that drained every ring (Rotation::every_bytes).
+  wo_.rotate_bytes = 0;
   if (const std::string problem = core::validate(wo_); !problem.empty()) {
     return fail(kExitUsage, "writer options: " + problem);
   }
@@ -858,6 +867,7 @@ void Recording::make_sink() {
   r.per_snapshot = o_.overwrite;
   r.on_signal = o_.switch_output_signal;
   r.every_ns = o_.switch_output_ns;
+  r.every_bytes = o_.switch_output_bytes;
   r.switch_file = [this] { return switch_file(); };
   r.on_new_file = [this](std::uint32_t file_index, bool first_of_file) {
     return synthesize(file_index, first_of_file);

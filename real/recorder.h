@@ -75,6 +75,12 @@ struct Rotation {
   bool per_snapshot = false;    // --overwrite: each requested snapshot in a file of its own
   bool on_signal = false;       // --switch-output=signal: a new file at SIGUSR2 (take_switch_request)
   std::uint64_t every_ns = 0;   // --switch-output=TIME (with per_snapshot: a snapshot every TIME)
+  // --switch-output=SIZE: a new file once the open one holds this many
+  // data bytes, at the end of a round that read every ring up to its head
+  // (or at twice the size): records an unread ring still holds can be
+  // older than the file's last samples (a task's COMM and MMAP on the CPU
+  // it exec'd on, its samples on another), and belong in it.
+  std::uint64_t every_bytes = 0;
   // Finishes the open file and opens the next with a writer of its own
   // (0 or -errno).
   std::function<int()> switch_file;
