@@ -106,6 +106,33 @@ TEST_F(MultiFileOracle, NumberedFilesAreReadAfterTheOutput) {
   EXPECT_EQ(judged(log).property, "exactly_once");
 }
 
+// ringsim-record starts each numbered file with copies of the side-band
+// records of the files before it: one copy per later numbered file is
+// carried, not a duplicate; a second copy in one file, a copied sample, or
+// a copy in the output itself (not numbered) still is.
+TEST_F(MultiFileOracle, ASideBandCopyPerNumberedFileIsCarriedNothingElse) {
+  RunLog log;
+  log.rings.push_back(writable(4));
+  auto& recs = log.rings[0].records;
+  const std::uint32_t comm = PERF_RECORD_COMM;
+  std::memcpy(recs[0].bytes.data(), &comm, sizeof comm);  // the header's type
+  recs[0].type = PERF_RECORD_COMM;
+  const Bytes c = recs[0].bytes, a = recs[1].bytes, b = recs[2].bytes, d = recs[3].bytes;
+  log.numbered = {output_ + ".1", output_ + ".2"};
+  const auto files = [&](std::vector<Bytes> first, std::vector<Bytes> one, std::vector<Bytes> two) {
+    write_file(output_, first);
+    write_file(output_ + ".1", one);
+    write_file(output_ + ".2", two);
+    return judged(log);
+  };
+  Verdict v = files({c, a}, {c, b}, {c, d});
+  EXPECT_EQ(v.property, "") << v.detail;
+  EXPECT_EQ(stats_.carried, 2u);
+  EXPECT_EQ(files({c, a}, {c, c, b}, {d}).property, "exactly_once") << "two copies in one file";
+  EXPECT_EQ(files({c, a}, {a, b}, {d}).property, "exactly_once") << "a sample is never carried";
+  EXPECT_EQ(files({c, c, a}, {b}, {d}).property, "exactly_once") << "the output is not a numbered file";
+}
+
 TEST_F(MultiFileOracle, EveryRecordOnceAcrossThreeFilesPasses) {
   RunLog log;
   log.rings.push_back(writable(6));
