@@ -4,13 +4,15 @@
 # touches sim/ or core/: fixed seeds only ever try the configurations they
 # drew once.
 #
-#   scripts/hunt.sh [--budget-s S] [--runs N] [--jobs J] [--shrink-s T] [--asan]
-#                   [--out DIR] [--campaign PATH] [-- CAMPAIGN OPTIONS...]
+#   scripts/hunt.sh [--budget-s S] [--runs N] [--total-runs M] [--jobs J]
+#                   [--shrink-s T] [--asan] [--out DIR] [--campaign PATH]
+#                   [-- CAMPAIGN OPTIONS...]
 #
 # Builds //sim:campaign (with --asan under AddressSanitizer + UBSan; or
 # takes the binary PATH as it is), then runs ranges of N seeds (default
 # 20,000), each from a first seed drawn from the clock (--seed random), on J
-# threads (default: every core), until S seconds (default 600) have passed.
+# threads (default: every core), until S seconds (default 600) have passed
+# or, with --total-runs, M seeds have run (the last range is cut to fit).
 # Failures are shrunk (T seconds each, default 30) and their replays kept;
 # CAMPAIGN OPTIONS fix run parameters (e.g. -- --output=aio). It writes
 # into DIR (default hunt-results/hunt-<UTC date and time>/):
@@ -31,6 +33,7 @@ cd "$(dirname "$0")/.."
 
 budget_s=600
 runs=20000
+total_runs=0
 jobs=$(nproc)
 shrink_s=30
 config=""
@@ -44,6 +47,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --budget-s) value "$@"; budget_s="$2"; shift 2 ;;
     --runs) value "$@"; runs="$2"; shift 2 ;;
+    --total-runs) value "$@"; total_runs="$2"; shift 2 ;;
     --jobs) value "$@"; jobs="$2"; shift 2 ;;
     --shrink-s) value "$@"; shrink_s="$2"; shift 2 ;;
     --asan) config="--config=asan"; name="asan"; shift ;;
@@ -54,7 +58,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 case "$budget_s" in ''|*[!0-9]*) usage "--budget-s takes a whole number of seconds" ;; esac
-case "$runs$jobs$shrink_s" in ''|*[!0-9]*) usage "--runs, --jobs and --shrink-s take numbers" ;; esac
+case "$runs$jobs$shrink_s$total_runs" in ''|*[!0-9]*) usage "--runs, --total-runs, --jobs and --shrink-s take numbers" ;; esac
 [ "$budget_s" -ge 1 ] && [ "$runs" -ge 1 ] && [ "$jobs" -ge 1 ] || usage "--budget-s, --runs and --jobs must be at least 1"
 [ -n "$out" ] || out="hunt-results/hunt-$name-$(date -u '+%Y%m%d-%H%M%S')"
 mkdir -p "$out/replays" || exit 74
@@ -72,7 +76,8 @@ if [ "$commit" != unknown ] && ! git diff --quiet HEAD; then dirty=" (with local
 {
   echo "hunt: $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit$dirty"
   echo "machine: $(nproc) cores, $(uname -sr), load $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "budget: $budget_s s; ranges of $runs seeds from --seed random on $jobs threads"
+  stop="$budget_s s"; [ "$total_runs" -eq 0 ] || stop="$stop or $total_runs runs, whichever comes first"
+  echo "budget: $stop; ranges of $runs seeds from --seed random on $jobs threads"
   echo "command: bazel run ${config:+$config }//sim:campaign -- --seed random --runs $runs --jobs $jobs --budget-s REMAINING" \
        "--no-progress --shrink-s $shrink_s --max-failures $runs --json $out/range-K.json --replay-dir $out/replays${extra[*]:+ ${extra[*]}}"
 } >"$out/head.txt"
@@ -82,11 +87,17 @@ cat "$out/head.txt"
 # (a range always takes some time), so the loop is bounded.
 start=$(date +%s)
 status=0
+done_runs=0
 for ((k = 1; k <= budget_s; k++)); do
   remaining=$((budget_s - ($(date +%s) - start)))
   [ "$remaining" -gt 0 ] || break
+  this_runs=$runs
+  if [ "$total_runs" -gt 0 ]; then
+    [ "$done_runs" -lt "$total_runs" ] || break
+    [ $((total_runs - done_runs)) -ge "$runs" ] || this_runs=$((total_runs - done_runs))
+  fi
   rc=0
-  "$campaign" --seed random --runs "$runs" --jobs "$jobs" --budget-s "$remaining" --no-progress --shrink-s "$shrink_s" \
+  "$campaign" --seed random --runs "$this_runs" --jobs "$jobs" --budget-s "$remaining" --no-progress --shrink-s "$shrink_s" \
     --max-failures "$runs" --json "$out/range-$k.json" --replay-dir "$out/replays" "${extra[@]}" \
     >"$out/range-$k.txt" 2>"$out/range-$k.log" || rc=$?
   case "$rc" in
@@ -95,6 +106,8 @@ for ((k = 1; k <= budget_s; k++)); do
     *) echo "hunt: the campaign exited $rc: $(head -1 "$out/range-$k.log")" >&2; status=$rc; break ;;
   esac
   echo "range $k: $(head -1 "$out/range-$k.txt")"
+  ran=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["runs"])' "$out/range-$k.json" 2>/dev/null || echo "$this_runs")
+  done_runs=$((done_runs + ran))
 done
 
 python3 scripts/hunt_summary.py "$out" "$commit$dirty" "$budget_s" "$(($(date +%s) - start))" >"$out/summary.body" || exit 74

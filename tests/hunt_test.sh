@@ -36,6 +36,12 @@ expect clean "^failures: 0 (0.0 per million runs)" "no failure line"
 python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['runs'] > 0 and j['failures'] == 0" \
   "$work/clean/summary.json" || fail "summary.json: $(cat "$work/clean/summary.json")"
 
+# A run target: the hunt stops at exactly --total-runs seeds, the last range
+# cut to fit (7 = 3 + 3 + 1), long before its budget.
+hunt total 0 --budget-s 600 --runs 3 --total-runs 7
+expect total "^runs: 7 in 3 ranges" "did not stop at 7 runs in ranges of 3, 3 and 1"
+expect total "^  [0-9]*\.\.[0-9]*: 1 runs, 0 failed" "the last range was not cut to the 1 run left"
+
 # A broken consumer: the failing seeds come first, each with a shrunk replay.
 hunt broken 1 --budget-s 3 --runs 10 --shrink-s 1 -- --mutant=drop_lost
 expect broken "^failures: [1-9][0-9]* ([0-9.]* per million runs)" "no failures counted"
