@@ -446,6 +446,7 @@ int RealSession::poll(std::span<core::PollEvents> events, std::uint64_t timeout_
   timeout.tv_sec = static_cast<time_t>(wait_ns / kNsPerSecond);
   timeout.tv_nsec = static_cast<long>(wait_ns % kNsPerSecond);
   const int polled = ::ppoll(poll_fds_.data(), poll_fds_.size(), &timeout, nullptr);
+  if (stop_is_requested()) disable_for_stop();
   if (polled < 0) {
     const int error = errno;
     VERIFY(error > 0);
@@ -523,25 +524,35 @@ std::vector<RealSession::LostSamples> RealSession::lost_samples(std::uint64_t& u
 std::uint64_t RealSession::now_ns() const { return monotonic_ns(); }
 
 bool RealSession::stop_requested() {
-  const bool requested = stop_.load(std::memory_order_acquire) || g_signal_stop.load(std::memory_order_acquire);
-  if (!requested) return false;
-  if (!stopped_) {
-    // Disable before the loop's final drain, which follows this call in
-    // the same round: DISABLE runs on the event's CPU (an IPI) and returns
-    // when the event is stopped there, so no write is in flight after it.
-    stopped_ = true;
-    for (std::size_t i = 0; i < events_.size(); i++) {
-      if (released_[i]) continue;
-      each_event(i, [&](PerfEvent& e) {
-        const Error error = e.disable();
-        if (!error.ok()) {
-          disable_failures_++;
-          last_disable_error_ = prefixed(i, events_.size(), error);
-        }
-      });
-    }
-  }
+  if (!stop_is_requested()) return false;
+  disable_for_stop();
   return true;
+}
+
+bool RealSession::stop_is_requested() const {
+  return stop_.load(std::memory_order_acquire) || g_signal_stop.load(std::memory_order_acquire);
+}
+
+// Disable before the loop's final drain, which follows stop_requested() in
+// the same round: DISABLE runs on the event's CPU (an IPI) and returns when
+// the event is stopped there, so no write is in flight after it. Also as a
+// poll returns with a stop requested (the request is what usually wakes
+// it): that round copies what the rings hold before the final one, and with
+// the events still enabled an -a recording sampled the copy (the
+// recorder's own samples at its end: docs/recorder.md, "Self-sampling").
+void RealSession::disable_for_stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  for (std::size_t i = 0; i < events_.size(); i++) {
+    if (released_[i]) continue;
+    each_event(i, [&](PerfEvent& e) {
+      const Error error = e.disable();
+      if (!error.ok()) {
+        disable_failures_++;
+        last_disable_error_ = prefixed(i, events_.size(), error);
+      }
+    });
+  }
 }
 
 bool RealSession::take_snapshot_request() {

@@ -20,7 +20,9 @@
 // Stop: the first time stop_requested() returns true it disables every
 // event that is still open (PERF_EVENT_IOC_DISABLE), before it returns, so
 // the record loop's final drain (which follows that call in the same round)
-// reads rings the kernel no longer writes to.
+// reads rings the kernel no longer writes to. A poll() that returns with a
+// stop requested disables them already, so the round it ends copies with
+// the events disabled too.
 //
 // Known limit (the kernel's; perf has it too): PAUSE_OUTPUT only sets a
 // flag. A record that a writer on another CPU had already reserved when the
@@ -225,6 +227,9 @@ class RealSession {
   std::atomic<bool> delayed_enable_done_{false};
   Error delayed_enable_error_;  // written by the polling thread before delayed_enable_done_
   void run_delayed_enable(std::uint64_t& wait_ns);
+  bool stop_is_requested() const;
+  void disable_for_stop();
+
   bool stopped_ = false;  // events disabled for the stop
   std::uint64_t disable_failures_ = 0;
   Error last_disable_error_;

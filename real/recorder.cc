@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <future>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -44,9 +44,23 @@ constexpr std::uint64_t kCommandGraceNs = 5'000 * kNsPerMs;
 // bounded without ending a long recording.
 constexpr std::uint64_t kRoundsMax = std::uint64_t{1} << 62;
 
+// A thread's first malloc or free sets up its malloc arena and tcache (an
+// mmap of the arena's heap and its first page faults). Done as each of the
+// recorder's threads starts, before any event is enabled, rather than at
+// its first allocation (the reading thread's loop) or its exit (the
+// waiter's std::thread state), where -a samples it: measured, with the
+// other causes, in docs/recorder.md ("Self-sampling").
+void prepare_thread_allocator() {
+  void* volatile block = std::malloc(64);
+  std::free(block);
+}
+
 // The command: started held before exec, released once the events and the
-// file are ready; from then on a thread of its own waits for its exit and
-// asks the session to stop.
+// file are ready; from then on its exit asks the session to stop. A thread
+// of its own waits for the exit from before any event is enabled (arm), so
+// that neither its creation nor a wakeup at the release falls inside an -a
+// recording (docs/recorder.md, "Self-sampling"); a command never released
+// exits when finish() lets it go, and its waiter then asks nothing.
 class Command {
  public:
   Command() = default;
@@ -60,18 +74,24 @@ class Command {
     return process_.start(argv, options);
   }
 
+  // Creates the waiter thread (after start(), before any event is enabled;
+  // after the recorder's priority is set, which it inherits).
+  void arm() {
+    VERIFY(process_.started() && !waiter_.joinable());
+    waiter_ = std::thread([this] { wait_for_exit(); });
+  }
+
   pid_t pid() const { return process_.pid(); }
 
   // Lets it exec ("cannot run ...", with exec_error() set, if that fails);
   // from then on its exit asks `session` to stop.
   Error go(RealSession& session) {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      session_ = &session;  // before the release: the exit comes after it
+    }
     const Error e = process_.release();
-    if (!e.ok()) return e;
-    ran_ = true;
-    waiter_ = std::thread([this, &session] {
-      process_.wait_until_exited();
-      session.request_stop();
-    });
+    if (e.ok()) ran_ = true;
     return e;
   }
   int exec_error() const { return process_.exec_error(); }
@@ -80,7 +100,7 @@ class Command {
   // as perf does) and reaps it.
   void finish() {
     if (!process_.started() || finished_) return;
-    if (waiter_.joinable() && !process_.has_exited()) process_.signal(SIGTERM);
+    if (ran_ && !process_.has_exited()) process_.signal(SIGTERM);
     end_ = process_.wait(kCommandGraceNs);
     if (waiter_.joinable()) waiter_.join();
     finished_ = true;
@@ -91,7 +111,22 @@ class Command {
   const WaitStatus& end() const { return end_; }
 
  private:
+  // The waiter thread: blocks until the command exits; if it had been let
+  // go, asks its session to stop.
+  void wait_for_exit() {
+    prepare_thread_allocator();
+    process_.wait_until_exited();
+    RealSession* session = nullptr;
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      session = session_;
+    }
+    if (session != nullptr) session->request_stop();
+  }
+
   Process process_;
+  std::mutex mutex_;
+  RealSession* session_ = nullptr;  // set by go(), under mutex_
   std::thread waiter_;
   bool finished_ = false;
   bool ran_ = false;
@@ -423,6 +458,7 @@ class Recording {
   bool find_tasks();
   bool install_signals();
   bool start_command();
+  bool arm_command();
   bool set_priority();
   bool open_events();
   bool describe_events();
@@ -499,7 +535,7 @@ class Recording {
 
 int Recording::run() {
   const bool ready = make_event_attrs() && choose_cpus() && find_tasks() && install_signals() && start_command() &&
-                     set_priority() && open_events() && describe_events() && open_output();
+                     set_priority() && arm_command() && open_events() && describe_events() && open_output();
   if (!ready) {
     print_error(error_line_);
     return status_;
@@ -601,6 +637,12 @@ bool Recording::install_signals() {
 bool Recording::start_command() {
   if (!has_command_) return true;
   if (const Error e = command_.start(o_.command); !e.ok()) return fail(kExitOsError, e.message);
+  return true;
+}
+
+// The command's waiter thread, before any event is enabled.
+bool Recording::arm_command() {
+  if (has_command_) command_.arm();
   return true;
 }
 
@@ -905,39 +947,38 @@ core::LoopOptions Recording::loop_options() const {
   return lo;
 }
 
-// Two threads: the reading thread (its priority raised) enables the events
-// itself and runs the record loop into the staging buffer at once; this
-// thread then lets the command go and writes what is staged. Created and
-// raised before anything starts, the reading thread is polling when the
-// first samples come (a burst while frequency mode finds its period):
-// enabling from this thread, which runs at normal priority on cores the
-// workload saturates, left the rings unread for milliseconds after the
-// start (up to 230 records lost in the first 6 ms at the dwarf point).
-// Returns whether the events started.
+// Two threads: the reading thread (its priority raised) starts the events
+// itself (start_events: enables them and lets the command go) and runs the
+// record loop into the staging buffer at once; this thread writes what is
+// staged. Created and raised before anything starts, with its loop made,
+// the reading thread is polling when the first samples come (a burst while
+// frequency mode finds its period): enabling from this thread, which runs
+// at normal priority on cores the workload saturates, left the rings
+// unread for milliseconds after the start (up to 230 records lost in the
+// first 6 ms at the dwarf point). Nor does this thread wait for the start
+// and then release the command: that handoff woke it inside an -a
+// recording, where its wakeup is the recorder's own samples
+// (docs/recorder.md, "Self-sampling"). Returns whether the events started.
 bool Recording::record_staged() {
   make_sink();
   ThreadSync sync;
   core::Staging<ThreadSync> staging(sync, so_);
   core::StackCutter<core::Staging<ThreadSync>> cutter(staging, stack_cut_policy());
-  std::promise<Error> enabled;
-  std::future<Error> enable_result = enabled.get_future();
-  std::thread reader([this, &staging, &cutter, &enabled] {
+  bool started = false;  // the reading thread's; read after it is joined
+  std::thread reader([this, &staging, &cutter, &started] {
     reader_priority_ = apply_thread_priority(o_.reader_priority);
-    const Error e = o_.command_target() ? Error{} : enable_at_start();
-    enabled.set_value(e);
-    if (e.ok()) {
-      core::RecordLoop<RealSession, core::StackCutter<core::Staging<ThreadSync>>> loop(*session_, cutter,
-                                                                                         session_->mode(), loop_options());
+    prepare_thread_allocator();
+    core::RecordLoop<RealSession, core::StackCutter<core::Staging<ThreadSync>>> loop(*session_, cutter,
+                                                                                       session_->mode(), loop_options());
+    started = start_events();
+    if (started) {
       loop_ = loop.run();
     } else {
       session_->disable_all();
     }
     staging.close();
   });
-  const Error enable_error = enable_result.get();
-  const bool started = enable_error.ok() ? release_command() : fail(kExitOsError, enable_error.message);
   const std::uint64_t start_ns = monotonic_ns();  // as without staging: from the start
-  if (!started) session_->request_stop();  // the reading thread disables the events and ends
   const int drained = core::drain_staging(staging, *sink_);
   if (drained < 0) session_->request_stop();  // the reading thread stops at its next chunk or round
   reader.join();

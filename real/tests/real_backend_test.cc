@@ -884,6 +884,34 @@ TEST(RealBackend, StopDisablesTheEventsBeforeTheFinalDrain) {
   EXPECT_FALSE(session->released(0));
 }
 
+// The request usually wakes the poll: the events are disabled as poll()
+// returns, before the loop's round copies anything (with -a that copy was
+// sampled: docs/recorder.md, "Self-sampling"), not only at the next
+// stop_requested().
+TEST(RealBackend, AStopThatWakesThePollDisablesTheEventsAsItReturns) {
+  const int cpu = allowed_cpus().front();
+  std::unique_ptr<RealSession> session =
+      open_session(system_wide_specs(sampling_attr(PERF_COUNT_SW_CPU_CLOCK, 1'000 * kMs), std::vector<int>{cpu}, 1));
+  ASSERT_TRUE(session);
+  ASSERT_TRUE(session->enable_all().ok());
+  std::vector<core::PollEvents> events(1, core::PollEvents{true});
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    session->request_stop();
+  });
+  const int polled = session->poll(events, kDeadlineNs);
+  stopper.join();
+  EXPECT_EQ(polled, -EINTR);  // a request and no ring event
+  std::uint64_t stopped = 0;
+  std::uint64_t later = 0;
+  ASSERT_TRUE(session->event(0).read_count(stopped).ok());
+  spin_until([] { return false; }, 20 * kMs);
+  ASSERT_TRUE(session->event(0).read_count(later).ok());
+  EXPECT_EQ(stopped, later) << "the counter still runs after a poll() woken by the stop returned";
+  EXPECT_EQ(session->disable_failures(), 0u) << session->last_disable_error().message;
+  EXPECT_TRUE(session->stop_requested());
+}
+
 TEST(RealBackend, SignalsBecomeRequestsAndWakeAWaitingPoll) {
   const int cpu = allowed_cpus().front();
   // One sample a second: no ring wakes the poll during the test.
