@@ -92,6 +92,7 @@ class Command {
     }
     const Error e = process_.release();
     if (e.ok()) ran_ = true;
+    if (!waiter_.joinable()) arm();  // not armed: created now, as the command goes
     return e;
   }
   int exec_error() const { return process_.exec_error(); }
@@ -640,9 +641,13 @@ bool Recording::start_command() {
   return true;
 }
 
-// The command's waiter thread, before any event is enabled.
+// The command's waiter thread, before any event is enabled, with staging
+// (two threads already). Without it, in the single-thread mode, the waiter
+// is created as the command goes, as before: ringsim-run runs that mode
+// under the simulated kernel, where a second thread may wait on the
+// command's exit only once the workload runs (sim/interpose).
 bool Recording::arm_command() {
-  if (has_command_) command_.arm();
+  if (has_command_ && o_.staged) command_.arm();
   return true;
 }
 
