@@ -3,7 +3,7 @@
 
     side_by_side.py --record BIN --shares BIN [--fast] [--runs N] [--only TEXT]
                     [--details FILE] [--write-doc DOC | --check-doc DOC]
-                    [--self-sampling N]
+                    [--self-sampling N [--self-sleep S,...] [--self-who W,...]]
 
 For each case (an option or mode, an event kind) it runs `perf record`
 (/usr/bin/perf) and ringsim-record on the same arguments and workload and
@@ -898,13 +898,28 @@ def main():
     ap.add_argument("--write-doc", default="")
     ap.add_argument("--check-doc", default="")
     ap.add_argument("--self-sampling", type=int, default=0, metavar="RUNS")
+    ap.add_argument("--self-sleep", default="1", metavar="S,...",
+                    help="with --self-sampling: the recorded command's lengths (sleep S), each measured in turn")
+    ap.add_argument("--self-who", default="perf,ours,ours-100ms", metavar="W,...",
+                    help="with --self-sampling: the recorders, of perf, ours, ours-100ms, ours-10s")
     a = ap.parse_args()
     if not os.access(PERF, os.X_OK):
         print(f"side_by_side: SKIPPED: {PERF} not found (install linux-perf)")
         return 0
     ctx = Context(os.path.abspath(a.record), os.path.abspath(a.shares), a.runs, a.fast)
     if a.self_sampling:
-        return self_sampling(ctx, a.self_sampling)
+        who = a.self_who.split(",")
+        if not who or any(w not in SELF_WHO for w in who):
+            print(f"side_by_side: error: --self-who takes some of {','.join(SELF_WHO)}, not {a.self_who}")
+            return 64
+        try:
+            sleeps = [float(x) for x in a.self_sleep.split(",")]
+        except ValueError:
+            sleeps = []
+        if not sleeps or any(not 0 < x <= 60 for x in sleeps):
+            print(f"side_by_side: error: --self-sleep takes seconds in (0, 60], comma-separated, not {a.self_sleep}")
+            return 64
+        return self_sampling(ctx, a.self_sampling, sleeps, who)
     cases = [c for c in all_cases() if (c.fast or not a.fast) and a.only in c.option]
     print("\n".join(TABLE_HEAD), flush=True)
     rows, details, failed = [], [], 0
@@ -940,7 +955,11 @@ def main():
 
 # ---------------------------------------------------------------- self-sampling
 
-SELF_ARGS = ["-a", "-F", "4000", "--", "sleep", "1"]
+SELF_WHO = ("perf", "ours", "ours-100ms", "ours-10s")
+
+
+def self_args(sleep_s):
+    return ["-a", "-F", "4000", "--", "sleep", f"{sleep_s:g}"]
 
 
 def self_samples(path, pid):
@@ -953,12 +972,14 @@ def self_samples(path, pid):
     return own, 0, total
 
 
-def self_sampling_run(ctx, who, tmp):
+def self_sampling_run(ctx, who, tmp, sleep_s):
     out = os.path.join(tmp, f"{who}.data")
     argv = [PERF, "record", "-q", "-o", out] if who == "perf" else [ctx.record, "-q", "-o", out]
     if who == "ours-100ms":  # reading every 100 ms, as the default did until 2026-11-25
         argv += ["--header-interval-ms", "100"]
-    argv += SELF_ARGS
+    if who == "ours-10s":  # header checkpoints (and timed reads) every 10 s
+        argv += ["--header-interval-ms", "10000"]
+    argv += self_args(sleep_s)
     with RecordingLock():
         p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         _, err = p.communicate(timeout=120)
@@ -967,30 +988,38 @@ def self_sampling_run(ctx, who, tmp):
     return self_samples(out, p.pid), ""
 
 
-def self_sampling(ctx, runs):
-    """RUNS recordings of -a -F 4000 -- sleep 1 by each recorder under load (two busy threads):
-    samples of the recorder's own process, per run."""
+def self_sampling(ctx, runs, sleeps, who_list):
+    """RUNS recordings of -a -F 4000 -- sleep S (each S of `sleeps`) by each recorder under load (two
+    busy threads), alternating: samples of the recorder's own process, per run."""
     load = subprocess.Popen([ctx.shares, "1000000", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    figures = {"perf": [], "ours": [], "ours-100ms": []}
+    figures = {(s, w): [] for s in sleeps for w in who_list}
     try:
         for _ in range(runs):
-            for who in figures:
-                tmp = tempfile.mkdtemp(prefix="side_by_side-")
-                counts, problem = self_sampling_run(ctx, who, tmp)
-                shutil.rmtree(tmp, ignore_errors=True)
-                if problem:
-                    print(f"side_by_side: {problem}")
-                    return 1
-                figures[who].append(counts)
-                print(f"{who}: own process {counts[0]} samples of {counts[2]}", flush=True)
+            for sleep_s in sleeps:
+                for who in who_list:
+                    tmp = tempfile.mkdtemp(prefix="side_by_side-")
+                    counts, problem = self_sampling_run(ctx, who, tmp, sleep_s)
+                    shutil.rmtree(tmp, ignore_errors=True)
+                    if problem:
+                        print(f"side_by_side: {problem}")
+                        return 1
+                    figures[(sleep_s, who)].append(counts)
+                    print(f"sleep {sleep_s:g} {who}: own process {counts[0]} samples of {counts[2]}", flush=True)
     finally:
         load.kill()
         load.wait()
-    print(f"\n{' '.join(SELF_ARGS)}, {runs} runs, two busy threads beside:")
-    for who, rows in figures.items():
-        own = [r[0] for r in rows]
-        print(f"{who:10} own samples per run {own} (median {statistics.median(own)}, total {sum(own)} of "
-              f"{sum(r[2] for r in rows)} samples)")
+    for sleep_s in sleeps:
+        print(f"\n{' '.join(self_args(sleep_s))}, {runs} runs, two busy threads beside:")
+        for who in who_list:
+            rows = figures[(sleep_s, who)]
+            own = [r[0] for r in rows]
+            print(f"{who:10} own samples per run {own} (median {statistics.median(own)}, total {sum(own)} of "
+                  f"{sum(r[2] for r in rows)} samples)")
+    if len(sleeps) > 1:
+        print("\nall lengths:")
+        for who in who_list:
+            rows = [r for s in sleeps for r in figures[(s, who)]]
+            print(f"{who:10} own samples {sum(r[0] for r in rows)} of {sum(r[2] for r in rows)}")
     return 0
 
 
