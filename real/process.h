@@ -109,6 +109,8 @@ class Process {
   int exec_error() const { return exec_error_; }
 
   pid_t pid() const { return pid_; }
+  // The pidfd that watches it (-1 before start()): readable once it exits.
+  int pidfd() const { return pidfd_; }
   bool started() const { return pid_ > 0; }
   // kill(2): 0 or the errno; ESRCH once reaped or never started.
   int signal(int number);

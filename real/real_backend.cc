@@ -303,7 +303,7 @@ Error RealSession::open(std::span<const RingSpec> specs, std::unique_ptr<RealSes
   }
   session->mode_ = specs[0].attr.write_backward != 0 ? core::RingMode::backward : core::RingMode::normal;
   session->released_.assign(count, false);
-  session->poll_fds_.assign(session->polled_.size() + 1, pollfd{-1, 0, 0});
+  session->poll_fds_.assign(session->polled_.size() + 2, pollfd{-1, 0, 0});
   VERIFY(session->mappings_.size() == count);
   VERIFY(session->mappings_[0]->mode() == session->mode_);
   out = std::move(session);
@@ -422,7 +422,7 @@ RealMapping& RealSession::mapping(std::size_t index) {
 int RealSession::poll(std::span<core::PollEvents> events, std::uint64_t timeout_ns) {
   const std::size_t count = mappings_.size();
   VERIFY(events.size() == count);
-  VERIFY(poll_fds_.size() == polled_.size() + 1);
+  VERIFY(poll_fds_.size() == polled_.size() + 2);
   // A wanted ring whose every event hung up earlier is reported at once.
   bool hung_already = false;
   for (std::size_t i = 0; i < count; i++) {
@@ -439,7 +439,9 @@ int RealSession::poll(std::span<core::PollEvents> events, std::uint64_t timeout_
   }
   const int wake = wake_fd();
   VERIFY(wake >= 0);  // open() made sure
-  poll_fds_.back() = pollfd{wake, POLLIN, 0};
+  poll_fds_[polled_.size()] = pollfd{wake, POLLIN, 0};
+  // A negative fd (no command watched, or its exit seen) is skipped.
+  poll_fds_.back() = pollfd{exit_seen_ ? -1 : exit_fd_, POLLIN, 0};
   std::uint64_t wait_ns = hung_already ? 0 : timeout_ns;
   run_delayed_enable(wait_ns);
   timespec timeout{};
@@ -473,10 +475,19 @@ int RealSession::poll_results(std::span<core::PollEvents> events) {
     events[i].hangup = ring_hung(i);
     if (events[i].readable || events[i].hangup) ready++;
   }
-  const short wake_revents = poll_fds_.back().revents;
+  const pollfd& exit = poll_fds_.back();
+  if (exit.fd >= 0 && (exit.revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+    VERIFY_MSG((exit.revents & POLLNVAL) == 0, "polled a closed pidfd");
+    // The command exited: a stop request, as from any thread.
+    exit_seen_ = true;
+    stop_.store(true, std::memory_order_release);
+    disable_for_stop();
+    if (ready == 0) return -EINTR;
+  }
+  const short wake_revents = poll_fds_[polled_.size()].revents;
   VERIFY((wake_revents & (POLLNVAL | POLLERR)) == 0);
   if ((wake_revents & POLLIN) != 0) {
-    drain_wake_fd(poll_fds_.back().fd);
+    drain_wake_fd(poll_fds_[polled_.size()].fd);
     // A request and no ring event: report it as an interruption, as a
     // signal would; the loop serves the round and looks at the requests.
     if (ready == 0) return -EINTR;
@@ -561,6 +572,12 @@ bool RealSession::take_snapshot_request() {
   const bool signalled = g_signal_snapshot.exchange(false, std::memory_order_acq_rel);
   if (own || signalled) snapshots_taken_.fetch_add(1, std::memory_order_acq_rel);
   return own || signalled;
+}
+
+void RealSession::watch_exit(int pidfd) {
+  VERIFY(pidfd >= 0);
+  exit_fd_ = pidfd;
+  exit_seen_ = false;
 }
 
 void RealSession::request_stop() {

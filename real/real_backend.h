@@ -195,6 +195,14 @@ class RealSession {
   // From any thread: wake the loop with a stop or a snapshot request.
   void request_stop();
   void request_snapshot();
+  // Polls `pidfd` (a command's, pidfd_open) with the rings from now on:
+  // once it is readable (the command exited) a stop is requested, as
+  // request_stop() does. Called by the polling thread (or before it
+  // polls); the descriptor must stay open while the session polls. So no
+  // thread of the recorder's waits for the command: ringsim-run's
+  // simulated kernel decides the exit inside this poll, and an -a
+  // recording does not sample a waiter's wakeup.
+  void watch_exit(int pidfd);
 
  private:
   RealSession() = default;
@@ -219,7 +227,9 @@ class RealSession {
   bool lost_collected_ = false;
   void note_lost(const PerfEvent& e);
   std::vector<Polled> polled_;    // every event, ring by ring
-  std::vector<pollfd> poll_fds_;  // one per polled_, then the wake eventfd
+  std::vector<pollfd> poll_fds_;  // one per polled_, the wake eventfd, the exit pidfd
+  int exit_fd_ = -1;              // watch_exit(); polling thread only
+  bool exit_seen_ = false;
   std::atomic<bool> stop_{false};
   std::atomic<bool> snapshot_{false};
   std::atomic<std::uint64_t> snapshots_taken_{0};

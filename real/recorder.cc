@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -45,22 +44,21 @@ constexpr std::uint64_t kCommandGraceNs = 5'000 * kNsPerMs;
 constexpr std::uint64_t kRoundsMax = std::uint64_t{1} << 62;
 
 // A thread's first malloc or free sets up its malloc arena and tcache (an
-// mmap of the arena's heap and its first page faults). Done as each of the
-// recorder's threads starts, before any event is enabled, rather than at
-// its first allocation (the reading thread's loop) or its exit (the
-// waiter's std::thread state), where -a samples it: measured, with the
-// other causes, in docs/recorder.md ("Self-sampling").
+// mmap of the arena's heap and its first page faults). Done as the reading
+// thread starts, before any event is enabled, rather than at its first
+// allocation, where -a samples it: measured, with the other causes, in
+// docs/recorder.md ("Self-sampling").
 void prepare_thread_allocator() {
   void* volatile block = std::malloc(64);
   std::free(block);
 }
 
 // The command: started held before exec, released once the events and the
-// file are ready; from then on its exit asks the session to stop. A thread
-// of its own waits for the exit from before any event is enabled (arm), so
-// that neither its creation nor a wakeup at the release falls inside an -a
-// recording (docs/recorder.md, "Self-sampling"); a command never released
-// exits when finish() lets it go, and its waiter then asks nothing.
+// file are ready; from then on the session polls its pidfd with the rings
+// (RealSession::watch_exit), and its exit is a stop request. No thread of
+// the recorder's waits for it: ringsim-run's simulated kernel decides the
+// exit inside that poll, and an -a recording does not sample a waiter
+// (docs/recorder.md, "Self-sampling").
 class Command {
  public:
   Command() = default;
@@ -74,25 +72,14 @@ class Command {
     return process_.start(argv, options);
   }
 
-  // Creates the waiter thread (after start(), before any event is enabled;
-  // after the recorder's priority is set, which it inherits).
-  void arm() {
-    VERIFY(process_.started() && !waiter_.joinable());
-    waiter_ = std::thread([this] { wait_for_exit(); });
-  }
-
   pid_t pid() const { return process_.pid(); }
 
   // Lets it exec ("cannot run ...", with exec_error() set, if that fails);
-  // from then on its exit asks `session` to stop.
+  // from then on `session` polls for its exit. On the thread that polls.
   Error go(RealSession& session) {
-    {
-      const std::lock_guard<std::mutex> lock(mutex_);
-      session_ = &session;  // before the release: the exit comes after it
-    }
+    session.watch_exit(process_.pidfd());
     const Error e = process_.release();
     if (e.ok()) ran_ = true;
-    if (!waiter_.joinable()) arm();  // not armed: created now, as the command goes
     return e;
   }
   int exec_error() const { return process_.exec_error(); }
@@ -103,7 +90,6 @@ class Command {
     if (!process_.started() || finished_) return;
     if (ran_ && !process_.has_exited()) process_.signal(SIGTERM);
     end_ = process_.wait(kCommandGraceNs);
-    if (waiter_.joinable()) waiter_.join();
     finished_ = true;
   }
 
@@ -112,23 +98,7 @@ class Command {
   const WaitStatus& end() const { return end_; }
 
  private:
-  // The waiter thread: blocks until the command exits; if it had been let
-  // go, asks its session to stop.
-  void wait_for_exit() {
-    prepare_thread_allocator();
-    process_.wait_until_exited();
-    RealSession* session = nullptr;
-    {
-      const std::lock_guard<std::mutex> lock(mutex_);
-      session = session_;
-    }
-    if (session != nullptr) session->request_stop();
-  }
-
   Process process_;
-  std::mutex mutex_;
-  RealSession* session_ = nullptr;  // set by go(), under mutex_
-  std::thread waiter_;
   bool finished_ = false;
   bool ran_ = false;
   WaitStatus end_;
@@ -459,7 +429,6 @@ class Recording {
   bool find_tasks();
   bool install_signals();
   bool start_command();
-  bool arm_command();
   bool set_priority();
   bool open_events();
   bool describe_events();
@@ -509,7 +478,7 @@ class Recording {
   FeatureCounts features_;
   SignalHandlers signals_;
   std::unique_ptr<RealSession> session_;
-  Command command_;  // after session_, which its waiter refers to: goes first
+  Command command_;  // after session_, which polls its pidfd: goes first
   std::unique_ptr<core::PerfDataHead> head_;
   core::WriterOptions wo_;
   core::StagingOptions so_;          // staged recordings
@@ -536,7 +505,7 @@ class Recording {
 
 int Recording::run() {
   const bool ready = make_event_attrs() && choose_cpus() && find_tasks() && install_signals() && start_command() &&
-                     set_priority() && arm_command() && open_events() && describe_events() && open_output();
+                     set_priority() && open_events() && describe_events() && open_output();
   if (!ready) {
     print_error(error_line_);
     return status_;
@@ -641,19 +610,9 @@ bool Recording::start_command() {
   return true;
 }
 
-// The command's waiter thread, before any event is enabled, with staging
-// (two threads already). Without it, in the single-thread mode, the waiter
-// is created as the command goes, as before: ringsim-run runs that mode
-// under the simulated kernel, where a second thread may wait on the
-// command's exit only once the workload runs (sim/interpose).
-bool Recording::arm_command() {
-  if (has_command_ && o_.staged) command_.arm();
-  return true;
-}
-
 // The recorder's scheduling, once the command (which keeps the normal
-// scheduler) is forked; threads created later (glibc's AIO helpers, the
-// command's waiter) inherit it.
+// scheduler) is forked; threads created later (the reading thread, glibc's
+// AIO helpers) inherit it.
 bool Recording::set_priority() {
   if (o_.staged && o_.reader_priority_given) {
     // An explicit request that cannot be met is an error before anything

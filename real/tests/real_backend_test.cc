@@ -912,6 +912,34 @@ TEST(RealBackend, AStopThatWakesThePollDisablesTheEventsAsItReturns) {
   EXPECT_TRUE(session->stop_requested());
 }
 
+// The command's exit, seen by the session's own poll (no waiter thread):
+// a stop request, the events disabled as poll() returns.
+TEST(RealBackend, AWatchedCommandsExitIsAStopRequest) {
+  const int cpu = allowed_cpus().front();
+  std::unique_ptr<RealSession> session =
+      open_session(system_wide_specs(sampling_attr(PERF_COUNT_SW_CPU_CLOCK, 1'000 * kMs), std::vector<int>{cpu}, 1));
+  ASSERT_TRUE(session);
+  ASSERT_TRUE(session->enable_all().ok());
+  ProcessOptions options;
+  options.hold = true;
+  Process child;
+  ASSERT_TRUE(child.start_function([] { return 0; }, options).ok());
+  session->watch_exit(child.pidfd());
+  std::vector<core::PollEvents> events(1, core::PollEvents{true});
+  EXPECT_EQ(session->poll(events, 0), 0);  // held: not exited
+  ASSERT_TRUE(child.release().ok());
+  const int polled = session->poll(events, kDeadlineNs);
+  EXPECT_EQ(polled, -EINTR);  // the exit and no ring event
+  std::uint64_t stopped = 0;
+  std::uint64_t later = 0;
+  ASSERT_TRUE(session->event(0).read_count(stopped).ok());
+  spin_until([] { return false; }, 20 * kMs);
+  ASSERT_TRUE(session->event(0).read_count(later).ok());
+  EXPECT_EQ(stopped, later) << "the counter still runs after the command's exit was polled";
+  EXPECT_TRUE(session->stop_requested());
+  EXPECT_TRUE(child.wait().exited());
+}
+
 TEST(RealBackend, SignalsBecomeRequestsAndWakeAWaitingPoll) {
   const int cpu = allowed_cpus().front();
   // One sample a second: no ring wakes the poll during the test.

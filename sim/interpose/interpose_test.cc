@@ -193,6 +193,21 @@ TEST_F(Interpose, RingsimRecordSingleThreadPassesAndIsDeterministicItsThreadsAre
   for (int k = 0; k < 2; k++) {
     const Ran r = run(base + " --seed 4 -- " + runfile("real/record") + " --staging off -o " + out + " -- /bin/true");
     ASSERT_NE(r.out.find("1 runs, 0 failed"), std::string::npos) << r.out;
+    // Judged, not passed unread: its command exited in the simulated
+    // kernel (not killed in real time, which ringsim-record mirrors by
+    // SIGTERM, a death ringsim-run does not judge), and every record the
+    // kernel wrote is in its file.
+    const std::size_t written = r.out.find(" records written");
+    const std::size_t found = r.out.find(" of the kernel's records found in 1 files");
+    ASSERT_NE(written, std::string::npos) << r.out;
+    ASSERT_NE(found, std::string::npos) << r.out;
+    const auto number_before = [&](std::size_t at) {
+      std::size_t b = at;
+      while (b > 0 && std::isdigit(static_cast<unsigned char>(r.out[b - 1]))) b--;
+      return std::stoul(r.out.substr(b, at - b));
+    };
+    EXPECT_GT(number_before(written), 0u) << r.out;
+    EXPECT_EQ(number_before(found), number_before(written)) << r.out;
     ringsim::model::PerfDataFile f;
     ASSERT_EQ(ringsim::model::read_perf_data(out, f), "");
     const std::string data(reinterpret_cast<const char*>(f.data.data()), f.data.size());

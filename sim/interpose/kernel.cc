@@ -76,7 +76,11 @@ long CallKernel::open(const perf_event_attr& attr, int pid, int cpu, int group, 
   e.writer.identity = sim::attr_identity(attr, e.id, 0, 0, cpu < 0 ? 0 : static_cast<std::uint32_t>(cpu));
   e.writer.wakeup_events = attr.watermark ? 0 : attr.wakeup_events;
   e.writer.watermark = attr.watermark != 0;
-  if (e.pid > 0) task_of(e.pid);
+  // An event on the caller itself (a consumer's probe of the kernel's
+  // features: ringsim-record's, before it forks its command) makes no
+  // workload task: the workload is what the consumer watches, not the
+  // consumer, whose own exit the simulated kernel does not decide.
+  if (e.pid > 0 && e.pid != caller_pid) task_of(e.pid);
   events_.push_back(e);
   return static_cast<long>(events_.size() - 1);
 }
