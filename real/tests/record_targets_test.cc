@@ -24,6 +24,9 @@
 
 #include "gtest/gtest.h"
 #include "model/perf_data_file.h"
+#include "core/perf_data_features.h"
+#include "real/elf_build_id.h"
+#include "real/process.h"
 #include "real/recorder.h"
 #include "real/tests/perf_tools.h"
 #include "real/testing/record_testing.h"
@@ -165,6 +168,59 @@ TEST(RecordTargets, DashPRecordsEveryThreadOfTheProcessAndTheCommandOnlySetsHowL
   const auto shares = testing::perf_symbol_shares(out);
   ASSERT_TRUE(shares.count("cpu-clock"));
   EXPECT_GT(testing::share_of(shares.at("cpu-clock"), "f1"), 20) << "resolved through the synthesized mappings";
+}
+
+// -p of a process in another mount namespace, as a container's: its binary
+// is the file its namespace sees at that path, not the host's. The host
+// has a copy of /bin/true at DIR/prog; the process's namespace mounts the
+// shares workload over it and runs it from there. The file's build-id for
+// DIR/prog is the workload's, the cache holds the workload's bytes under
+// it, and perf report resolves f1 through that cache (it would not
+// through the host's file: /bin/true has no f1).
+TEST(RecordTargets, AProcessInAnotherMountNamespaceIsReadThroughItsRoot) {
+  REQUIRE_PERF();
+  if (::geteuid() != 0) GTEST_SKIP() << "unshare --mount needs root";
+  namespace fs = std::filesystem;
+  const std::string dir = testing::temp_dir("mntns");
+  const std::string prog = dir + "/prog";
+  const std::string cache = dir + "/cache";
+  fs::copy_file("/bin/true", prog);
+  const std::vector<std::string> workload = testing::shares(2000, 2);
+  ASSERT_EQ(workload.size(), 3u);
+  BuildId host_id;
+  BuildId workload_id;
+  ASSERT_EQ(elf_file_build_id(prog, host_id), "");
+  ASSERT_EQ(elf_file_build_id(workload[0], workload_id), "");
+  ASSERT_NE(host_id, workload_id);
+  Process target;
+  const Error e = target.start({"unshare", "--mount", "--propagation", "private", "sh", "-c",
+                                "mount --bind \"$1\" \"$2\" && exec \"$2\" \"$3\" \"$4\"", "sh", workload[0], prog,
+                                workload[1], workload[2]});
+  ASSERT_TRUE(e.ok()) << e.message;
+  // Exec'd in its namespace once its worker thread runs.
+  const std::string task = "/proc/" + std::to_string(target.pid()) + "/task";
+  const bool running = testing::wait_until([&] {
+    std::error_code error;
+    std::size_t threads = 0;
+    for (const auto& entry : fs::directory_iterator(task, error)) threads += entry.is_directory() ? 1 : 0;
+    return threads == 2;
+  });
+  ASSERT_TRUE(running) << "the workload did not start in its namespace";
+  const RunResult r = testing::run_record({"-p", std::to_string(target.pid()), "-F", "1000", "--buildid-dir", cache,
+                                           "-o", dir + "/ours.data", "--", "sleep", "0.5"});
+  target.signal(SIGKILL);
+  target.wait();
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  const RunResult ids = testing::run({testing::perf_path(), "buildid-list", "-i", dir + "/ours.data"});
+  EXPECT_NE(ids.out.find(core::to_hex(workload_id) + " " + prog), std::string::npos)
+      << "the namespace's file's build-id for " << prog << ":\n" << ids.out;
+  EXPECT_EQ(ids.out.find(core::to_hex(host_id)), std::string::npos) << "the host's file's build-id:\n" << ids.out;
+  BuildId cached_id;
+  EXPECT_EQ(elf_file_build_id(cache + prog + "/" + core::to_hex(workload_id) + "/elf", cached_id), "");
+  EXPECT_EQ(cached_id, workload_id) << "the cache holds the namespace's file under its build-id";
+  const auto shares = testing::perf_symbol_shares(dir + "/ours.data", cache);
+  ASSERT_TRUE(shares.count("cpu-clock")) << r.text();
+  EXPECT_GT(testing::share_of(shares.at("cpu-clock"), "f1"), 20) << "resolved from the namespace's binary";
 }
 
 TEST(RecordTargets, DashTRecordsThatThreadOnly) {
