@@ -853,6 +853,17 @@ TEST(RealBackendErrors, SessionOpenFailsWholeAndNamesTheEvent) {
 
 // --- Stop, signals, contract checks -----------------------------------------
 
+// The first event's counter no longer moves (20 ms apart): disabled.
+// `when` says after what, for the failure message.
+void expect_counter_stopped(RealSession& session, const std::string& when) {
+  std::uint64_t stopped = 0;
+  std::uint64_t later = 0;
+  ASSERT_TRUE(session.event(0).read_count(stopped).ok());
+  spin_until([] { return false; }, 20 * kMs);
+  ASSERT_TRUE(session.event(0).read_count(later).ok());
+  EXPECT_EQ(stopped, later) << when;
+}
+
 TEST(RealBackend, StopDisablesTheEventsBeforeTheFinalDrain) {
   const int cpu = allowed_cpus().front();
   std::unique_ptr<RealSession> session =
@@ -874,12 +885,7 @@ TEST(RealBackend, StopDisablesTheEventsBeforeTheFinalDrain) {
   session->request_stop();
   ASSERT_TRUE(session->stop_requested());
   EXPECT_EQ(session->disable_failures(), 0u) << session->last_disable_error().message;
-  std::uint64_t stopped = 0;
-  std::uint64_t later = 0;
-  ASSERT_TRUE(session->event(0).read_count(stopped).ok());
-  spin_until([] { return false; }, 20 * kMs);
-  ASSERT_TRUE(session->event(0).read_count(later).ok());
-  EXPECT_EQ(stopped, later) << "the counter still runs after stop_requested() returned true";
+  expect_counter_stopped(*session, "the counter still runs after stop_requested() returned true");
   EXPECT_TRUE(session->stop_requested());  // stays set
   EXPECT_FALSE(session->released(0));
 }
@@ -902,12 +908,7 @@ TEST(RealBackend, AStopThatWakesThePollDisablesTheEventsAsItReturns) {
   const int polled = session->poll(events, kDeadlineNs);
   stopper.join();
   EXPECT_EQ(polled, -EINTR);  // a request and no ring event
-  std::uint64_t stopped = 0;
-  std::uint64_t later = 0;
-  ASSERT_TRUE(session->event(0).read_count(stopped).ok());
-  spin_until([] { return false; }, 20 * kMs);
-  ASSERT_TRUE(session->event(0).read_count(later).ok());
-  EXPECT_EQ(stopped, later) << "the counter still runs after a poll() woken by the stop returned";
+  expect_counter_stopped(*session, "the counter still runs after a poll() woken by the stop returned");
   EXPECT_EQ(session->disable_failures(), 0u) << session->last_disable_error().message;
   EXPECT_TRUE(session->stop_requested());
 }
@@ -930,12 +931,7 @@ TEST(RealBackend, AWatchedCommandsExitIsAStopRequest) {
   ASSERT_TRUE(child.release().ok());
   const int polled = session->poll(events, kDeadlineNs);
   EXPECT_EQ(polled, -EINTR);  // the exit and no ring event
-  std::uint64_t stopped = 0;
-  std::uint64_t later = 0;
-  ASSERT_TRUE(session->event(0).read_count(stopped).ok());
-  spin_until([] { return false; }, 20 * kMs);
-  ASSERT_TRUE(session->event(0).read_count(later).ok());
-  EXPECT_EQ(stopped, later) << "the counter still runs after the command's exit was polled";
+  expect_counter_stopped(*session, "the counter still runs after the command's exit was polled");
   EXPECT_TRUE(session->stop_requested());
   EXPECT_TRUE(child.wait().exited());
 }
