@@ -234,7 +234,7 @@ TEST(RecordTargets, DashTRecordsThatThreadOnly) {
   const pid_t tid = target.workers()[0];
   const std::string out = testing::temp_dir("tid") + "/ours.data";
   const RunResult r =
-      testing::run_record({"-t", std::to_string(tid), "-F", "1000", "-N", "-o", out, "--", "sleep", "0.4"});
+      testing::run_record({"-t", std::to_string(tid), "-F", "1000", "-N", "-o", out, "--", "sleep", "1"});
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
   const std::vector<std::string> tids = script_field(out, "tid");
   ASSERT_GT(tids.size(), 50u);
