@@ -441,7 +441,7 @@ int RealSession::poll(std::span<core::PollEvents> events, std::uint64_t timeout_
   VERIFY(wake >= 0);  // open() made sure
   poll_fds_[polled_.size()] = pollfd{wake, POLLIN, 0};
   // A negative fd (no command watched, or its exit seen) is skipped.
-  poll_fds_.back() = pollfd{exit_seen_ ? -1 : exit_fd_, POLLIN, 0};
+  poll_fds_.back() = pollfd{exit_fd_, POLLIN, 0};
   std::uint64_t wait_ns = hung_already ? 0 : timeout_ns;
   run_delayed_enable(wait_ns);
   timespec timeout{};
@@ -476,10 +476,11 @@ int RealSession::poll_results(std::span<core::PollEvents> events) {
     if (events[i].readable || events[i].hangup) ready++;
   }
   const pollfd& exit = poll_fds_.back();
+  VERIFY_MSG((exit.revents & POLLNVAL) == 0, "polled a closed pidfd");
   if (exit.fd >= 0 && (exit.revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
-    VERIFY_MSG((exit.revents & POLLNVAL) == 0, "polled a closed pidfd");
-    // The command exited: a stop request, as from any thread.
-    exit_seen_ = true;
+    // The command exited: a stop request, as from any thread; its pidfd is
+    // not polled again.
+    exit_fd_ = -1;
     stop_.store(true, std::memory_order_release);
     disable_for_stop();
     if (ready == 0) return -EINTR;
@@ -577,7 +578,6 @@ bool RealSession::take_snapshot_request() {
 void RealSession::watch_exit(int pidfd) {
   VERIFY(pidfd >= 0);
   exit_fd_ = pidfd;
-  exit_seen_ = false;
 }
 
 void RealSession::request_stop() {

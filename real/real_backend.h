@@ -228,8 +228,7 @@ class RealSession {
   void note_lost(const PerfEvent& e);
   std::vector<Polled> polled_;    // every event, ring by ring
   std::vector<pollfd> poll_fds_;  // one per polled_, the wake eventfd, the exit pidfd
-  int exit_fd_ = -1;              // watch_exit(); polling thread only
-  bool exit_seen_ = false;
+  int exit_fd_ = -1;              // watch_exit(), -1 once its exit is seen; polling thread only
   std::atomic<bool> stop_{false};
   std::atomic<bool> snapshot_{false};
   std::atomic<std::uint64_t> snapshots_taken_{0};
