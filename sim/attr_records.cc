@@ -10,7 +10,8 @@ namespace {
 
 constexpr std::uint64_t kSupported =
     PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |
-    PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |
+    PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW |
+    PERF_SAMPLE_REGS_USER |
     PERF_SAMPLE_STACK_USER | PERF_SAMPLE_WEIGHT | PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_TRANSACTION |
     PERF_SAMPLE_REGS_INTR | PERF_SAMPLE_PHYS_ADDR | PERF_SAMPLE_CGROUP | PERF_SAMPLE_DATA_PAGE_SIZE |
     PERF_SAMPLE_CODE_PAGE_SIZE | PERF_SAMPLE_WEIGHT_STRUCT;
@@ -20,7 +21,6 @@ struct Named {
   const char* name;
 };
 constexpr Named kUnsupported[] = {{PERF_SAMPLE_READ, "READ"},
-                                  {PERF_SAMPLE_RAW, "RAW"},
                                   {PERF_SAMPLE_BRANCH_STACK, "BRANCH_STACK"},
                                   {PERF_SAMPLE_AUX, "AUX"}};
 
@@ -114,8 +114,25 @@ void build_attr_sample(std::vector<std::byte>& out, const EventIdentity& e, std:
     w.u64(user ? static_cast<std::uint64_t>(PERF_CONTEXT_USER) : static_cast<std::uint64_t>(PERF_CONTEXT_KERNEL));
     w.u64(f.ip);
   }
+  if (t & PERF_SAMPLE_RAW) {
+    // perf_output_sample: u32 size, the data, padded so that the two end
+    // on 8 bytes; without raw data (not a tracepoint) size 4, data 0.
+    const std::uint32_t size = f.raw_size == 0 ? 4 : ((f.raw_size + 4 + 7) & ~7u) - 4;
+    w.u32(size);
+    const std::vector<std::byte> zeros(size);
+    w.bytes(zeros.data(), zeros.size());
+  }
   if (t & PERF_SAMPLE_REGS_USER) w.u64(PERF_SAMPLE_REGS_ABI_NONE);
-  if (t & PERF_SAMPLE_STACK_USER) w.u64(0);  // no stack dumped: no dyn_size follows
+  if (t & PERF_SAMPLE_STACK_USER) {
+    // The dump's size, the dump, its dyn_size; 0 alone when none is dumped.
+    VERIFY(f.stack_user % 8 == 0);
+    w.u64(f.stack_user);
+    if (f.stack_user > 0) {
+      const std::vector<std::byte> zeros(f.stack_user);
+      w.bytes(zeros.data(), zeros.size());
+      w.u64(0);  // dyn_size: the zeros are not a dump of anything
+    }
+  }
   if (t & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)) w.u64(0);
   if (t & PERF_SAMPLE_DATA_SRC) w.u64(0);
   if (t & PERF_SAMPLE_TRANSACTION) w.u64(0);
@@ -138,14 +155,14 @@ void build_attr_comm(std::vector<std::byte>& out, const EventIdentity& e, std::s
   w.finish(PERF_RECORD_COMM, exec ? PERF_RECORD_MISC_COMM_EXEC : 0);
 }
 
-void build_attr_task(std::vector<std::byte>& out, std::uint32_t type, const EventIdentity& e, std::uint32_t ppid,
-                     std::uint32_t ptid, std::uint64_t time_ns) {
+void build_attr_task(std::vector<std::byte>& out, std::uint32_t type, const EventIdentity& e, std::uint32_t pid,
+                     std::uint32_t tid, std::uint32_t ppid, std::uint32_t ptid, std::uint64_t time_ns) {
   VERIFY(type == PERF_RECORD_FORK || type == PERF_RECORD_EXIT);
   Writer w(out);
   w.u64(0);
-  w.u32(e.pid);
+  w.u32(pid);
   w.u32(ppid);
-  w.u32(e.tid);
+  w.u32(tid);
   w.u32(ptid);
   w.u64(time_ns);
   w.trailer(e, time_ns);
@@ -161,11 +178,18 @@ void build_attr_mmap(std::vector<std::byte>& out, bool mmap2, const EventIdentit
   w.u64(m.addr);
   w.u64(m.len);
   w.u64(m.pgoff);
-  if (mmap2) {
+  if (mmap2 && m.use_build_id) {
+    std::array<std::uint8_t, 24> b{};  // build_id_size, two reserved, the id
+    b[0] = m.build_id_size;
+    std::memcpy(b.data() + 4, m.build_id.data(), m.build_id.size());
+    w.bytes(b.data(), b.size());
+  } else if (mmap2) {
     w.u32(m.maj);
     w.u32(m.min);
     w.u64(m.ino);
-    w.u64(0);  // ino_generation
+    w.u64(m.generation);
+  }
+  if (mmap2) {
     w.u32(m.prot);
     w.u32(m.flags);
   }
@@ -173,7 +197,8 @@ void build_attr_mmap(std::vector<std::byte>& out, bool mmap2, const EventIdentit
   w.trailer(e, time_ns);
   const bool exec = (m.prot & 0x4) != 0;  // PROT_EXEC
   w.finish(mmap2 ? PERF_RECORD_MMAP2 : PERF_RECORD_MMAP,
-           PERF_RECORD_MISC_USER | (exec ? 0 : PERF_RECORD_MISC_MMAP_DATA));
+           PERF_RECORD_MISC_USER | (exec ? 0 : PERF_RECORD_MISC_MMAP_DATA) |
+               (mmap2 && m.misc_build_id ? PERF_RECORD_MISC_MMAP_BUILD_ID : 0));
 }
 
 }  // namespace ringsim::sim

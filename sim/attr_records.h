@@ -8,17 +8,20 @@
 // them, so any consumer parses them as it parses Linux's.
 //
 // Sample fields supported: IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID,
-// CPU, PERIOD, CALLCHAIN (a user context marker and the IP), REGS_USER and
-// REGS_INTR (abi 0: no registers, as for a kernel thread), STACK_USER (size
-// 0), WEIGHT, DATA_SRC, TRANSACTION, PHYS_ADDR, DATA_PAGE_SIZE,
-// CODE_PAGE_SIZE. unsupported_sample_type() names the others (READ, RAW,
-// BRANCH_STACK, AUX, CGROUP, WEIGHT_STRUCT): an open asking for them is
-// refused by the simulated kernel, never answered with records of another
-// shape.
+// CPU, PERIOD, CALLCHAIN (a user context marker and the IP), RAW (a
+// tracepoint's record of SampleFields::raw_size bytes, zeros; other events
+// the empty one, 4 bytes of size and 4 of zero, as perf_output_sample),
+// REGS_USER and REGS_INTR (abi 0: no registers, as for a kernel thread),
+// STACK_USER (the dump of attr.sample_stack_user bytes, zeros, SampleFields::
+// stack_user), WEIGHT, DATA_SRC, TRANSACTION, PHYS_ADDR, DATA_PAGE_SIZE,
+// CODE_PAGE_SIZE. unsupported_sample_type() names the others (READ,
+// BRANCH_STACK, AUX): an open asking for them is refused by the simulated
+// kernel, never answered with records of another shape.
 #pragma once
 
 #include <linux/perf_event.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -39,6 +42,12 @@ struct SampleFields {
   std::uint64_t addr = 0;
   std::uint64_t period = 1;
   std::uint64_t time_ns = 0;
+  // RAW: the tracepoint's raw record size (0: not a tracepoint, the empty
+  // raw part).
+  std::uint32_t raw_size = 0;
+  // STACK_USER: the dump's size (attr.sample_stack_user; 0: none dumped, no
+  // dyn_size follows).
+  std::uint32_t stack_user = 0;
 };
 
 // The identity (pid, tid, cpu, id) of the writing event with
@@ -54,9 +63,11 @@ void build_attr_sample(std::vector<std::byte>& out, const EventIdentity& e, std:
 // tid; the trailer's time is time_ns).
 void build_attr_comm(std::vector<std::byte>& out, const EventIdentity& e, std::string_view comm, bool exec,
                      std::uint64_t time_ns);
-// PERF_RECORD_FORK or PERF_RECORD_EXIT.
-void build_attr_task(std::vector<std::byte>& out, std::uint32_t type, const EventIdentity& e, std::uint32_t ppid,
-                     std::uint32_t ptid, std::uint64_t time_ns);
+// PERF_RECORD_FORK or PERF_RECORD_EXIT about the task `pid`/`tid` and its
+// parent `ppid`/`ptid`; the trailer is `e`'s, the task that writes it
+// (FORK: the parent, in fork; EXIT: the task itself).
+void build_attr_task(std::vector<std::byte>& out, std::uint32_t type, const EventIdentity& e, std::uint32_t pid,
+                     std::uint32_t tid, std::uint32_t ppid, std::uint32_t ptid, std::uint64_t time_ns);
 struct MmapFields {
   std::uint64_t addr = 0;
   std::uint64_t len = 0;
@@ -64,6 +75,15 @@ struct MmapFields {
   std::uint32_t maj = 0;
   std::uint32_t min = 0;
   std::uint64_t ino = 0;
+  std::uint64_t generation = 0;
+  // perf_event_mmap_output: the build-id body (size, then the id in place
+  // of the device, inode and generation) for an event with attr.build_id
+  // when the file has one; `misc_build_id` the misc bit (which the kernel
+  // leaves set for the events after one that wrote the body).
+  bool use_build_id = false;
+  bool misc_build_id = false;
+  std::uint8_t build_id_size = 0;
+  std::array<std::uint8_t, 20> build_id{};
   std::uint32_t prot = 0;
   std::uint32_t flags = 0;
   std::string_view filename;

@@ -39,7 +39,58 @@ bool known_software(std::uint64_t config) { return config < PERF_COUNT_SW_MAX; }
 std::uint64_t atomic_load_u64(__u64* p) { return std::atomic_ref<__u64>(*p).load(std::memory_order_acquire); }
 void atomic_store_u64(__u64* p, std::uint64_t v) { std::atomic_ref<__u64>(*p).store(v, std::memory_order_release); }
 
+constexpr std::uint64_t kIdFields = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
+                                   PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
+
+// The bytes of a sample's STACK_USER part: the size alone for no dump,
+// else size, dump, dyn_size.
+std::uint32_t stack_bytes(const perf_event_attr& a) {
+  if (!(a.sample_type & PERF_SAMPLE_STACK_USER)) return 0;
+  return a.sample_stack_user == 0 ? 8 : 16 + a.sample_stack_user;
+}
+
 }  // namespace
+
+// A software event's hit (___perf_sw_event) prepares one perf_sample_data
+// for every event it reaches, in their order; perf_prepare_sample does not
+// prepare again what data->sample_flags says is done. So a later event's
+// sample carries the id an earlier one prepared, and its size
+// (header_size + data->dyn_size) counts the user stack the earlier one
+// added (fidelity row 21). A tracepoint's hit prepares it anew for each.
+class SharedSampleData {
+ public:
+  struct Sample {
+    std::uint64_t id = 0;
+    std::uint32_t dyn = 0;         // data->dyn_size
+    std::uint32_t stack_user = 0;  // data->stack_user_size
+  };
+  Sample prepare(const perf_event_attr& a, std::uint64_t event_id) {
+    const std::uint64_t type = a.sample_type;
+    std::uint64_t filtered = type | ((type & PERF_SAMPLE_STACK_USER) ? PERF_SAMPLE_REGS_USER : 0);
+    filtered &= ~flags_;
+    if (filtered != 0) flags_ |= type & kIdFields;  // __perf_event_header__init_id
+    if (filtered & (PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER)) id_ = event_id;
+    if (filtered & PERF_SAMPLE_REGS_USER) flags_ |= PERF_SAMPLE_REGS_USER;
+    if (filtered & PERF_SAMPLE_STACK_USER) {
+      dyn_ += stack_bytes(a);
+      stack_user_ = a.sample_stack_user;
+      flags_ |= PERF_SAMPLE_STACK_USER;
+    }
+    return {id_, dyn_, stack_user_};
+  }
+  // __perf_event_header__init_id with the event's whole sample_type (a
+  // LOST record written before the sample prepares the ids again).
+  void prepare_ids(const perf_event_attr& a, std::uint64_t event_id) {
+    flags_ |= a.sample_type & kIdFields;
+    if (a.sample_type & (PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER)) id_ = event_id;
+  }
+
+ private:
+  std::uint64_t flags_ = PERF_SAMPLE_PERIOD;  // perf_sample_data_init
+  std::uint64_t id_ = 0;
+  std::uint32_t dyn_ = 0;
+  std::uint32_t stack_user_ = 0;
+};
 
 CallKernel::CallKernel(DecisionSource& decisions, const KernelParams& params) : d_(decisions), p_(params) {}
 
@@ -51,8 +102,10 @@ long CallKernel::open(const perf_event_attr& attr, int pid, int cpu, int group, 
   if (cpu < -1 || cpu >= 1024) return -EINVAL;
   // No PMU here (as on this machine): hardware and cache events do not
   // exist; perf falls back to cpu-clock.
-  if (attr.type != PERF_TYPE_SOFTWARE) return -ENOENT;
-  if (!known_software(attr.config)) return -EINVAL;
+  // Tracepoints open with any config and fire only when a driver says so
+  // (occurrence()): the drawn workload makes none.
+  if (attr.type != PERF_TYPE_SOFTWARE && attr.type != PERF_TYPE_TRACEPOINT) return -ENOENT;
+  if (attr.type == PERF_TYPE_SOFTWARE && !known_software(attr.config)) return -EINVAL;
   if (!sim::unsupported_sample_type(attr.sample_type).empty()) return -EINVAL;
   if (attr.read_format & ~static_cast<std::uint64_t>(PERF_FORMAT_TOTAL_TIME_ENABLED |
                                                      PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID |
@@ -67,6 +120,8 @@ long CallKernel::open(const perf_event_attr& attr, int pid, int cpu, int group, 
   e.pid = pid == 0 ? caller_pid : pid;
   e.cpu = cpu;
   e.group = group;
+  e.always_running = e.pid == caller_pid || pid == -1;
+  e.enabled_at_ns = now_ns_;
   e.enabled = !attr.disabled && !attr.enable_on_exec;
   if (attr.enable_on_exec && started_) e.enabled = !attr.disabled;
   e.periods = sim::PeriodState(sim::SamplingAttr{.sample_period = attr.freq ? 0 : attr.sample_period,
@@ -108,9 +163,16 @@ long CallKernel::map(int event, std::span<std::byte> memory, bool writable) {
   auto r = std::make_unique<MappedRing>();
   r->control = reinterpret_cast<perf_event_mmap_page*>(memory.data());
   std::memset(memory.data(), 0, kPageBytes);
+  // perf_event_init_userpage / perf_event_update_userpage: version and
+  // compat_version 0, cap_bit0_is_deprecated and the machine's bits, the
+  // page's size up to __reserved, index 0 (a software event has no counter
+  // for rdpmc).
   r->control->data_offset = kPageBytes;
   r->control->data_size = data_bytes;
   r->control->compat_version = 0;
+  r->control->size = offsetof(perf_event_mmap_page, __reserved);
+  r->control->capabilities = (1ull << 1) | machine_capabilities_;
+  r->control->pmc_width = machine_pmc_width_;
   r->data = memory.subspan(kPageBytes);
   r->owner = event;
   r->mappings = 1;
@@ -159,13 +221,13 @@ long CallKernel::ioctl(int event, unsigned long request, unsigned long arg) {
   };
   switch (request) {
     case PERF_EVENT_IOC_ENABLE:
-      each([](OpenedEvent& x) {
+      each([this](OpenedEvent& x) {
         if (!x.enabled) x.periods.add();  // perf_swevent_add
-        x.enabled = true;
+        set_enabled(x, true);
       });
       return 0;
     case PERF_EVENT_IOC_DISABLE:
-      each([](OpenedEvent& x) { x.enabled = false; });
+      each([this](OpenedEvent& x) { set_enabled(x, false); });
       return 0;
     case PERF_EVENT_IOC_RESET:
       each([](OpenedEvent& x) { x.count = 0; });
@@ -204,8 +266,19 @@ long CallKernel::set_output(int event, int target) {
 
 void CallKernel::close(int event) {
   OpenedEvent& e = events_.at(static_cast<std::size_t>(event));
+  set_enabled(e, false);
   e.closed = true;
-  e.enabled = false;
+}
+
+void CallKernel::set_enabled(OpenedEvent& e, bool enabled) {
+  if (e.always_running && e.enabled && !enabled) e.enabled_ns += now_ns_ - e.enabled_at_ns;
+  if (enabled && !e.enabled) e.enabled_at_ns = now_ns_;
+  e.enabled = enabled;
+}
+
+std::uint64_t CallKernel::enabled_time(const OpenedEvent& e) const {
+  const bool running = e.always_running && e.enabled && !e.exited;
+  return e.enabled_ns + (running ? now_ns_ - e.enabled_at_ns : 0);
 }
 
 // read() with read_format (perf_read_one / perf_read_group).
@@ -225,13 +298,13 @@ long CallKernel::read(int event, std::span<std::byte> out) {
       if (!m.closed && m.group == leader) members.push_back(&m);
     }
     words.push_back(members.size());
-    if (f & PERF_FORMAT_TOTAL_TIME_ENABLED) words.push_back(events_[leader].enabled_ns);
-    if (f & PERF_FORMAT_TOTAL_TIME_RUNNING) words.push_back(events_[leader].enabled_ns);
+    if (f & PERF_FORMAT_TOTAL_TIME_ENABLED) words.push_back(enabled_time(events_[leader]));
+    if (f & PERF_FORMAT_TOTAL_TIME_RUNNING) words.push_back(enabled_time(events_[leader]));
     for (const OpenedEvent* m : members) member(*m);
   } else {
     words.push_back(e.count);
-    if (f & PERF_FORMAT_TOTAL_TIME_ENABLED) words.push_back(e.enabled_ns);
-    if (f & PERF_FORMAT_TOTAL_TIME_RUNNING) words.push_back(e.enabled_ns);
+    if (f & PERF_FORMAT_TOTAL_TIME_ENABLED) words.push_back(enabled_time(e));
+    if (f & PERF_FORMAT_TOTAL_TIME_RUNNING) words.push_back(enabled_time(e));
     if (f & PERF_FORMAT_ID) words.push_back(e.id);
     if (f & PERF_FORMAT_LOST) words.push_back(e.lost_samples);
   }
@@ -319,7 +392,7 @@ void CallKernel::start() {
   }
   for (OpenedEvent& e : events_) {
     if (!e.closed && e.attr.enable_on_exec && !e.enabled) {
-      e.enabled = true;
+      set_enabled(e, true);
       e.periods.add();
     }
   }
@@ -369,20 +442,26 @@ std::uint32_t CallKernel::cpu_count() const {
 bool CallKernel::follows(const OpenedEvent& e, const Task& t) const {
   if (e.closed || !e.enabled || e.exited) return false;
   if (e.cpu >= 0 && static_cast<std::uint32_t>(e.cpu) != t.cpu) return false;
+  if (e.filter_pid >= 0 && e.filter_pid != t.pid) return false;
   return e.pid < 0 || e.pid == t.pid;
 }
 
-// The events an action of `task` reaches, newest first (the kernel's
-// lists take new events at the head).
+// The events an action of `task` reaches, in the order the kernel offers
+// them. Side-band (perf_iterate_sb): the CPU's side-band events
+// (pmu_sb_events), then the task's context; samples of a software event
+// or tracepoint: the task's events first, then the CPU's (their hlist
+// takes each event at its head as it is scheduled in, the CPU's context
+// before the task's). Each list has the newest first (list_add_rcu).
 std::vector<int> CallKernel::reached(const Task& task, bool sideband) const {
   std::vector<int> out;
-  for (std::size_t i = events_.size(); i-- > 0;) {
-    const OpenedEvent& e = events_[i];
-    if (!follows(e, task)) continue;
-    if (sideband) {
-      if (e.attr.comm || e.attr.mmap || e.attr.mmap2 || e.attr.task || e.attr.mmap_data) out.push_back(int(i));
-    } else {
-      out.push_back(static_cast<int>(i));
+  const auto sideband_asked = [](const perf_event_attr& a) {
+    return a.comm || a.mmap || a.mmap2 || a.task || a.mmap_data;
+  };
+  for (const bool cpu_wide : {sideband, !sideband}) {
+    for (std::size_t i = events_.size(); i-- > 0;) {
+      const OpenedEvent& e = events_[i];
+      if ((e.pid < 0) != cpu_wide || !follows(e, task)) continue;
+      if (!sideband || sideband_asked(e.attr)) out.push_back(static_cast<int>(i));
     }
   }
   return out;
@@ -423,7 +502,7 @@ void CallKernel::tick(Task& t) {
   const std::uint64_t faults = d_.chance(kPageFaultsPerMillion) ? samples : 0;
   for (const int i : reached(t, false)) {
     OpenedEvent& e = events_[i];
-    e.enabled_ns += p_.tick_ns;
+    if (!e.always_running) e.enabled_ns += p_.tick_ns;
     if (clock_event(e.attr)) {
       // cpu-clock and task-clock are hrtimers (perf_swevent_init_hrtimer):
       // a frequency becomes the fixed period NSEC_PER_SEC / freq; the
@@ -465,14 +544,16 @@ void CallKernel::sample(int event, const Task& task, std::uint16_t misc, std::ui
 
 // __perf_output_begin .. end into the event's ring; a record of an event
 // without a ring vanishes, uncounted.
-void CallKernel::write_record(int event, std::span<const std::byte> record) {
+bool CallKernel::write_record(int event, std::span<const std::byte> record) {
   OpenedEvent& e = events_[event];
   if (e.ring < 0 || !rings_[e.ring]->ring) {
     stats_.vanished++;
-    return;
+    return false;
   }
   const SimRing::Output out = rings_[e.ring]->ring->output(e.writer, record, now_ns_ + record_clock_);
-  if (out != SimRing::Output::written) e.lost_samples++;
+  if (out == SimRing::Output::written) return true;
+  e.lost_samples++;
+  return false;
 }
 
 void CallKernel::sideband_comm(const Task& task, bool exec) {
@@ -489,13 +570,20 @@ void CallKernel::sideband_comm(const Task& task, bool exec) {
 }
 
 void CallKernel::sideband_task(std::uint32_t type, const Task& task, const Task& parent) {
-  for (const int i : reached(task, true)) {
+  // FORK goes to the events following the parent (perf_event_fork runs in
+  // the parent), EXIT to the task's own.
+  for (const int i : reached(type == PERF_RECORD_FORK ? parent : task, true)) {
     OpenedEvent& e = events_[i];
-    if (!e.attr.task && !(type == PERF_RECORD_FORK && (e.attr.comm || e.attr.mmap || e.attr.mmap2))) continue;
-    e.writer.identity.pid = static_cast<std::uint32_t>(task.pid);
-    e.writer.identity.tid = static_cast<std::uint32_t>(task.tid);
+    // perf_event_task_match: FORK and EXIT go to every event asking for
+    // side-band (comm, mmap, mmap2, mmap_data, task): reached() says so.
+    // The trailer's task is the one writing: the parent in fork, the task
+    // itself at its exit.
+    const Task& writer = type == PERF_RECORD_FORK ? parent : task;
+    e.writer.identity.pid = static_cast<std::uint32_t>(writer.pid);
+    e.writer.identity.tid = static_cast<std::uint32_t>(writer.tid);
     e.writer.identity.cpu = task.cpu;
-    sim::build_attr_task(scratch_, type, e.writer.identity, static_cast<std::uint32_t>(parent.pid),
+    sim::build_attr_task(scratch_, type, e.writer.identity, static_cast<std::uint32_t>(task.pid),
+                         static_cast<std::uint32_t>(task.tid), static_cast<std::uint32_t>(parent.pid),
                          static_cast<std::uint32_t>(parent.tid), record_time());
     stats_.sideband++;
     write_record(i, scratch_);
@@ -523,6 +611,158 @@ void CallKernel::sideband_mmap(const Task& task, std::uint64_t addr, std::uint64
     stats_.sideband++;
     write_record(i, scratch_);
   }
+}
+
+// The driven workload (kernel.h).
+
+void CallKernel::add_task(int pid) {
+  Task& t = task_of(pid);
+  t.cpu = 0;
+  started_ = true;  // driven: no exec to wait for, no drawn end
+  end_at_ns_ = UINT64_MAX;
+}
+
+void CallKernel::run_task(int pid, std::uint64_t ns) {
+  action([&] {
+    for (OpenedEvent& e : events_) {
+      if (e.closed || !e.enabled || e.exited || e.pid != pid) continue;
+      e.enabled_ns += ns;
+      e.periods.add();  // its context is scheduled in: perf_swevent_add
+    }
+  });
+}
+
+void CallKernel::occurrence(int pid, std::uint32_t type, std::uint64_t config, std::uint32_t raw_size) {
+  action([&] {
+    const Task t = task_of(pid);
+    record_clock_ = 0;
+    SharedSampleData shared;  // of a software event's hit
+    for (const int i : reached(t, false)) {
+      OpenedEvent& e = events_[i];
+      if (e.attr.type != type || e.attr.config != config) continue;
+      e.count++;  // perf_swevent_event counts every occurrence, sampled or not
+      const sim::PeriodState::Hit hit = e.periods.event(1, sim::perf_clock(now_ns_));
+      for (std::uint64_t k = 0; k < hit.samples; k++) {
+        driven_sample(i, t, type == PERF_TYPE_SOFTWARE ? &shared : nullptr, hit.period,
+                      type == PERF_TYPE_TRACEPOINT ? raw_size : 0);
+      }
+    }
+  });
+}
+
+// One sample of a driven occurrence; `shared` the hit's sample data (a
+// software event's), or none (a tracepoint's: prepared for each event).
+void CallKernel::driven_sample(int event, const Task& t, SharedSampleData* shared, std::uint64_t period,
+                               std::uint32_t raw_size) {
+  OpenedEvent& e = events_[event];
+  SharedSampleData::Sample s{e.id, stack_bytes(e.attr), e.attr.sample_stack_user};
+  if (shared != nullptr) s = shared->prepare(e.attr, e.id);
+  SimRing* ring = e.ring >= 0 ? rings_[e.ring]->ring.get() : nullptr;
+  const std::uint64_t lost_before = ring != nullptr ? ring->lost_pending() : 0;
+  if (lost_before > 0 && e.attr.sample_id_all) s.id = e.id;
+  e.writer.identity.pid = static_cast<std::uint32_t>(t.pid);
+  e.writer.identity.tid = static_cast<std::uint32_t>(t.tid);
+  e.writer.identity.cpu = t.cpu;
+  SampleFields f;
+  f.ip = kWorkloadText;
+  f.time_ns = record_time();
+  f.period = period;
+  f.raw_size = raw_size;
+  f.stack_user = e.attr.sample_stack_user;
+  EventIdentity id = e.writer.identity;
+  id.id = s.id;
+  sim::build_attr_sample(scratch_, id, PERF_RECORD_MISC_USER, f);
+  // The size counts the stack the hit's data holds, not this event's.
+  const std::uint32_t own_stack = stack_bytes(e.attr);
+  if (s.dyn != own_stack) {
+    // (IDENTIFIER comes first; every other field after STACK_USER has a
+    // higher bit.)
+    VERIFY_MSG((e.attr.sample_type & ~static_cast<std::uint64_t>(PERF_SAMPLE_STACK_USER | PERF_SAMPLE_IDENTIFIER)) <
+                   PERF_SAMPLE_STACK_USER,
+               "a shared user stack with sample fields after it");
+    scratch_.resize(scratch_.size() - own_stack + s.dyn);
+    if (own_stack > 0) std::memset(scratch_.data() + scratch_.size() - s.dyn, 0, s.dyn);
+    const std::uint16_t size = static_cast<std::uint16_t>(scratch_.size());
+    std::memcpy(scratch_.data() + offsetof(perf_event_header, size), &size, sizeof size);
+  }
+  stats_.samples++;
+  if (!write_record(event, scratch_)) return;
+  if (lost_before > 0 && e.attr.sample_id_all && shared != nullptr) shared->prepare_ids(e.attr, e.id);
+  if ((e.attr.sample_type & PERF_SAMPLE_STACK_USER) && s.stack_user == 0) {
+    // perf_output_sample_ustack puts dyn_size after an empty dump: 8 bytes
+    // the sample did not reserve, past the record's end (fidelity row 22).
+    const std::uint64_t lost = lost_before > 0 ? lost_bytes(e.writer.identity) : 0;
+    const std::uint64_t end = e.attr.write_backward ? ring->head() + lost + scratch_.size() : ring->head();
+    const std::span<std::byte> data = ring->data_for_test();
+    for (std::uint64_t b = 0; b < 8; b++) data[(end + b) & (data.size() - 1)] = std::byte{0};
+  }
+}
+
+void CallKernel::rename_task(int pid, const std::string& comm) {
+  action([&] {
+    Task& t = task_of(pid);
+    t.comm = comm;
+    sideband_comm(t, false);
+  });
+}
+
+void CallKernel::fork_task(int parent, int child) {
+  action([&] {
+    const Task p = task_of(parent);
+    Task& c = task_of(child);
+    c.cpu = p.cpu;
+    c.comm = p.comm;
+    sideband_task(PERF_RECORD_FORK, Task(c), p);
+  });
+}
+
+// perf_event_mmap_output for each event asking for it: the build-id body
+// for an event with attr.build_id when the file has one; the misc bit it
+// sets in the shared mmap event stays for the events after it (fidelity
+// row 20), whose body is the device and inode one.
+void CallKernel::map_exec(int pid, const MmapFields& m) {
+  action([&] {
+    const Task t = task_of(pid);
+    bool misc_build_id = false;
+    for (const int i : reached(t, true)) {
+      OpenedEvent& e = events_[i];
+      if (!(e.attr.mmap || e.attr.mmap2)) continue;
+      e.writer.identity.pid = static_cast<std::uint32_t>(t.pid);
+      e.writer.identity.tid = static_cast<std::uint32_t>(t.tid);
+      e.writer.identity.cpu = t.cpu;
+      MmapFields own = m;
+      own.use_build_id = e.attr.mmap2 && e.attr.build_id && m.build_id_size > 0;
+      own.misc_build_id = own.use_build_id || misc_build_id;
+      sim::build_attr_mmap(scratch_, e.attr.mmap2 != 0, e.writer.identity, own, record_time());
+      stats_.sideband++;
+      const bool written = write_record(i, scratch_);
+      misc_build_id = misc_build_id || (own.use_build_id && written);
+    }
+  });
+}
+
+void CallKernel::exit_task(int pid, int parent) {
+  action([&] {
+    const Task p = task_of(parent);
+    const Task t = task_of(pid);  // copies: task_of may grow tasks_
+    sideband_task(PERF_RECORD_EXIT, t, p);
+    task_of(pid).alive = false;
+    for (OpenedEvent& e : events_) {
+      if (!e.closed && e.pid == pid) e.exited = true;
+    }
+  });
+}
+
+long CallKernel::set_filter(int event, const std::string& filter) {
+  OpenedEvent& e = events_.at(static_cast<std::size_t>(event));
+  constexpr std::string_view kPrefix = "common_pid == ";
+  if (e.attr.type != PERF_TYPE_TRACEPOINT || filter.rfind(kPrefix, 0) != 0) return -EINVAL;
+  const std::string digits = filter.substr(kPrefix.size());
+  if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) {
+    return -EINVAL;
+  }
+  e.filter_pid = std::stoi(digits);
+  return 0;
 }
 
 }  // namespace ringsim::sim::interpose

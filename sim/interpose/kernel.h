@@ -33,12 +33,15 @@
 #include <vector>
 
 #include "model/log.h"
+#include "sim/attr_records.h"
 #include "sim/decisions.h"
 #include "sim/probes.h"
 #include "sim/ring.h"
 #include "sim/sampling.h"
 
 namespace ringsim::sim::interpose {
+
+class SharedSampleData;
 
 // How the workload and the kernel behave. The seed draws each from its
 // range; 0 is the plain choice (shrinking pushes towards it).
@@ -66,11 +69,17 @@ struct OpenedEvent {
   int ring = -1;  // its own mapping's or SET_OUTPUT's
   int own_ring = -1;
   std::uint64_t count = 0;             // read_format's value
-  std::uint64_t enabled_ns = 0;        // time_enabled = time_running
+  std::uint64_t enabled_ns = 0;        // time_enabled = time_running (accrued; see enabled_time)
+  // An event whose context is always running (the caller's own task, or
+  // CPU-wide) accrues virtual time while enabled, from enabled_at_ns; the
+  // others accrue the time their task runs (ticks, run_task).
+  bool always_running = false;
+  std::uint64_t enabled_at_ns = 0;
   std::uint64_t clock_left_ns = 0;     // clock events: task time since the hrtimer's last expiry
   // Counting events (page faults): occurrences and periods (sim/sampling.h).
   sim::PeriodState periods{sim::SamplingAttr{}};
   std::uint64_t lost_samples = 0;      // PERF_FORMAT_LOST
+  int filter_pid = -1;                 // a tracepoint's "common_pid == N" filter (-1: none)
   EventAttrs writer;
 };
 
@@ -158,6 +167,52 @@ class CallKernel {
   // The consumer's data_tail now, taken as at a step (for the final state).
   void sync_tails();
 
+  // The workload driven by its caller, one action at a time, instead of
+  // drawn by step() (the conformance suite's scenarios: tests/conformance/
+  // call_backend.h). Never mixed with step() in one kernel. Each action
+  // takes the consumer's tail stores first and publishes the heads after.
+  //
+  // A task (pid == tid: a process's main thread) on CPU 0.
+  void add_task(int pid);
+  // The consumer's tail stores taken and the heads published, as at an
+  // action (a driver reading the control page between actions).
+  void publish() {
+    sync_tails();
+    publish_heads();
+  }
+  // Virtual time passes.
+  void advance(std::uint64_t ns) { now_ns_ += ns; }
+  // The task's context is scheduled in for `ns`: its enabled events count
+  // the time and restart their period (perf_swevent_add).
+  void run_task(int pid, std::uint64_t ns);
+  // One occurrence of a software event or a tracepoint (type, config) by
+  // the task: counted and sampled by each event it reaches
+  // (perf_swevent_event); a tracepoint's samples carry `raw_size` bytes
+  // of raw data.
+  void occurrence(int pid, std::uint32_t type, std::uint64_t config, std::uint32_t raw_size);
+  // prctl(PR_SET_NAME): COMM.
+  void rename_task(int pid, const std::string& comm);
+  // fork(): FORK (into the events following the parent) and the new task.
+  void fork_task(int parent, int child);
+  // An executable mapping by the task: MMAP2 (MMAP) with the file's
+  // identity (`m`: device, inode, generation, build-id if it has one).
+  void map_exec(int pid, const MmapFields& m);
+  // The task exits (perf_event_exit_task): EXIT into its enabled events
+  // that ask for task records, then every event following it is in EXIT
+  // state (POLLHUP).
+  void exit_task(int pid, int parent);
+  // PERF_EVENT_IOC_SET_FILTER with "common_pid == N" (the one filter the
+  // simulated tracepoints know): the event counts only that task's
+  // occurrences. -EINVAL for any other filter or a non-tracepoint.
+  long set_filter(int event, const std::string& filter);
+  // The control page's capability bits and pmc_width, as the machine's
+  // kernel sets them for a software event (the conformance suite reads
+  // them from the real kernel).
+  void set_machine_page(std::uint64_t capabilities, std::uint16_t pmc_width) {
+    machine_capabilities_ = capabilities;
+    machine_pmc_width_ = pmc_width;
+  }
+
  private:
   struct Task {
     int pid = 0;
@@ -166,6 +221,13 @@ class CallKernel {
     std::string comm;
     bool alive = true;
   };
+  // The driven actions' frame: tails taken first, heads published after.
+  template <class F>
+  void action(F&& f) {
+    sync_tails();
+    f();
+    publish_heads();
+  }
 
   void start();
   void end_workload();
@@ -177,9 +239,13 @@ class CallKernel {
   // the kernel offers them (newest first).
   std::vector<int> reached(const Task& task, bool sideband) const;
   void sample(int event, const Task& task, std::uint16_t misc, std::uint64_t ip, std::uint64_t period);
-  void write_record(int event, std::span<const std::byte> record);
+  void driven_sample(int event, const Task& t, SharedSampleData* shared, std::uint64_t period, std::uint32_t raw_size);
+  // Whether it was written (not lost, not vanished).
+  bool write_record(int event, std::span<const std::byte> record);
   void sideband_comm(const Task& task, bool exec);
   void sideband_task(std::uint32_t type, const Task& task, const Task& parent);
+  void set_enabled(OpenedEvent& e, bool enabled);
+  std::uint64_t enabled_time(const OpenedEvent& e) const;
   void sideband_mmap(const Task& task, std::uint64_t addr, std::uint64_t len, const std::string& file, bool exec);
   std::uint64_t record_time() { return now_ns_ + ++record_clock_; }
   Task& task_of(int pid);
@@ -201,6 +267,8 @@ class CallKernel {
   int next_tid_offset_ = 0;
   bool started_ = false;
   bool ended_ = false;
+  std::uint64_t machine_capabilities_ = 0;
+  std::uint16_t machine_pmc_width_ = 0;
   KernelStats stats_;
 };
 

@@ -1,4 +1,4 @@
-// bazel run //tests/conformance:conformance [-- --scenario=NAME] [--repeat=N] [-v] [--list]
+// bazel run //tests/conformance:conformance [-- --scenario=NAME] [--repeat=N] [-v] [--list] [--kernel=sim|call]
 // bazel run //tests/conformance:conformance -- --generate N [--seed S] [--first I]
 //
 // Runs every scenario (or one) on the real kernel and on the simulated
@@ -10,7 +10,9 @@
 // --generate N runs N generated scenarios (generator.h) from seed S (the
 // clock's if not given; printed first), sequences I to I + N - 1, prints
 // the figures and every difference shrunk, as C++ for scenarios.cc, and
-// exits 1 if there was one.
+// exits 1 if there was one. --kernel=call holds the interposer's kernel
+// (sim/interpose/kernel.h, through call_backend.h) against the real one
+// instead of the suite's simulated side.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "real/testing/recording_lock.h"
+#include "tests/conformance/call_backend.h"
 #include "tests/conformance/generator.h"
 #include "tests/conformance/real_kernel.h"
 #include "tests/conformance/sim_kernel.h"
@@ -35,6 +38,7 @@ struct Options {
   std::uint64_t generate = 0;
   std::optional<std::uint64_t> seed;
   std::uint64_t first = 0;
+  bool call_kernel = false;
 };
 
 // "--name=V" or "--name V".
@@ -63,6 +67,8 @@ bool parse(int argc, char** argv, Options& o) {
       if (o.repeat < 1) return false;
     } else if (a == "-v") {
       o.verbose = true;
+    } else if (a == "--kernel=sim" || a == "--kernel=call") {
+      o.call_kernel = a == "--kernel=call";
     } else if (a == "--list") {
       o.list = true;
     } else if (std::uint64_t v = 0; value_of(argc, argv, i, "--generate", v)) {
@@ -78,7 +84,7 @@ bool parse(int argc, char** argv, Options& o) {
   return true;
 }
 
-int generate_(const Options& options, RealKernel& real, SimKernel& sim) {
+int generate_(const Options& options, RealKernel& real, Backend& sim) {
   const std::uint64_t seed =
       options.seed ? *options.seed
                    : static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
@@ -98,7 +104,7 @@ int main_(int argc, char** argv) {
   Options options;
   if (!parse(argc, argv, options)) {
     std::fprintf(stderr,
-                 "usage: conformance [--scenario=NAME] [--repeat=N] [-v] [--list]\n"
+                 "usage: conformance [--scenario=NAME] [--repeat=N] [-v] [--list] [--kernel=sim|call]\n"
                  "       conformance --generate N [--seed S] [--first I]\n");
     return 64;
   }
@@ -119,7 +125,9 @@ int main_(int argc, char** argv) {
   if (!real_ok) std::printf("the real kernel cannot be used here: %s\n", why.c_str());
   std::optional<RealKernel> real;
   if (real_ok) real.emplace(files);
-  SimKernel sim(files);
+  SimKernel suite_sim(files);
+  CallBackend call(files);
+  Backend& sim = options.call_kernel ? static_cast<Backend&>(call) : suite_sim;
   if (options.generate > 0) return real ? generate_(options, *real, sim) : 0;
   bool failed = false;
   for (const Scenario& s : scenarios()) {

@@ -10,6 +10,7 @@
 
 #include "core/verify.h"
 #include "tests/conformance/builders.h"
+#include "tests/conformance/layout.h"
 #include "tests/conformance/runner.h"
 #include "tests/conformance/suite.h"
 
@@ -238,7 +239,6 @@ std::size_t pick_weighted(int raw, std::initializer_list<int> weights) {
 // ---------------------------------------------------------------------------
 // The legaliser: a draft as a scenario every backend can run.
 
-bool tracepoint(Source s) { return s == Source::getpid || s == Source::getppid || s == Source::getuid; }
 bool system_dummy(const EventSpec& e) { return e.target == Target::system_cpu0 && e.source == Source::dummy; }
 bool child_task(const EventSpec& e) { return e.target == Target::child || e.target == Target::child_cpu0; }
 // Opened on the child's pid: its own events and the CPU-wide tracepoints

@@ -21,8 +21,6 @@ constexpr std::uint64_t kSupported = kIdFields | PERF_SAMPLE_IP | PERF_SAMPLE_AD
 
 std::uint32_t align8(std::uint32_t n) { return (n + 7) & ~7u; }
 
-bool tracepoint(Source s) { return s == Source::getpid || s == Source::getppid || s == Source::getuid; }
-
 void put64(std::byte* at, std::uint64_t value) { std::memcpy(at, &value, 8); }
 void put32(std::byte* at, std::uint32_t value) { std::memcpy(at, &value, 4); }
 
@@ -136,6 +134,43 @@ void read_sideband(const RingBytes& r, std::uint32_t type, std::uint16_t misc, s
 }
 
 }  // namespace
+
+bool tracepoint(Source s) { return s == Source::getpid || s == Source::getppid || s == Source::getuid; }
+
+perf_event_attr attr_of(const EventSpec& spec, std::uint64_t tracepoint_id) {
+  perf_event_attr attr{};
+  attr.size = sizeof attr;
+  attr.type = PERF_TYPE_TRACEPOINT;
+  attr.config = tracepoint_id;
+  if (!tracepoint(spec.source)) {
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.config = spec.source == Source::dummy ? PERF_COUNT_SW_DUMMY : PERF_COUNT_SW_PAGE_FAULTS;
+  }
+  attr.disabled = 1;
+  attr.exclude_kernel = 1;
+  attr.exclude_hv = 1;
+  attr.sample_type = spec.sample_type;
+  attr.sample_period = spec.period;
+  if (spec.freq > 0) {
+    attr.freq = 1;
+    attr.sample_freq = spec.freq;
+  }
+  attr.sample_stack_user = spec.stack_user;
+  attr.read_format = spec.read_format;
+  attr.sample_id_all = spec.sample_id_all;
+  attr.comm = spec.comm;
+  attr.task = spec.task;
+  attr.mmap = attr.mmap2 = spec.mmap2;
+  attr.build_id = spec.build_id;
+  attr.write_backward = spec.backward;
+  attr.watermark = spec.watermark;
+  if (spec.watermark) {
+    attr.wakeup_watermark = spec.wakeup_watermark;
+  } else {
+    attr.wakeup_events = spec.wakeup_events;
+  }
+  return attr;
+}
 
 std::uint32_t id_header_bytes(const EventSpec& spec) {
   if (!spec.sample_id_all) return 0;

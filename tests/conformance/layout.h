@@ -4,6 +4,8 @@
 // outputs), as the simulated side builds them and the reader decodes them.
 #pragma once
 
+#include <linux/perf_event.h>
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -20,6 +22,14 @@ namespace ringsim::conformance {
 // (struct syscall_trace_enter: the trace entry and the syscall number,
 // padded so that u32 size + data is a multiple of 8).
 inline constexpr std::uint32_t kSyscallRawBytes = 20;
+
+// A syscall tracepoint (syscalls:sys_enter_<name>), not a software event.
+bool tracepoint(Source source);
+
+// The perf_event_attr of an event (disabled; user space only), its
+// tracepoint's id (tracefs) for a tracepoint source: what both kernels are
+// given.
+perf_event_attr attr_of(const EventSpec& spec, std::uint64_t tracepoint_id);
 
 // The sample_id trailer with sample_id_all (perf_event__id_header_size).
 std::uint32_t id_header_bytes(const EventSpec& spec);

@@ -19,6 +19,7 @@
 #include <fstream>
 
 #include "core/verify.h"
+#include "tests/conformance/layout.h"
 
 namespace ringsim::conformance {
 namespace {
@@ -42,18 +43,6 @@ std::uint64_t read_tracepoint_id(const char* syscall) {
 
 int perf_event_open(perf_event_attr& attr, pid_t pid, int cpu) {
   return static_cast<int>(syscall(SYS_perf_event_open, &attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC));
-}
-
-perf_event_attr tracepoint_attr(std::uint64_t id) {
-  perf_event_attr attr{};
-  attr.size = sizeof attr;
-  attr.type = PERF_TYPE_TRACEPOINT;
-  attr.config = id;
-  attr.sample_period = 1;
-  attr.disabled = 1;
-  attr.exclude_kernel = 1;
-  attr.exclude_hv = 1;
-  return attr;
 }
 
 void pin_to_cpu0() {
@@ -105,7 +94,7 @@ bool RealKernel::available(std::string& why) {
       return false;
     }
   }
-  perf_event_attr attr = tracepoint_attr(read_tracepoint_id("getpid"));
+  perf_event_attr attr = attr_of(EventSpec{}, read_tracepoint_id("getpid"));
   const int fd = perf_event_open(attr, 0, -1);
   if (fd < 0) {
     why = std::string("perf_event_open of a tracepoint is not permitted: ") + std::strerror(errno);
@@ -157,39 +146,7 @@ void RealKernel::end() {
 
 int RealKernel::open(std::size_t event) {
   const EventSpec& spec = scenario_->events[event];
-  perf_event_attr attr{};
-  switch (spec.source) {
-    case Source::getpid:
-    case Source::getppid:
-    case Source::getuid:
-      attr = tracepoint_attr(tracepoint_ids_[static_cast<std::size_t>(spec.source)]);
-      break;
-    case Source::page_faults:
-    case Source::dummy:
-      attr = tracepoint_attr(spec.source == Source::dummy ? PERF_COUNT_SW_DUMMY : PERF_COUNT_SW_PAGE_FAULTS);
-      attr.type = PERF_TYPE_SOFTWARE;
-      break;
-  }
-  attr.sample_type = spec.sample_type;
-  attr.sample_period = spec.period;
-  if (spec.freq > 0) {
-    attr.freq = 1;
-    attr.sample_freq = spec.freq;
-  }
-  attr.sample_stack_user = spec.stack_user;
-  attr.read_format = spec.read_format;
-  attr.sample_id_all = spec.sample_id_all;
-  attr.comm = spec.comm;
-  attr.task = spec.task;
-  attr.mmap = attr.mmap2 = spec.mmap2;
-  attr.build_id = spec.build_id;
-  attr.write_backward = spec.backward;
-  attr.watermark = spec.watermark;
-  if (spec.watermark) {
-    attr.wakeup_watermark = spec.wakeup_watermark;
-  } else {
-    attr.wakeup_events = spec.wakeup_events;
-  }
+  perf_event_attr attr = attr_of(spec, tracepoint(spec.source) ? tracepoint_ids_[static_cast<std::size_t>(spec.source)] : 0);
   // A CPU-wide tracepoint is filtered on the child's pid; a dummy one is not.
   const bool filtered = spec.target == Target::system_cpu0 && spec.source != Source::dummy;
   const bool on_child = spec.target == Target::child || spec.target == Target::child_cpu0 || filtered;

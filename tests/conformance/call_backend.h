@@ -1,0 +1,71 @@
+// The interposer's kernel (sim/interpose/kernel.h: CallKernel, what
+// ringsim-run puts under perf record and any other consumer) under the
+// conformance suite: the scenarios' calls go through its system-call
+// surface (perf_event_open with the scenario's perf_event_attr, mmap of real
+// pages, ioctl, read, poll), their actions through its driven workload, and
+// the rings are read as a consumer reads them, from the mapped pages. Its
+// log is compared with the real kernel's as the suite's own simulated side
+// is (docs/conformance.md, "The call kernel"): the first step towards one
+// simulated kernel behind the campaign, the suite and the interposer.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "sim/decisions.h"
+#include "sim/interpose/kernel.h"
+#include "tests/conformance/backend.h"
+
+namespace ringsim::conformance {
+
+class CallBackend final : public Backend {
+ public:
+  explicit CallBackend(const SuiteFiles& files);
+  ~CallBackend() override;
+
+  void begin(const Scenario& scenario) override;
+  const SuiteFiles& files() const override { return files_; }
+  void end() override;
+  int open(std::size_t event) override;
+  std::uint64_t id(std::size_t event) override;
+  int map(std::size_t event, std::uint32_t data_pages, bool writable) override;
+  void unmap(std::size_t event) override;
+  int set_output(std::size_t event, std::size_t target) override;
+  int control(std::size_t event, Op op) override;
+  void act(Action action, bool by_child, const std::string& name) override;
+  void spawn_child() override;
+  void child_exit() override;
+  short child_exit_polling(std::size_t event) override;
+  short poll(std::size_t event) override;
+  std::uint64_t head(std::size_t owner) override;
+  std::span<const std::byte> data(std::size_t owner) override;
+  void store_tail(std::size_t owner, std::uint64_t tail) override;
+  ReadValues read_values(std::size_t event) override;
+  ControlPage control_page(std::size_t owner) override;
+  Who who(std::uint32_t pid) override;
+  bool scenario_mapping(std::uint64_t address) override;
+
+ private:
+  struct Mapping {
+    void* memory = nullptr;
+    std::size_t bytes = 0;
+    int ring = -1;  // the kernel's
+  };
+  perf_event_mmap_page* page(std::size_t owner) const;
+  void tick();
+
+  const SuiteFiles& files_;
+  const Scenario* scenario_ = nullptr;
+  std::unique_ptr<sim::DecisionSource> decisions_;
+  std::unique_ptr<sim::interpose::CallKernel> kernel_;
+  std::vector<int> handles_;          // the kernel's event index per scenario event (-1: not open)
+  std::vector<Mapping> mappings_;     // per scenario event: its own mapping
+  int child_ = -1;                    // the children spawned so far, less one
+  bool child_alive_ = false;
+  std::uint32_t forks_ = 0;
+  std::uint64_t exec_mappings_ = 0;
+};
+
+}  // namespace ringsim::conformance
