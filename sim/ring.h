@@ -103,6 +103,7 @@ class SimRing {
   // Reader side.
   std::uint64_t data_size_bytes() const { return data_.size(); }
   core::RingMode mode() const { return layout_.mode; }
+  const RingLayout& layout() const { return layout_; }
   std::uint64_t head() const { return data_head_; }
   std::uint64_t tail() const { return tail_; }
   void store_tail(std::uint64_t tail);

@@ -3,6 +3,7 @@
 #include <linux/perf_event.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -41,6 +42,7 @@ CallBackend::~CallBackend() { end(); }
 
 void CallBackend::begin(const Scenario& scenario) {
   scenario_ = &scenario;
+  finished_.clear();
   // The driven workload draws nothing: an empty tape replayed strictly
   // says so (end() checks).
   decisions_ = std::make_unique<sim::DecisionSource>(std::vector<sim::Decision>{},
@@ -59,11 +61,25 @@ void CallBackend::begin(const Scenario& scenario) {
 void CallBackend::end() {
   if (kernel_ == nullptr) return;
   VERIFY_MSG(!decisions_->diverged(), "the driven call kernel drew a decision");
+  for (const std::unique_ptr<sim::interpose::MappedRing>& r : kernel_->rings()) {
+    if (!r->ring) continue;
+    const sim::RingLayout& layout = r->ring->layout();
+    model::KernelLog k;
+    k.mode = static_cast<model::Mode>(layout.mode);
+    k.ring_bytes = layout.size_bytes;
+    k.watermark_bytes = layout.watermark_bytes == 0 ? layout.size_bytes / 2
+                                                    : std::min(layout.watermark_bytes, layout.size_bytes);
+    k.cpus.push_back(r->log);
+    finished_.push_back(std::move(k));
+  }
   kernel_.reset();
-  for (Mapping& m : mappings_) {
-    if (m.memory != nullptr) VERIFY(munmap(m.memory, m.bytes) == 0);
+  for (const std::vector<Mapping>* list : {&mappings_, &retired_}) {
+    for (const Mapping& m : *list) {
+      if (m.memory != nullptr) VERIFY(munmap(m.memory, m.bytes) == 0);
+    }
   }
   mappings_.clear();
+  retired_.clear();
   handles_.clear();
   decisions_.reset();
   scenario_ = nullptr;
@@ -95,7 +111,9 @@ int CallBackend::map(std::size_t event, std::uint32_t data_pages, bool writable)
   VERIFY(handles_[event] >= 0);
   tick();
   Mapping& m = mappings_[event];
-  VERIFY(m.memory == nullptr);
+  VERIFY(m.ring < 0);
+  if (m.memory != nullptr) retired_.push_back(m);  // mapped before, unmapped since
+  m = Mapping{};
   m.bytes = (1 + std::size_t{data_pages}) * kPageBytes;
   m.memory = mmap(nullptr, m.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   VERIFY(m.memory != MAP_FAILED);

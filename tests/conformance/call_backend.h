@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "model/log.h"
 #include "sim/decisions.h"
 #include "sim/interpose/kernel.h"
 #include "tests/conformance/backend.h"
@@ -47,6 +48,11 @@ class CallBackend final : public Backend {
   Who who(std::uint32_t pid) override;
   bool scenario_mapping(std::uint64_t address) override;
 
+  // The logs of the last scenario's rings (one KernelLog per mapping with
+  // data pages), for the model's check of the kernel's rules
+  // (model/kernel_rules.h).
+  const std::vector<model::KernelLog>& ring_logs() const { return finished_; }
+
  private:
   struct Mapping {
     void* memory = nullptr;
@@ -62,6 +68,8 @@ class CallBackend final : public Backend {
   std::unique_ptr<sim::interpose::CallKernel> kernel_;
   std::vector<int> handles_;          // the kernel's event index per scenario event (-1: not open)
   std::vector<Mapping> mappings_;     // per scenario event: its own mapping
+  std::vector<model::KernelLog> finished_;
+  std::vector<Mapping> retired_;      // unmapped, kept until end() (the kernel's rings point there)
   int child_ = -1;                    // the children spawned so far, less one
   bool child_alive_ = false;
   std::uint32_t forks_ = 0;

@@ -1,4 +1,4 @@
-// bazel run //tests/conformance:conformance [-- --scenario=NAME] [--repeat=N] [-v] [--list] [--kernel=sim|call]
+// bazel run //tests/conformance:conformance [-- --scenario=NAME] [--repeat=N] [-v] [--list]
 // bazel run //tests/conformance:conformance -- --generate N [--seed S] [--first I]
 //
 // Runs every scenario (or one) on the real kernel and on the simulated
@@ -10,9 +10,8 @@
 // --generate N runs N generated scenarios (generator.h) from seed S (the
 // clock's if not given; printed first), sequences I to I + N - 1, prints
 // the figures and every difference shrunk, as C++ for scenarios.cc, and
-// exits 1 if there was one. --kernel=call holds the interposer's kernel
-// (sim/interpose/kernel.h, through call_backend.h) against the real one
-// instead of the suite's simulated side.
+// exits 1 if there was one. The simulated side is the interposer's kernel
+// (sim/interpose/kernel.h), driven through call_backend.h.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -24,7 +23,6 @@
 #include "tests/conformance/call_backend.h"
 #include "tests/conformance/generator.h"
 #include "tests/conformance/real_kernel.h"
-#include "tests/conformance/sim_kernel.h"
 #include "tests/conformance/suite.h"
 
 namespace ringsim::conformance {
@@ -38,7 +36,6 @@ struct Options {
   std::uint64_t generate = 0;
   std::optional<std::uint64_t> seed;
   std::uint64_t first = 0;
-  bool call_kernel = false;
 };
 
 // "--name=V" or "--name V".
@@ -67,8 +64,6 @@ bool parse(int argc, char** argv, Options& o) {
       if (o.repeat < 1) return false;
     } else if (a == "-v") {
       o.verbose = true;
-    } else if (a == "--kernel=sim" || a == "--kernel=call") {
-      o.call_kernel = a == "--kernel=call";
     } else if (a == "--list") {
       o.list = true;
     } else if (std::uint64_t v = 0; value_of(argc, argv, i, "--generate", v)) {
@@ -104,7 +99,7 @@ int main_(int argc, char** argv) {
   Options options;
   if (!parse(argc, argv, options)) {
     std::fprintf(stderr,
-                 "usage: conformance [--scenario=NAME] [--repeat=N] [-v] [--list] [--kernel=sim|call]\n"
+                 "usage: conformance [--scenario=NAME] [--repeat=N] [-v] [--list]\n"
                  "       conformance --generate N [--seed S] [--first I]\n");
     return 64;
   }
@@ -125,9 +120,7 @@ int main_(int argc, char** argv) {
   if (!real_ok) std::printf("the real kernel cannot be used here: %s\n", why.c_str());
   std::optional<RealKernel> real;
   if (real_ok) real.emplace(files);
-  SimKernel suite_sim(files);
-  CallBackend call(files);
-  Backend& sim = options.call_kernel ? static_cast<Backend&>(call) : suite_sim;
+  CallBackend sim(files);
   if (options.generate > 0) return real ? generate_(options, *real, sim) : 0;
   bool failed = false;
   for (const Scenario& s : scenarios()) {

@@ -23,10 +23,10 @@
 #include "model/kernel_rules.h"
 #include "real/testing/recording_lock.h"
 #include "tests/conformance/builders.h"
+#include "tests/conformance/call_backend.h"
 #include "tests/conformance/generator.h"
 #include "tests/conformance/real_kernel.h"
 #include "tests/conformance/runner.h"
-#include "tests/conformance/sim_kernel.h"
 #include "tests/conformance/suite.h"
 
 namespace ringsim::conformance {
@@ -43,7 +43,7 @@ struct Kernels {
   }
   real::testing::RecordingLockScope lock;
   SuiteFiles files;
-  SimKernel sim;
+  CallBackend sim;
   std::optional<RealKernel> real;
   bool available = false;
   std::string why;
@@ -92,7 +92,7 @@ TEST(ConformanceSuite, HasAtLeast25Scenarios) { EXPECT_GE(scenarios().size(), 25
 // Without the real kernel too: every ring the simulated side wrote keeps
 // the rules the model states for Linux (model/kernel_rules.h).
 TEST(ConformanceSuite, TheSimulatedRingsKeepTheKernelRules) {
-  SimKernel& sim = kernels().sim;
+  CallBackend& sim = kernels().sim;
   Log log;
   for (const Scenario& s : scenarios()) {
     run(s, sim, log);
@@ -211,7 +211,7 @@ TEST(Generated, TheSameSeedDrawsTheSameScenarios) {
 // Every generated scenario keeps the backends' preconditions (a broken
 // one stops at a VERIFY) and the simulated rings keep the kernel's rules.
 TEST(Generated, ScenariosRunOnTheSimulatedKernelKeepingItsRules) {
-  SimKernel& sim = kernels().sim;
+  CallBackend& sim = kernels().sim;
   Log log;
   std::size_t steps = 0;
   for (std::uint64_t i = 0; i < 2000; i++) {
@@ -265,7 +265,7 @@ class PauseIgnored final : public Backend {
 
 TEST(Generated, ABrokenSimulatedRuleIsFoundAndShrunk) {
   Kernels& k = kernels();
-  SimKernel correct(k.files), broken_inner(k.files);
+  CallBackend correct(k.files), broken_inner(k.files);
   PauseIgnored broken(broken_inner);
   GenerateOptions options;
   options.differences_max = 1;
