@@ -1,10 +1,10 @@
 // Sampling periods of a software event (and of a tracepoint, which goes
 // through the same code): when an occurrence becomes a sample and what its
 // PERF_SAMPLE_PERIOD field says. One description of Linux's rules
-// (kernel/events/core.c), used by the three simulated kernels: the
-// campaign's (sim/kernel.cc), the conformance suite's simulated side
-// (tests/conformance/sim_kernel.cc) and the kernel behind the system-call
-// surface (sim/interpose/kernel.cc). The model re-derives the same rules on
+// (kernel/events/core.c), used by the two simulated kernels: the
+// campaign's (sim/kernel.cc) and the kernel behind the system-call surface
+// (sim/interpose/kernel.cc: ringsim-run's, and the conformance suite's
+// simulated side). The model re-derives the same rules on
 // its own (model/sampling.h) from the campaign kernel's log.
 //
 // The state is hw_perf_event's: sample_period, last_period, period_left,

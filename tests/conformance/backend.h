@@ -1,5 +1,5 @@
 // A kernel the suite runs scenarios on: the real one (real_kernel.h) or the
-// simulated one (sim_kernel.h). The runner (runner.h) interprets the steps,
+// simulated one (call_backend.h: the interposer's kernel). The runner (runner.h) interprets the steps,
 // reads the rings and logs the observables the same way for both; a
 // backend only does the calls. Calls that can fail return 0 or an errno.
 #pragma once
