@@ -3,7 +3,7 @@
 // PERF_SAMPLE_PERIOD field says. One description of Linux's rules
 // (kernel/events/core.c), used by the two simulated kernels: the
 // campaign's (sim/kernel.cc) and the kernel behind the system-call surface
-// (sim/interpose/kernel.cc: ringsim-run's, and the conformance suite's
+// (sim/call_kernel.cc: ringsim-run's, and the conformance suite's
 // simulated side). The model re-derives the same rules on
 // its own (model/sampling.h) from the campaign kernel's log.
 //

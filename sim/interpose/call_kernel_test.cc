@@ -10,7 +10,7 @@
 
 #include "gtest/gtest.h"
 #include "sim/decisions.h"
-#include "sim/interpose/kernel.h"
+#include "sim/call_kernel.h"
 
 namespace ringsim::sim::interpose {
 namespace {

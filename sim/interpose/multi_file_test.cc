@@ -348,7 +348,7 @@ class PerfMultiFile : public testing::Test {
 // Size-based switching: seeds 8 and 9 switch once and four times.
 TEST_F(PerfMultiFile, SwitchOutputBySizePassesAndIsDeterministic) {
   // 50K: perf's cpu-clock at its default 4000 Hz samples once per 250 us
-  // of task time (sim/interpose/kernel.cc's hrtimer), fewer records than
+  // of task time (sim/call_kernel.cc's hrtimer), fewer records than
   // the kernel drew before it had periods (100K then made 2 and 5 files).
   same_twice(8, "-m 8 --switch-output=50K", 2);
   same_twice(9, "-m 8 --switch-output=50K", 5);

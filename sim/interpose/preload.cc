@@ -1,6 +1,6 @@
 // libringsim_interpose.so: loaded with LD_PRELOAD into an unmodified
 // consumer by ringsim-run (sim/interpose/run_main.cc). It routes the
-// consumer's perf calls to the simulated kernel (sim/interpose/kernel.h)
+// consumer's perf calls to the simulated kernel (sim/call_kernel.h)
 // and its output file's writes to the simulated disk; everything else goes
 // to the real system.
 //
@@ -63,7 +63,7 @@
 #include <vector>
 
 #include "sim/decisions.h"
-#include "sim/interpose/kernel.h"
+#include "sim/call_kernel.h"
 #include "sim/interpose/run_log.h"
 
 namespace ringsim::sim::interpose {

@@ -47,7 +47,7 @@ void CallBackend::begin(const Scenario& scenario) {
   // says so (end() checks).
   decisions_ = std::make_unique<sim::DecisionSource>(std::vector<sim::Decision>{},
                                                      sim::DecisionSource::Mode::replay_strict);
-  kernel_ = std::make_unique<sim::interpose::CallKernel>(*decisions_, sim::interpose::KernelParams{});
+  kernel_ = std::make_unique<sim::CallKernel>(*decisions_, sim::KernelParams{});
   kernel_->set_machine_page(files_.machine.capabilities, files_.machine.pmc_width);
   kernel_->add_task(kThisPid);
   handles_.assign(scenario.events.size(), -1);
@@ -61,7 +61,7 @@ void CallBackend::begin(const Scenario& scenario) {
 void CallBackend::end() {
   if (kernel_ == nullptr) return;
   VERIFY_MSG(!decisions_->diverged(), "the driven call kernel drew a decision");
-  for (const std::unique_ptr<sim::interpose::MappedRing>& r : kernel_->rings()) {
+  for (const std::unique_ptr<sim::MappedRing>& r : kernel_->rings()) {
     if (!r->ring) continue;
     const sim::RingLayout& layout = r->ring->layout();
     model::KernelLog k;

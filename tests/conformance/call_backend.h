@@ -1,4 +1,4 @@
-// The interposer's kernel (sim/interpose/kernel.h: CallKernel, what
+// The interposer's kernel (sim/call_kernel.h: CallKernel, what
 // ringsim-run puts under perf record and any other consumer) under the
 // conformance suite: the scenarios' calls go through its system-call
 // surface (perf_event_open with the scenario's perf_event_attr, mmap of real
@@ -16,7 +16,7 @@
 
 #include "model/log.h"
 #include "sim/decisions.h"
-#include "sim/interpose/kernel.h"
+#include "sim/call_kernel.h"
 #include "tests/conformance/backend.h"
 
 namespace ringsim::conformance {
@@ -65,7 +65,7 @@ class CallBackend final : public Backend {
   const SuiteFiles& files_;
   const Scenario* scenario_ = nullptr;
   std::unique_ptr<sim::DecisionSource> decisions_;
-  std::unique_ptr<sim::interpose::CallKernel> kernel_;
+  std::unique_ptr<sim::CallKernel> kernel_;
   std::vector<int> handles_;          // the kernel's event index per scenario event (-1: not open)
   std::vector<Mapping> mappings_;     // per scenario event: its own mapping
   std::vector<model::KernelLog> finished_;

@@ -11,7 +11,7 @@
 // clock's if not given; printed first), sequences I to I + N - 1, prints
 // the figures and every difference shrunk, as C++ for scenarios.cc, and
 // exits 1 if there was one. The simulated side is the interposer's kernel
-// (sim/interpose/kernel.h), driven through call_backend.h.
+// (sim/call_kernel.h), driven through call_backend.h.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>

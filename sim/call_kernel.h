@@ -39,7 +39,7 @@
 #include "sim/ring.h"
 #include "sim/sampling.h"
 
-namespace ringsim::sim::interpose {
+namespace ringsim::sim {
 
 class SharedSampleData;
 
@@ -272,4 +272,4 @@ class CallKernel {
   KernelStats stats_;
 };
 
-}  // namespace ringsim::sim::interpose
+}  // namespace ringsim::sim

@@ -1,4 +1,4 @@
-#include "sim/interpose/kernel.h"
+#include "sim/call_kernel.h"
 
 #include <poll.h>
 
@@ -10,7 +10,7 @@
 #include "core/verify.h"
 #include "sim/attr_records.h"
 
-namespace ringsim::sim::interpose {
+namespace ringsim::sim {
 namespace {
 
 constexpr std::uint64_t kPageBytes = 4096;
@@ -765,4 +765,4 @@ long CallKernel::set_filter(int event, const std::string& filter) {
   return 0;
 }
 
-}  // namespace ringsim::sim::interpose
+}  // namespace ringsim::sim
