@@ -154,7 +154,7 @@ CallKernel::Task& CallKernel::task_of(int pid) {
 
 // perf_mmap: the control page, then 2^n data pages; the mapping is
 // writable (data_tail honoured) or read-only (overwrite).
-long CallKernel::map(int event, std::span<std::byte> memory, bool writable) {
+long CallKernel::map(int event, std::span<std::byte> memory, bool writable, model::CpuLog* log, Probes* probes) {
   OpenedEvent& e = events_.at(static_cast<std::size_t>(event));
   if (memory.size() < kPageBytes || memory.size() % kPageBytes != 0) return -EINVAL;
   const std::uint64_t data_bytes = memory.size() - kPageBytes;
@@ -184,7 +184,8 @@ long CallKernel::map(int event, std::span<std::byte> memory, bool writable) {
     layout.mode = writable ? (backward ? core::RingMode::backward_writable : core::RingMode::normal)
                            : (backward ? core::RingMode::backward : core::RingMode::forward_overwrite);
     layout.watermark_bytes = e.attr.watermark ? e.attr.wakeup_watermark : 0;
-    r->ring = std::make_unique<SimRing>(layout, r->log, r->probes, r->data);
+    r->ring = std::make_unique<SimRing>(layout, log != nullptr ? *log : r->log, probes != nullptr ? *probes : r->probes,
+                                        r->data);
   }
   rings_.push_back(std::move(r));
   e.ring = e.own_ring = static_cast<int>(rings_.size() - 1);

@@ -118,7 +118,10 @@ class CallKernel {
   long open(const perf_event_attr& attr, int pid, int cpu, int group, unsigned long flags, int caller_pid);
   // mmap of an event at offset 0: `memory` is the whole mapping (control
   // page + 2^n data pages) as the kernel writes it. A ring index or -errno.
-  long map(int event, std::span<std::byte> memory, bool writable);
+  // The ring logs into `log` and hits `probes` when given (the campaign's
+  // kernel, whose log is the run's), else into its own (MappedRing).
+  long map(int event, std::span<std::byte> memory, bool writable, model::CpuLog* log = nullptr,
+           Probes* probes = nullptr);
   // A further mmap of an event that has a ring (the same pages).
   void map_again(int ring);
   // munmap of one mapping of `ring`; the last one detaches its events.
@@ -162,6 +165,9 @@ class CallKernel {
   int workload_pid() const { return tasks_.empty() ? 0 : tasks_.front().pid; }
 
   const std::vector<OpenedEvent>& events() const { return events_; }
+  // An event to drive directly (the campaign's kernel writes its own
+  // workload's records with the event's writer attributes and periods).
+  OpenedEvent& event(int i) { return events_.at(static_cast<std::size_t>(i)); }
   const std::vector<std::unique_ptr<MappedRing>>& rings() const { return rings_; }
   const KernelStats& stats() const { return stats_; }
   // The consumer's data_tail now, taken as at a step (for the final state).

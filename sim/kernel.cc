@@ -1,5 +1,7 @@
 #include "sim/kernel.h"
 
+#include <poll.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -23,6 +25,8 @@ Kernel::Kernel(Scheduler& scheduler, const KernelConfig& config, model::KernelLo
       config_(config),
       log_(log),
       probes_(probes),
+      no_draws_(std::vector<Decision>{}, DecisionSource::Mode::replay_strict),
+      calls_(no_draws_, KernelParams{}),
       aux_done_queue_(scheduler),
       poll_queue_(scheduler),
       exit_queue_(scheduler),
@@ -37,33 +41,9 @@ Kernel::Kernel(Scheduler& scheduler, const KernelConfig& config, model::KernelLo
                             ? config_.ring_bytes / 2
                             : std::min(config_.wakeup_watermark_bytes, config_.ring_bytes);
   log.cpus.assign(config_.cpus, model::CpuLog{});
-  RingLayout layout;
-  layout.size_bytes = config_.ring_bytes;
-  layout.mode = config_.mode;
-  layout.watermark_bytes = config_.wakeup_watermark_bytes;
   events_.resize(config_.cpus);
   for (std::uint32_t cpu = 0; cpu < config_.cpus; cpu++) {
-    for (std::uint32_t k = 0; k < config_.events_per_cpu + (config_.sideband ? 1 : 0); k++) {
-      const bool sideband = k == config_.events_per_cpu;
-      SimEvent e;
-      e.sideband = sideband;
-      e.attrs.identity.id = (sideband ? 9000 : 1000 * (k + 1)) + cpu;
-      e.attrs.identity.pid = 4000 + cpu;
-      e.attrs.identity.tid = 4000 + cpu;
-      e.attrs.identity.cpu = cpu;
-      e.attrs.identity.layout = (k % 2 == 0 && !sideband) ? RecordLayout::a : RecordLayout::b;
-      e.attrs.watermark = config_.wakeup_watermark_bytes > 0;
-      e.attrs.wakeup_events = config_.wakeup_events;
-      if (!sideband) {
-        e.attrs.identity.period_field = config_.sampling.period_field;
-        SamplingAttr rules = config_.sampling;
-        if (config_.period_rule_ignored) rules.period_field = false;  // the bug: the samples still carry PERIOD
-        e.periods = PeriodState(rules);
-        e.periods.add();  // enabled from the start (perf_swevent_add)
-      }
-      events_[cpu].push_back(e);
-    }
-    rings_.push_back(std::make_unique<SimRing>(layout, log.cpus[cpu], probes_));
+    open_events(cpu);
     auxes_.push_back(std::make_unique<SimAux>(config_.aux, log.cpus[cpu].aux));
     scratch_.emplace_back(kSampleBytesMax);
     inner_.emplace_back(kSampleBytesMax);
@@ -74,13 +54,73 @@ Kernel::Kernel(Scheduler& scheduler, const KernelConfig& config, model::KernelLo
   log.sampling.period_field = config_.sampling.period_field;
   log.sampling.clock_offset_ns = kBootClockNs;
   for (std::uint32_t k = 0; k < config_.events_per_cpu; k++) {
-    const RecordLayout sample_layout = events_[0][k].attrs.identity.layout;
+    const RecordLayout sample_layout = attrs(0, k).identity.layout;
     log.sampling.period_offsets.push_back(config_.sampling.period_field ? sample_period_offset(sample_layout) : 0);
     log.sampling.sequence_offsets.push_back(sample_head_bytes(sample_layout, config_.sampling.period_field));
   }
   for (model::CpuLog& c : log.cpus) c.unsampled_after.assign(config_.events_per_cpu, 0);
   occurrences_.assign(config_.cpus, 0);
   aux_done_.assign(config_.cpus, !has_aux());
+}
+
+// cpu's events through the call kernel: perf_event_open of each (the
+// sampling events, then the dummy side-band one; following the CPU's task,
+// or system-wide), mmap of the first, SET_OUTPUT of the others to it. The
+// writer attributes (the records' layouts: sim/sample.h) and the sampling
+// rules are the run's.
+void Kernel::open_events(std::uint32_t cpu) {
+  constexpr int kCaller = 1;  // the recorder: not a task the events follow
+  const int task = config_.per_task ? static_cast<int>(4000 + cpu) : -1;
+  const bool writable = config_.mode == core::RingMode::normal || config_.mode == core::RingMode::backward_writable;
+  for (std::uint32_t k = 0; k < config_.events_per_cpu + (config_.sideband ? 1 : 0); k++) {
+    const bool sideband = k == config_.events_per_cpu;
+    const RecordLayout layout = (k % 2 == 0 && !sideband) ? RecordLayout::a : RecordLayout::b;
+    perf_event_attr a{};
+    a.size = sizeof a;
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = sideband ? PERF_COUNT_SW_DUMMY : PERF_COUNT_SW_PAGE_FAULTS;
+    a.sample_period = 1;
+    a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                    (layout == RecordLayout::a ? PERF_SAMPLE_CPU : 0) |
+                    (config_.sampling.period_field && !sideband ? PERF_SAMPLE_PERIOD : 0);
+    a.sample_id_all = 1;
+    a.write_backward = core::backward(config_.mode) ? 1 : 0;
+    a.watermark = config_.wakeup_watermark_bytes > 0 ? 1 : 0;
+    if (a.watermark) {
+      a.wakeup_watermark = static_cast<std::uint32_t>(config_.wakeup_watermark_bytes);
+    } else {
+      a.wakeup_events = config_.wakeup_events;
+    }
+    const long h = calls_.open(a, task, static_cast<int>(cpu), -1, 0, kCaller);
+    VERIFY_MSG(h >= 0, "the call kernel refused a campaign event");
+    SimEvent e;
+    e.handle = static_cast<int>(h);
+    e.sideband = sideband;
+    OpenedEvent& o = calls_.event(e.handle);
+    o.writer.identity.id = (sideband ? 9000 : 1000 * (k + 1)) + cpu;
+    o.writer.identity.pid = 4000 + cpu;
+    o.writer.identity.tid = 4000 + cpu;
+    o.writer.identity.cpu = cpu;
+    o.writer.identity.layout = layout;
+    o.writer.watermark = config_.wakeup_watermark_bytes > 0;
+    o.writer.wakeup_events = config_.wakeup_events;
+    if (!sideband) {
+      o.writer.identity.period_field = config_.sampling.period_field;
+      SamplingAttr rules = config_.sampling;
+      if (config_.period_rule_ignored) rules.period_field = false;  // the bug: the samples still carry PERIOD
+      o.periods = PeriodState(rules);
+      o.periods.add();  // enabled from the start (perf_swevent_add)
+    }
+    if (k == 0) {
+      mappings_.emplace_back(4096 + config_.ring_bytes);
+      const long ring = calls_.map(e.handle, mappings_.back(), writable, &log_.cpus[cpu], &probes_);
+      VERIFY_MSG(ring >= 0, "the call kernel refused a campaign ring");
+      rings_.push_back(calls_.rings()[static_cast<std::size_t>(ring)]->ring.get());
+    } else {
+      VERIFY(calls_.set_output(e.handle, events_[cpu].front().handle) == 0);
+    }
+    events_[cpu].push_back(e);
+  }
 }
 
 void Kernel::disable_all() {
@@ -91,8 +131,10 @@ void Kernel::disable_all() {
         aux_stop_output(cpu);  // the PMU stops: an open transaction ends now
         aux(cpu).enabled = false;
       }
-      for (SimEvent& e : events_[cpu]) {
-        if (e.state == SimEvent::State::enabled) e.state = SimEvent::State::disabled;
+      for (const SimEvent& e : events_[cpu]) {
+        if (calls_.events()[static_cast<std::size_t>(e.handle)].enabled) {
+          VERIFY(calls_.ioctl(e.handle, PERF_EVENT_IOC_DISABLE, 0) == 0);
+        }
       }
     }
   }
@@ -113,6 +155,7 @@ bool Kernel::writes_in_progress() const {
 }
 
 void Kernel::abandon_pending() {
+  VERIFY_MSG(!no_draws_.diverged(), "the call kernel drew a decision under the campaign's kernel");
   for (std::size_t cpu = 0; cpu < rings_.size(); cpu++) {
     if (rings_[cpu]->lost_pending() > 0) probes_.hit(Probe::lost_unreported_at_end);
     rings_[cpu]->abandon_pending();
@@ -121,16 +164,16 @@ void Kernel::abandon_pending() {
 
 bool Kernel::exited(std::size_t cpu) const {
   for (const SimEvent& e : events_[cpu]) {
-    if (e.state != SimEvent::State::exited) return false;
+    if (!calls_.events()[static_cast<std::size_t>(e.handle)].exited) return false;
   }
   return true;
 }
 
 void Kernel::poll(std::size_t cpu, bool& readable, bool& hangup) {
   // The ring's events exit together: polling one is polling them all.
-  const EventPoll p = poll_event(rings_[cpu].get(), true, config_.per_task && exited(cpu), config_.per_task);
-  readable = p.readable;
-  hangup = p.hangup;
+  const short revents = calls_.poll(events_[cpu].front().handle);
+  readable = (revents & POLLIN) != 0;
+  hangup = (revents & POLLHUP) != 0;
 }
 
 void Kernel::start() {
@@ -147,7 +190,7 @@ SimRing::Handle Kernel::begin(std::size_t cpu, std::size_t event, std::span<cons
   perf_event_header header;
   std::memcpy(&header, record.data(), sizeof header);
   const std::uint64_t lost_before = ring.lost_pending();
-  const SimRing::Handle h = ring.begin(events_[cpu][event].attrs, record.size(), header.type == PERF_RECORD_SAMPLE,
+  const SimRing::Handle h = ring.begin(attrs(cpu, event), record.size(), header.type == PERF_RECORD_SAMPLE,
                                        scheduler_.now_ns(), past_pause_check);
   if (h.lost > 0) {
     scheduler_.trace(TraceKind::lost_emitted, cpu, h.lost);
@@ -184,7 +227,7 @@ std::uint32_t Kernel::draw_size(DecisionSource& d, std::size_t event) {
   auto sized = [&](std::uint64_t low, std::uint64_t high) {
     // Workload shaping, not input handling: ranges beyond what a u16 size
     // can hold are pulled back to the largest record.
-    const std::uint64_t min = sample_bytes_min(events_[0][event].attrs.identity.layout, config_.sampling.period_field);
+    const std::uint64_t min = sample_bytes_min(attrs(0, event).identity.layout, config_.sampling.period_field);
     low = std::clamp<std::uint64_t>(low, std::max<std::uint64_t>(min, kSampleBytesMin), kSampleBytesMax);
     high = std::clamp<std::uint64_t>(high, low, kSampleBytesMax);
     const std::uint64_t steps = (high - low) / 8;
@@ -229,7 +272,7 @@ Kernel::Planned Kernel::plan(std::size_t cpu, DecisionSource& d, std::uint32_t& 
                                                PERF_RECORD_SWITCH, PERF_RECORD_THROTTLE, PERF_RECORD_UNTHROTTLE};
     p.event = sampling;
     p.type = kTypes[d.draw(std::size(kTypes))];
-    p.size = sideband_bytes(p.type, events_[cpu][p.event].attrs.identity.layout);
+    p.size = sideband_bytes(p.type, attrs(cpu, p.event).identity.layout);
     return p;
   }
   p.event = sampling > 1 ? d.draw(sampling) : 0;
@@ -240,12 +283,13 @@ Kernel::Planned Kernel::plan(std::size_t cpu, DecisionSource& d, std::uint32_t& 
 
 void Kernel::build(std::size_t cpu, const Planned& p, std::vector<std::byte>& out) {
   SimEvent& e = events_[cpu][p.event];
+  const EventIdentity& identity = attrs(cpu, p.event).identity;
   const std::span<std::byte> bytes(out.data(), p.size);
   if (p.type == PERF_RECORD_SAMPLE) {
-    build_sample(bytes, e.attrs.identity, scheduler_.now_ns(), e.sequence, config_.payload_seed, p.period);
+    build_sample(bytes, identity, scheduler_.now_ns(), e.sequence, config_.payload_seed, p.period);
     log_.cpus[cpu].samples_attempted++;
   } else {
-    build_sideband(bytes, p.type, e.attrs.identity, scheduler_.now_ns(), e.sequence, config_.foreign_build_id_misc);
+    build_sideband(bytes, p.type, identity, scheduler_.now_ns(), e.sequence, config_.foreign_build_id_misc);
     probes_.hit(Probe::sideband_record);
     if (p.type == PERF_RECORD_MMAP2 && config_.foreign_build_id_misc) probes_.hit(Probe::foreign_build_id_misc);
   }
@@ -287,11 +331,12 @@ std::uint64_t Kernel::occurrence_gap(std::uint64_t gap_ns, std::uint64_t divisor
 // occurrence; a sample only if its period rules say so.
 bool Kernel::occur(std::size_t cpu, Planned& p, std::uint64_t ahead_ns) {
   if (p.type != PERF_RECORD_SAMPLE) return true;
-  SimEvent& e = events_[cpu][p.event];
+  const SimEvent& e = events_[cpu][p.event];
+  OpenedEvent& o = event(cpu, p.event);
   const std::uint64_t clock = perf_clock(scheduler_.now_ns() + ahead_ns);
-  const std::uint64_t period_before = e.periods.sample_period();
-  const PeriodState::Hit hit = e.periods.event(1, clock);
-  if (e.periods.sample_period() != period_before) probes_.hit(Probe::frequency_adapted);
+  const std::uint64_t period_before = o.periods.sample_period();
+  const PeriodState::Hit hit = o.periods.event(1, clock);
+  if (o.periods.sample_period() != period_before) probes_.hit(Probe::frequency_adapted);
   VERIFY(hit.samples <= 1);  // weight 1: at most one overflow
   p.period = hit.period;
   occurrences_[cpu]++;
@@ -303,7 +348,7 @@ bool Kernel::occur(std::size_t cpu, Planned& p, std::uint64_t ahead_ns) {
   }
   model::SampleHit h;
   h.event = static_cast<std::uint32_t>(p.event);
-  h.id = e.attrs.identity.id;
+  h.id = o.writer.identity.id;
   h.unsampled = unsampled;
   h.clock_ns = clock;
   h.samples = static_cast<std::uint32_t>(hit.samples);
@@ -397,7 +442,7 @@ void Kernel::produce(std::size_t cpu) {
     Planned p = plan(cpu, d, burst_left);
     if (p.type == PERF_RECORD_SAMPLE) {
       p.gap_ns = occurrence_gap(p.gap_ns, gap_divisor);
-      if (!events_[cpu][p.event].periods.samples_next()) {
+      if (!event(cpu, p.event).periods.samples_next()) {
         pending_ns += p.gap_ns;
         occur(cpu, p, pending_ns);
         continue;
@@ -427,11 +472,15 @@ void Kernel::finish_workload(std::size_t cpu) {
       Planned exit;
       exit.event = config_.events_per_cpu;
       exit.type = PERF_RECORD_EXIT;
-      exit.size = sideband_bytes(exit.type, events_[cpu][exit.event].attrs.identity.layout);
+      exit.size = sideband_bytes(exit.type, attrs(cpu, exit.event).identity.layout);
       build(cpu, exit, scratch_[cpu]);
       output(cpu, exit.event, std::span<const std::byte>(scratch_[cpu].data(), exit.size));
     }
-    for (SimEvent& e : events_[cpu]) e.state = SimEvent::State::exited;
+    // The task exits (perf_event_exit_task): its events are in EXIT state.
+    // The call kernel writes no EXIT record here: the campaign's events
+    // ask for no side-band from it (the dummy event's EXIT is the
+    // workload's, above).
+    calls_.exit_task(static_cast<int>(4000 + cpu), 1);
     scheduler_.trace(TraceKind::hangup, cpu);
   }
   done_++;

@@ -48,6 +48,8 @@
 #include "core/ring_mode.h"
 #include "model/log.h"
 #include "sim/aux.h"
+#include "sim/call_kernel.h"
+#include "sim/decisions.h"
 #include "sim/ring.h"
 #include "sim/probes.h"
 #include "sim/sample.h"
@@ -89,17 +91,22 @@ struct KernelConfig {
   bool operator==(const KernelConfig&) const = default;
 };
 
-// An event of the simulated kernel.
+// An event of the campaign's kernel: one of the call kernel's events
+// (sim/call_kernel.h: its state, its ring, its writer attributes and its
+// periods live there, under the rules the conformance suite holds against
+// Linux), and the workload's bookkeeping.
 struct SimEvent {
-  enum class State : std::uint8_t { enabled, disabled, exited };
-  EventAttrs attrs;
-  State state = State::enabled;
+  int handle = -1;        // the call kernel's event
   bool sideband = false;  // the dummy event: side-band records only
   std::uint64_t sequence = 0;
-  PeriodState periods{SamplingAttr{}};  // a sampling event's count and period
 };
 
 // All CPUs: rings, producer fibers, and the queues the reader waits on.
+// The events and rings are the call kernel's (sim/call_kernel.h), opened,
+// mapped and redirected through its calls (perf_event_open, mmap,
+// SET_OUTPUT), disabled by its ioctl, exited by its task exit and polled
+// by its poll; the workload (what is written, when, and the writers'
+// interruptions) is this kernel's own.
 class Kernel {
  public:
   Kernel(Scheduler& scheduler, const KernelConfig& config, model::KernelLog& log, Probes& probes);
@@ -109,8 +116,6 @@ class Kernel {
 
   std::size_t cpus() const { return rings_.size(); }
   SimRing& ring(std::size_t cpu) { return *rings_[cpu]; }
-  // The events writing into cpu's ring; the first owns it.
-  std::vector<SimEvent>& events(std::size_t cpu) { return events_[cpu]; }
   // poll of cpu's ring, as the session sees it: POLLHUP once every event
   // of a per-task ring exited (alone), else the pending wakeup.
   void poll(std::size_t cpu, bool& readable, bool& hangup);
@@ -186,6 +191,10 @@ class Kernel {
   bool aux_wakeup_after(std::size_t cpu, std::uint64_t flags);
   void aux_disable_by_pmu(std::size_t cpu);
   bool writes_in_progress() const;
+  // The call kernel's view of event k of cpu's ring.
+  OpenedEvent& event(std::size_t cpu, std::size_t k) { return calls_.event(events_[cpu][k].handle); }
+  EventAttrs& attrs(std::size_t cpu, std::size_t k) { return event(cpu, k).writer; }
+  void open_events(std::uint32_t cpu);
   std::uint32_t draw_size(DecisionSource& workload, std::size_t event);
   // Bounds of the interruptions' virtual durations.
   static constexpr std::uint64_t kInterruptNsMax = 2'000;
@@ -204,7 +213,12 @@ class Kernel {
   const KernelConfig config_;
   model::KernelLog& log_;
   Probes& probes_;
-  std::vector<std::unique_ptr<SimRing>> rings_;
+  // The call kernel draws nothing here (an empty tape, replayed strictly:
+  // a draw would be a divergence, checked at the end of the run).
+  DecisionSource no_draws_;
+  CallKernel calls_;
+  std::vector<std::vector<std::byte>> mappings_;  // per CPU: control page + data pages
+  std::vector<SimRing*> rings_;                   // per CPU: the call kernel's
   std::vector<std::vector<SimEvent>> events_;
   std::vector<std::vector<std::byte>> scratch_;  // per CPU: the record in hand
   std::vector<std::vector<std::byte>> inner_;    // per CPU: the one that interrupts it

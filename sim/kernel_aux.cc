@@ -58,10 +58,10 @@ void Kernel::aux_end(std::size_t cpu, std::uint64_t bytes, std::uint64_t flags, 
   end.woke = wake;
   a.log.ends.push_back(end);
   a.log.head = a.head;
-  const SimEvent& owner = events_[cpu].front();
-  if (owner.state == SimEvent::State::enabled) {
+  const OpenedEvent& owner = event(cpu, 0);
+  if (owner.enabled && !owner.exited) {
     std::byte record[kAuxRecordBytes];
-    const EventIdentity& id = owner.attrs.identity;
+    const EventIdentity& id = owner.writer.identity;
     build_aux_record(record, id.id, id.pid, id.cpu, scheduler_.now_ns(), end.offset, end.size, end.flags);
     output(cpu, 0, record);
   }
