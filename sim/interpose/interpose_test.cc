@@ -280,11 +280,12 @@ std::string without_wall_time(std::string line) {
   return line;
 }
 
-PerfRun perf_run(const fs::path& dir, std::uint64_t seed, const std::string& perf_options) {
+PerfRun perf_run(const fs::path& dir, std::uint64_t seed, const std::string& perf_options,
+                 const std::string& run_options = "") {
   const std::string file = (dir / "perf.data").string();
   fs::remove(file);
   PerfRun p;
-  p.out = run(runfile("sim/interpose/ringsim-run") + " -v --seed " + std::to_string(seed) +
+  p.out = run(runfile("sim/interpose/ringsim-run") + " -v " + run_options + " --seed " + std::to_string(seed) +
               " --shrink-s 0 --failures-dir " + (dir / "failures").string() + " -- /usr/bin/perf record -q " +
               perf_options + " --no-bpf-event -o " + file + " -- /bin/true")
               .out;
@@ -348,6 +349,26 @@ TEST_F(Interpose, PerfRecordEndedBySigintEndsTheSameWayEveryRun) {
       EXPECT_EQ(first_difference(first.bytes, p.bytes), "") << "seed " << seed << " run " << k;
     }
   }
+}
+
+// A disk that stays full (--disk-full: the run's first ENOSPC stays): perf
+// record --aio resubmits the failed write for ever (record__aio_complete in
+// builtin-record.c takes a failed request as 0 bytes written and restarts
+// it whole; record__aio_sync waits for it), so the run is caught by
+// liveness with thousands of AIO submissions, each failing ENOSPC
+// (docs/interpose.md, finding 4). The same seed with its ENOSPC once does
+// not hang (it ends by the drawn SIGINT, finding 2).
+TEST_F(Interpose, ADiskThatStaysFullHangsPerfRecordAio) {
+  if (::access("/usr/bin/perf", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/perf (linux-perf)";
+  const PerfRun full = perf_run(dir_, 900043, "--aio", "--disk-full");
+  EXPECT_NE(full.out.find("property=liveness"), std::string::npos) << full.out;
+  EXPECT_NE(full.out.find("--disk-full -- "), std::string::npos) << "the reproduction line says --disk-full: " << full.out;
+  const std::size_t at = full.out.find(" writes (");
+  ASSERT_NE(at, std::string::npos) << full.out;
+  EXPECT_GT(std::stoull(full.out.substr(full.out.find('(', at) + 1)), 1000u) << "AIO submissions: " << full.out;
+  const PerfRun once = perf_run(dir_, 900043, "--aio");
+  EXPECT_EQ(once.out.find("property=liveness"), std::string::npos) << once.out;
+  EXPECT_NE(once.out.find("1 runs ended by SIGINT"), std::string::npos) << once.out;
 }
 
 }  // namespace

@@ -184,6 +184,8 @@ class Shim {
   std::uint32_t disk_faults_ = 0;  // 0 none, 1 soft (short, EINTR, EAGAIN), 2 soft and hard (EIO, ENOSPC)
   std::uint64_t latency_ticks_max_ = 0;
   bool trace_disk_ = false;  // RINGSIM_TRACE_DISK=1: each fault on stderr
+  bool disk_full_mode_ = false;  // RINGSIM_DISK_FULL=1 (ringsim-run --disk-full): an ENOSPC stays
+  bool disk_full_ = false;       // ... and it came: every later write fails with ENOSPC
   std::uint64_t ended_steps_ = 0;
   bool sigint_done_ = false;
   std::size_t sigusr2_next_ = 0;  // the first drawn SIGUSR2 not yet delivered
@@ -242,6 +244,7 @@ Shim::Shim() {
   disk_faults_ = static_cast<std::uint32_t>(decisions_->draw(3));
   latency_ticks_max_ = decisions_->draw(5);
   trace_disk_ = env("RINGSIM_TRACE_DISK") == "1";
+  disk_full_mode_ = env("RINGSIM_DISK_FULL") == "1";
   active_ = true;
   std::atexit(at_exit);
 }
@@ -700,6 +703,12 @@ ssize_t Shim::write_output(int fd, const void* buf, std::size_t n, off_t offset,
                    static_cast<unsigned long long>(d.writes), n, static_cast<long long>(at), what);
     }
   };
+  if (disk_full_ && n > 0) {
+    d.enospc++;
+    trace("ENOSPC (the disk is full)");
+    errno = ENOSPC;
+    return -1;
+  }
   if (disk_faults_ >= 1 && n > 0) {
     switch (decisions_->draw(disk_faults_ == 2 ? 64 : 32)) {
       case 1:
@@ -735,7 +744,8 @@ ssize_t Shim::write_output(int fd, const void* buf, std::size_t n, off_t offset,
       case 6:
         if (disk_faults_ == 2) {
           d.enospc++;
-          trace("ENOSPC");
+          disk_full_ = disk_full_mode_;
+          trace(disk_full_ ? "ENOSPC (the disk is full from now on)" : "ENOSPC");
           errno = ENOSPC;
           return -1;
         }
@@ -762,8 +772,8 @@ int Shim::aio_write(struct aiocb* cb) {
   AioRequest req;
   const std::size_t n = cb->aio_nbytes;
   std::size_t todo = n;
-  int error = 0;
-  if (disk_faults_ >= 1 && n > 1) {
+  int error = disk_full_ && n > 0 ? ENOSPC : 0;
+  if (error == 0 && disk_faults_ >= 1 && n > 1) {
     switch (decisions_->draw(disk_faults_ == 2 ? 64 : 32)) {
       case 3:
       case 4:
@@ -775,6 +785,7 @@ int Shim::aio_write(struct aiocb* cb) {
         break;
       case 6:
         if (disk_faults_ == 2) error = ENOSPC;
+        disk_full_ = disk_full_mode_ && error == ENOSPC;
         break;
       default:
         break;

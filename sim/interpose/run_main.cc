@@ -44,7 +44,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kUsage =
     "usage: ringsim-run [--seed N|random] [--runs N] [--output FILE] [--format perf|raw]\n"
-    "                   [--timeout-s S] [--shrink-s S] [--failures-dir DIR] [--no-namespace]\n"
+    "                   [--timeout-s S] [--shrink-s S] [--failures-dir DIR] [--no-namespace] [--disk-full]\n"
     "                   [--replay FILE] [-v] -- COMMAND [ARGS...]\n";
 
 struct Options {
@@ -56,6 +56,10 @@ struct Options {
   double shrink_s = 30;
   std::string failures_dir = "ringsim-failures";
   bool namespaces = true;
+  // A drawn ENOSPC fills the disk for good: every later write fails with it
+  // (the disk that stays full; off by default, so that a seed's run is the
+  // same with and without this option until its first ENOSPC).
+  bool disk_full = false;
   bool verbose = false;
   std::string replay;
   std::vector<std::string> command;
@@ -137,6 +141,8 @@ Options parse(int argc, char** argv) {
       o.failures_dir = value(a);
     } else if (a == "--no-namespace") {
       o.namespaces = false;
+    } else if (a == "--disk-full") {
+      o.disk_full = true;
     } else if (a == "--replay") {
       o.replay = value(a);
     } else if (a == "-v") {
@@ -160,6 +166,7 @@ Options parse(int argc, char** argv) {
       if (!seed_given) o.seed = j.at("seed").get<std::uint64_t>();
       if (o.output.empty()) o.output = j.at("output").get<std::string>();
       o.format = j.at("format").get<std::string>() == "raw" ? OutputFormat::raw : OutputFormat::perf;
+      o.disk_full = o.disk_full || j.value("disk_full", false);
     } catch (const nlohmann::json::exception& e) {
       usage_error("replay file " + o.replay + ": " + e.what());
     }
@@ -232,6 +239,11 @@ std::string sanitizer_runtimes() {
   ::setenv("RINGSIM_SEED", std::to_string(seed).c_str(), 1);
   ::setenv("RINGSIM_LOG", log_path.c_str(), 1);
   ::setenv("RINGSIM_OUTPUT", o.output.c_str(), 1);
+  if (o.disk_full) {
+    ::setenv("RINGSIM_DISK_FULL", "1", 1);
+  } else {
+    ::unsetenv("RINGSIM_DISK_FULL");
+  }
   if (!tape.empty()) {
     ::setenv("RINGSIM_TAPE", tape.c_str(), 1);
     ::setenv("RINGSIM_TAPE_MODE", tape_mode.c_str(), 1);
@@ -405,6 +417,7 @@ std::string write_replay(const Options& o, const std::string& path, std::uint64_
   j["command"] = o.command;
   j["output"] = o.output;
   j["format"] = o.format == OutputFormat::raw ? "raw" : "perf";
+  if (o.disk_full) j["disk_full"] = true;
   j["property"] = v.property;
   j["detail"] = v.detail;
   nlohmann::json t = nlohmann::json::array();
@@ -558,9 +571,9 @@ int main_impl(int argc, char** argv) {
     failures[r.verdict.property]++;
     std::printf("FAIL seed=%llu property=%s: %s\n", static_cast<unsigned long long>(seed), r.verdict.property.c_str(),
                 r.verdict.detail.c_str());
-    std::printf("  reproduce: ringsim-run --seed %llu --output %s%s -- %s\n", static_cast<unsigned long long>(seed),
+    std::printf("  reproduce: ringsim-run --seed %llu --output %s%s%s -- %s\n", static_cast<unsigned long long>(seed),
                 shell_quote(o.output).c_str(), o.format == OutputFormat::raw ? " --format raw" : "",
-                command_line(o.command).c_str());
+                o.disk_full ? " --disk-full" : "", command_line(o.command).c_str());
     if (r.verdict.property == "refused" || !o.replay.empty()) continue;
     fs::create_directories(o.failures_dir);
     const std::string base = fs::absolute(o.failures_dir) / ("seed-" + std::to_string(seed));
