@@ -157,6 +157,39 @@ TEST_F(Interpose, AConsumerThatTakesAShortWriteForAWholeOneIsCaught) {
   EXPECT_TRUE(caught) << r.out;
 }
 
+// --interleave: the kernel may run at the consumer's loads and stores of
+// its control page. A consumer that loads data_head twice in a row, writes
+// up to the first and stores the second as data_tail skips what the kernel
+// wrote between the two loads; no call lies between them, so without
+// --interleave no seed shows it. With it, the bug is caught, the correct
+// consumer still passes, and a seed still writes the same bytes twice.
+TEST_F(Interpose, InterleavingAtTheControlPageCatchesABugNoCallExposes) {
+  const Ran plain = tiny("--seed 1 --runs 30", "--bug=head_twice");
+  EXPECT_EQ(plain.status, 0) << plain.out;
+  EXPECT_EQ(plain.out.find("interleave:"), std::string::npos) << plain.out;
+  const Ran caught = tiny("--interleave --seed 1 --runs 30", "--bug=head_twice");
+  EXPECT_EQ(caught.status, 1) << caught.out;
+  EXPECT_NE(caught.out.find("property=exactly_once"), std::string::npos) << caught.out;
+  EXPECT_NE(caught.out.find("--interleave -- "), std::string::npos) << "the reproduction line: " << caught.out;
+  const Ran correct = tiny("--interleave --seed 1 --runs 30");
+  EXPECT_EQ(correct.status, 0) << correct.out;
+  const std::size_t line = correct.out.find("interleave: ");
+  ASSERT_NE(line, std::string::npos) << correct.out;
+  const std::size_t steps = correct.out.find("trapped, ", line);
+  ASSERT_NE(steps, std::string::npos) << correct.out;
+  EXPECT_GT(std::stoull(correct.out.substr(steps + 9)), 0u) << "no kernel step inside a trapped access: " << correct.out;
+  std::string first;
+  for (int k = 0; k < 2; k++) {
+    ASSERT_EQ(tiny("--interleave --seed 7").status, 0);
+    const std::string bytes = bytes_of((dir_ / "out.raw").string());
+    ASSERT_GT(bytes.size(), 1000u);
+    if (k == 0) first = bytes;
+    if (k == 1) {
+      EXPECT_TRUE(bytes == first) << "seed 7 with --interleave wrote different bytes twice";
+    }
+  }
+}
+
 TEST_F(Interpose, AReplayFileReplaysTheFailure) {
   const Ran r = tiny("--seed 1 --runs 20", "--bug=early_tail");
   ASSERT_EQ(r.status, 1) << r.out;

@@ -36,6 +36,7 @@
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <signal.h>
+#include <ucontext.h>
 #include <stdarg.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
@@ -66,6 +67,10 @@
 #include "sim/call_kernel.h"
 #include "sim/interpose/run_log.h"
 
+// --interleave's SIGSEGV and SIGTRAP handlers (defined below, outside the
+// shim's namespace, beside the interposed functions).
+void ringsim_install_trap_handlers();
+
 namespace ringsim::sim::interpose {
 namespace {
 
@@ -73,7 +78,9 @@ namespace {
 constexpr int kExitRefused = 125;
 constexpr int kExitLiveness = 124;
 
-constexpr std::uint64_t kLivenessTicks = 40'000;   // 10 s of virtual time after the workload's end
+constexpr std::uint64_t kLivenessTicks = 40'000;
+constexpr std::size_t kPageBytes = 4096;
+constexpr unsigned long long kTrapFlag = 0x100;  // x86-64 EFLAGS.TF: a trap after the next instruction   // 10 s of virtual time after the workload's end
 constexpr std::uint64_t kPollStepsMax = 1'000'000;  // steps one poll may take
 constexpr int kRealExitWaitS = 30;
 constexpr std::uint64_t kRealtimeBaseNs = 1'790'000'000'000'000'000ull;
@@ -158,6 +165,17 @@ class Shim {
   // workload.
   void step(bool may_start = false);
   void deliver_due_signals(bool& interrupted);
+
+ public:
+  // --interleave's fault and single-step handlers: whether the signal was
+  // the shim's (else the target's handler runs, or the default action).
+  bool on_control_fault(std::uintptr_t address, ucontext_t* context);
+  bool on_single_step(ucontext_t* context);
+  const Handler& target_handler(int sig) const { return sig == SIGSEGV ? segv_ : trap_; }
+  void trap_control_page(void* view, int prot);
+  void untrap(void* view);
+
+ private:
   void deliver(int sig, int pid, int status);
   void liveness();
   // Waits (at most kRealExitWaitS, else the run is refused) for the real
@@ -184,6 +202,20 @@ class Shim {
   std::uint32_t disk_faults_ = 0;  // 0 none, 1 soft (short, EINTR, EAGAIN), 2 soft and hard (EIO, ENOSPC)
   std::uint64_t latency_ticks_max_ = 0;
   bool trace_disk_ = false;  // RINGSIM_TRACE_DISK=1: each fault on stderr
+  // RINGSIM_INTERLEAVE=1 (ringsim-run --interleave): the target's views of
+  // its control pages are kept PROT_NONE; each load or store there faults,
+  // the kernel may step inside the fault (between the target's load of
+  // data_head and its store of data_tail: while it copies), then that one
+  // access runs, single-stepped (the trap flag), and the page is closed
+  // again.
+  bool interleave_ = false;
+  struct Trapped {
+    std::uintptr_t page = 0;
+    int prot = 0;
+  };
+  std::vector<Trapped> trapped_;
+  Trapped reopened_;           // the page the single-stepped access uses (page 0: none)
+  Handler segv_, trap_;        // the target's own handlers, chained to
   bool disk_full_mode_ = false;  // RINGSIM_DISK_FULL=1 (ringsim-run --disk-full): an ENOSPC stays
   bool disk_full_ = false;       // ... and it came: every later write fails with ENOSPC
   std::uint64_t ended_steps_ = 0;
@@ -245,6 +277,8 @@ Shim::Shim() {
   latency_ticks_max_ = decisions_->draw(5);
   trace_disk_ = env("RINGSIM_TRACE_DISK") == "1";
   disk_full_mode_ = env("RINGSIM_DISK_FULL") == "1";
+  interleave_ = env("RINGSIM_INTERLEAVE") == "1";
+  if (interleave_) ringsim_install_trap_handlers();
   active_ = true;
   std::atexit(at_exit);
 }
@@ -316,6 +350,7 @@ void* Shim::mmap(void* addr, std::size_t len, int prot, int flags, int fd, off_t
       Mapping copy = m;
       copy.kernel_view = nullptr;  // owned by the first
       maps_[again] = copy;
+      trap_control_page(again, prot);
       return again;
     }
   }
@@ -344,7 +379,58 @@ void* Shim::mmap(void* addr, std::size_t len, int prot, int flags, int fd, off_t
   }
   rings_[event] = static_cast<int>(ring);
   maps_[view] = Mapping{static_cast<int>(ring), memfd, kernel_view, len};
+  trap_control_page(view, prot);
   return view;
+}
+
+// --interleave: the target's view of a control page is closed (PROT_NONE)
+// from its mapping on; every access faults (on_control_fault).
+void Shim::trap_control_page(void* view, int prot) {
+  if (!interleave_) return;
+  const auto page = reinterpret_cast<std::uintptr_t>(view);
+  if (::mprotect(view, kPageBytes, PROT_NONE) != 0) refuse(std::string("--interleave: mprotect: ") + std::strerror(errno));
+  trapped_.push_back(Trapped{page, prot});
+}
+
+void Shim::untrap(void* view) {
+  const auto page = reinterpret_cast<std::uintptr_t>(view);
+  std::erase_if(trapped_, [page](const Trapped& t) { return t.page == page; });
+  if (reopened_.page == page) reopened_ = Trapped{};
+}
+
+// A fault on a closed control page: the kernel may step here (0 to 3
+// ticks, drawn; none before the workload started, which waits for the
+// target's first wait), then the page opens for this one access, which
+// runs single-stepped: the trap (on_single_step) closes it again.
+bool Shim::on_control_fault(std::uintptr_t address, ucontext_t* context) {
+  for (const Trapped& t : trapped_) {
+    if (address < t.page || address >= t.page + kPageBytes) continue;
+    log_.control_traps++;
+    if (kernel_->started()) {
+      const std::uint64_t steps = decisions_->draw(4);
+      for (std::uint64_t k = 0; k < steps; k++) {
+        step();
+        log_.interleaved_steps++;
+      }
+    }
+    if (::mprotect(reinterpret_cast<void*>(t.page), kPageBytes, t.prot) != 0) {
+      refuse(std::string("--interleave: mprotect: ") + std::strerror(errno));
+    }
+    reopened_ = t;
+    context->uc_mcontext.gregs[REG_EFL] |= kTrapFlag;
+    return true;
+  }
+  return false;
+}
+
+bool Shim::on_single_step(ucontext_t* context) {
+  if (reopened_.page == 0) return false;
+  if (::mprotect(reinterpret_cast<void*>(reopened_.page), kPageBytes, PROT_NONE) != 0) {
+    refuse(std::string("--interleave: mprotect: ") + std::strerror(errno));
+  }
+  reopened_ = Trapped{};
+  context->uc_mcontext.gregs[REG_EFL] &= ~kTrapFlag;
+  return true;
 }
 
 bool Shim::munmap(void* addr, std::size_t len, int& result) {
@@ -353,6 +439,7 @@ bool Shim::munmap(void* addr, std::size_t len, int& result) {
   REAL(munmap, int (*)(void*, std::size_t));
   const Mapping m = it->second;
   maps_.erase(it);
+  untrap(addr);
   result = real_munmap(addr, len);
   kernel_->unmap(m.ring);
   bool last = true;
@@ -543,6 +630,21 @@ void Shim::deliver(int sig, int pid, int status) {
 }
 
 bool Shim::sigaction(int sig, const struct sigaction* act, struct sigaction* old, int& result) {
+  if (interleave_ && (sig == SIGSEGV || sig == SIGTRAP)) {
+    // The shim's handlers stay installed; the target's is called for the
+    // faults and traps that are not the shim's.
+    Handler& h = sig == SIGSEGV ? segv_ : trap_;
+    if (old != nullptr) {
+      *old = h.action;
+      if (!h.set) {
+        std::memset(old, 0, sizeof *old);
+        old->sa_handler = SIG_DFL;
+      }
+    }
+    if (act != nullptr) h = Handler{true, *act};
+    result = 0;
+    return true;
+  }
   if (sig != SIGCHLD && sig != SIGINT && sig != SIGTERM) return false;
   Handler& h = sig == SIGCHLD ? chld_ : sig == SIGINT ? intr_ : term_;
   REAL(sigaction, int (*)(int, const struct sigaction*, struct sigaction*));
@@ -915,6 +1017,7 @@ void Shim::write_log() {
 }  // namespace
 }  // namespace ringsim::sim::interpose
 
+using ringsim::sim::interpose::Handler;
 using ringsim::sim::interpose::Shim;
 
 namespace {
@@ -924,6 +1027,60 @@ Shim* active_shim() {
   Shim* s = Shim::get();
   return s->active() ? s : nullptr;
 }
+
+// The target's handler for a fault or trap that is not the shim's, or the
+// default action (the access runs again and the signal kills the target).
+void chain(int sig, siginfo_t* info, void* context, const Handler& h) {
+  REAL(sigaction, int (*)(int, const struct sigaction*, struct sigaction*));
+  if (h.set && (h.action.sa_flags & SA_SIGINFO) != 0) {
+    h.action.sa_sigaction(sig, info, context);
+  } else if (h.set && h.action.sa_handler != SIG_DFL && h.action.sa_handler != SIG_IGN) {
+    h.action.sa_handler(sig);
+  } else {
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    real_sigaction(sig, &dfl, nullptr);
+  }
+}
+
+void on_sigsegv(int sig, siginfo_t* info, void* context) {
+  Shim* s = active_shim();
+  if (s != nullptr) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    if (s->on_control_fault(reinterpret_cast<std::uintptr_t>(info->si_addr), static_cast<ucontext_t*>(context))) {
+      return;
+    }
+  }
+  chain(sig, info, context, s != nullptr ? s->target_handler(sig) : Handler{});
+}
+
+void on_sigtrap(int sig, siginfo_t* info, void* context) {
+  Shim* s = active_shim();
+  if (s != nullptr) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    if (s->on_single_step(static_cast<ucontext_t*>(context))) return;
+  }
+  chain(sig, info, context, s != nullptr ? s->target_handler(sig) : Handler{});
+}
+
+}  // namespace
+
+void ringsim_install_trap_handlers() {
+  REAL(sigaction, int (*)(int, const struct sigaction*, struct sigaction*));
+  for (const auto& [sig, handler] : {std::pair{SIGSEGV, &on_sigsegv}, std::pair{SIGTRAP, &on_sigtrap}}) {
+    struct sigaction a {};
+    a.sa_sigaction = handler;
+    a.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&a.sa_mask);
+    if (real_sigaction(sig, &a, nullptr) != 0) {
+      std::fprintf(stderr, "ringsim-interpose: --interleave: sigaction(%d): %s\n", sig, std::strerror(errno));
+      _exit(ringsim::sim::interpose::kExitRefused);
+    }
+  }
+}
+
+namespace {
 
 // perf writes a NUMA node's total and free memory into its NUMA_TOPOLOGY
 // feature, from /sys/devices/system/node/node<N>/meminfo: the free memory

@@ -101,7 +101,8 @@ std::string write_run_log(const std::string& path, const RunLog& log) {
   o.raw(kMagic, sizeof kMagic);
   o.u64(kRunLogVersion);
   for (const std::uint64_t v :
-       {log.seed, log.steps, log.virtual_ns, log.samples, log.sideband, log.bursts, log.sigusr2}) {
+       {log.seed, log.steps, log.virtual_ns, log.samples, log.sideband, log.bursts, log.sigusr2, log.control_traps,
+        log.interleaved_steps}) {
     o.u64(v);
   }
   for (const bool f : {log.started, log.ended, log.sigint, log.sigchld, log.sigint_handled}) o.u64(f ? 1 : 0);
@@ -163,7 +164,8 @@ std::string read_run_log(const std::string& path, RunLog& log) {
   if (!in.u64(version) || version != kRunLogVersion) return "run log " + path + ": version not supported";
   const std::string bad = "run log " + path + ": truncated or corrupt";
   for (std::uint64_t* v :
-       {&log.seed, &log.steps, &log.virtual_ns, &log.samples, &log.sideband, &log.bursts, &log.sigusr2}) {
+       {&log.seed, &log.steps, &log.virtual_ns, &log.samples, &log.sideband, &log.bursts, &log.sigusr2,
+        &log.control_traps, &log.interleaved_steps}) {
     if (!in.u64(*v)) return bad;
   }
   for (bool* f : {&log.started, &log.ended, &log.sigint, &log.sigchld, &log.sigint_handled}) {

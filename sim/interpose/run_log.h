@@ -15,7 +15,7 @@
 
 namespace ringsim::sim::interpose {
 
-inline constexpr std::uint32_t kRunLogVersion = 2;
+inline constexpr std::uint32_t kRunLogVersion = 3;
 
 struct LoggedRecord {
   std::uint32_t type = 0;
@@ -80,6 +80,10 @@ struct RunLog {
   bool sigchld = false;           // the workload's SIGCHLD was delivered
   bool sigint_handled = false;    // the target had a handler for that SIGINT
   std::uint64_t sigusr2 = 0;      // SIGUSR2s delivered at drawn times (to a target with a handler)
+  // --interleave: the target's accesses to its control pages that faulted,
+  // and the kernel steps taken inside them.
+  std::uint64_t control_traps = 0;
+  std::uint64_t interleaved_steps = 0;
   std::vector<std::string> findings;  // the kernel's, one line each
   std::vector<std::string> refused;   // calls it does not simulate
   std::vector<LoggedEvent> events;

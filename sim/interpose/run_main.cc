@@ -45,6 +45,7 @@ using Clock = std::chrono::steady_clock;
 constexpr const char* kUsage =
     "usage: ringsim-run [--seed N|random] [--runs N] [--output FILE] [--format perf|raw]\n"
     "                   [--timeout-s S] [--shrink-s S] [--failures-dir DIR] [--no-namespace] [--disk-full]\n"
+    "                   [--interleave]\n"
     "                   [--replay FILE] [-v] -- COMMAND [ARGS...]\n";
 
 struct Options {
@@ -60,6 +61,9 @@ struct Options {
   // (the disk that stays full; off by default, so that a seed's run is the
   // same with and without this option until its first ENOSPC).
   bool disk_full = false;
+  // The target's control pages are trapped: the kernel may run between
+  // its load of data_head and its store of data_tail (x86-64 only).
+  bool interleave = false;
   bool verbose = false;
   std::string replay;
   std::vector<std::string> command;
@@ -143,6 +147,8 @@ Options parse(int argc, char** argv) {
       o.namespaces = false;
     } else if (a == "--disk-full") {
       o.disk_full = true;
+    } else if (a == "--interleave") {
+      o.interleave = true;
     } else if (a == "--replay") {
       o.replay = value(a);
     } else if (a == "-v") {
@@ -167,6 +173,7 @@ Options parse(int argc, char** argv) {
       if (o.output.empty()) o.output = j.at("output").get<std::string>();
       o.format = j.at("format").get<std::string>() == "raw" ? OutputFormat::raw : OutputFormat::perf;
       o.disk_full = o.disk_full || j.value("disk_full", false);
+      o.interleave = o.interleave || j.value("interleave", false);
     } catch (const nlohmann::json::exception& e) {
       usage_error("replay file " + o.replay + ": " + e.what());
     }
@@ -239,10 +246,12 @@ std::string sanitizer_runtimes() {
   ::setenv("RINGSIM_SEED", std::to_string(seed).c_str(), 1);
   ::setenv("RINGSIM_LOG", log_path.c_str(), 1);
   ::setenv("RINGSIM_OUTPUT", o.output.c_str(), 1);
-  if (o.disk_full) {
-    ::setenv("RINGSIM_DISK_FULL", "1", 1);
-  } else {
-    ::unsetenv("RINGSIM_DISK_FULL");
+  for (const auto& [name, on] : {std::pair{"RINGSIM_DISK_FULL", o.disk_full}, std::pair{"RINGSIM_INTERLEAVE", o.interleave}}) {
+    if (on) {
+      ::setenv(name, "1", 1);
+    } else {
+      ::unsetenv(name);
+    }
   }
   if (!tape.empty()) {
     ::setenv("RINGSIM_TAPE", tape.c_str(), 1);
@@ -418,6 +427,7 @@ std::string write_replay(const Options& o, const std::string& path, std::uint64_
   j["output"] = o.output;
   j["format"] = o.format == OutputFormat::raw ? "raw" : "perf";
   if (o.disk_full) j["disk_full"] = true;
+  if (o.interleave) j["interleave"] = true;
   j["property"] = v.property;
   j["detail"] = v.detail;
   nlohmann::json t = nlohmann::json::array();
@@ -476,7 +486,7 @@ std::vector<Decision> shrink(const Options& o, const std::string& library, std::
 struct Totals {
   OracleStats total;
   std::uint64_t steps = 0, virtual_ns = 0, writes = 0, short_writes = 0, eintr = 0, eagain = 0, hard = 0, aio = 0,
-                sigints = 0, sigusr2 = 0, exits_nonzero = 0;
+                sigints = 0, sigusr2 = 0, exits_nonzero = 0, control_traps = 0, interleaved_steps = 0;
 
   void add(const RunResult& r) {
     total.kernel_records += r.stats.kernel_records;
@@ -489,6 +499,8 @@ struct Totals {
     total.overwritten += r.stats.overwritten;
     total.carried += r.stats.carried;
     sigusr2 += r.log.sigusr2;
+    control_traps += r.log.control_traps;
+    interleaved_steps += r.log.interleaved_steps;
     steps += r.log.steps;
     virtual_ns += r.log.virtual_ns;
     writes += r.log.disk.writes + r.log.disk.aio_submitted;
@@ -526,6 +538,10 @@ struct Totals {
                 static_cast<unsigned long long>(eagain), static_cast<unsigned long long>(hard),
                 static_cast<unsigned long long>(sigints), static_cast<unsigned long long>(sigusr2),
                 static_cast<unsigned long long>(exits_nonzero));
+    if (control_traps > 0) {
+      std::printf("  interleave: %llu accesses to control pages trapped, %llu kernel steps inside them\n",
+                  static_cast<unsigned long long>(control_traps), static_cast<unsigned long long>(interleaved_steps));
+    }
   }
 };
 
@@ -571,9 +587,9 @@ int main_impl(int argc, char** argv) {
     failures[r.verdict.property]++;
     std::printf("FAIL seed=%llu property=%s: %s\n", static_cast<unsigned long long>(seed), r.verdict.property.c_str(),
                 r.verdict.detail.c_str());
-    std::printf("  reproduce: ringsim-run --seed %llu --output %s%s%s -- %s\n", static_cast<unsigned long long>(seed),
+    std::printf("  reproduce: ringsim-run --seed %llu --output %s%s%s%s -- %s\n", static_cast<unsigned long long>(seed),
                 shell_quote(o.output).c_str(), o.format == OutputFormat::raw ? " --format raw" : "",
-                o.disk_full ? " --disk-full" : "", command_line(o.command).c_str());
+                o.disk_full ? " --disk-full" : "", o.interleave ? " --interleave" : "", command_line(o.command).c_str());
     if (r.verdict.property == "refused" || !o.replay.empty()) continue;
     fs::create_directories(o.failures_dir);
     const std::string base = fs::absolute(o.failures_dir) / ("seed-" + std::to_string(seed));

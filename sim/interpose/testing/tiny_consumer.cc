@@ -6,12 +6,18 @@
 // pages as perf does, then storing data_tail. It exits 0 when the workload
 // hung up and everything was written, 1 on a write error.
 //
-//   tiny_consumer OUT [--bug=early_tail|short_write]
+//   tiny_consumer OUT [--bug=early_tail|short_write|head_twice]
 //
 // The bugs are for showing that ringsim-run catches them:
 //   early_tail   stores data_tail before writing the bytes out (the kernel
 //                may reuse them while the write is in progress)
 //   short_write  takes a short write for a whole one
+//   head_twice   loads data_head twice in a row, writes up to the first
+//                and stores the second as data_tail: records the kernel
+//                wrote between the two loads are skipped. No call lies
+//                between them: only ringsim-run --interleave (the kernel
+//                running at the consumer's accesses to the control page)
+//                lets the kernel write there
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <poll.h>
@@ -33,7 +39,7 @@ constexpr std::size_t kPage = 4096;
 constexpr std::size_t kDataPages = 8;
 constexpr long kPollsMax = 10'000'000;
 
-enum class Bug { none, early_tail, short_write };
+enum class Bug { none, early_tail, short_write, head_twice };
 
 bool write_all(int fd, const char* p, std::size_t n, Bug bug) {
   while (n > 0) {
@@ -61,6 +67,8 @@ int copy_until_hangup(int fd, perf_event_mmap_page* control, const char* data, s
     if (::poll(&p, 1, -1) < 0 && errno != EINTR) return 1;
     hung_up = (p.revents & POLLHUP) != 0;
     const std::uint64_t head = std::atomic_ref<__u64>(control->data_head).load(std::memory_order_acquire);
+    const std::uint64_t second =
+        bug == Bug::head_twice ? std::atomic_ref<__u64>(control->data_head).load(std::memory_order_acquire) : head;
     if (head != tail) {
       const std::uint64_t from = tail & (size - 1);
       const std::uint64_t to = head & (size - 1);
@@ -74,7 +82,7 @@ int copy_until_hangup(int fd, perf_event_mmap_page* control, const char* data, s
         ok = write_all(out, data + from, size - from, bug) && write_all(out, data, to, bug);
       }
       if (!ok) return 1;
-      tail = head;
+      tail = second;
       std::atomic_ref<__u64>(control->data_tail).store(tail, std::memory_order_release);
     }
     if (hung_up && std::atomic_ref<__u64>(control->data_head).load(std::memory_order_acquire) == tail) break;
@@ -86,7 +94,7 @@ int copy_until_hangup(int fd, perf_event_mmap_page* control, const char* data, s
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: tiny_consumer OUT [--bug=early_tail|short_write]\n");
+    std::fprintf(stderr, "usage: tiny_consumer OUT [--bug=early_tail|short_write|head_twice]\n");
     return 2;
   }
   Bug bug = Bug::none;
@@ -96,6 +104,8 @@ int main(int argc, char** argv) {
       bug = Bug::early_tail;
     } else if (b == "--bug=short_write") {
       bug = Bug::short_write;
+    } else if (b == "--bug=head_twice") {
+      bug = Bug::head_twice;
     } else {
       std::fprintf(stderr, "tiny_consumer: unknown option %s\n", argv[2]);
       return 2;
