@@ -522,7 +522,9 @@ nlohmann::json summary_json(const CampaignOptions& options, const Totals& t, dou
   j["format_version"] = kSummaryFormatVersion;
   j["first_seed"] = options.first_seed;
   j["runs_requested"] = options.runs;
-  j["fixed"] = options.overrides.empty() ? options.merged_fixed : options.overrides.as_args();
+  j["fixed"] = options.overrides.empty() && !options.swarm
+                   ? options.merged_fixed
+                   : options.overrides.as_args() + (options.swarm ? std::string(options.overrides.empty() ? "" : " ") + "--swarm" : "");
   j["determinism_every"] = options.determinism_every;
   j["runs_planned"] = planned;
   j["runs"] = t.runs;
@@ -593,6 +595,10 @@ void print_summary(std::ostream& out, const CampaignOptions& options, const Tota
   if (t.failed_liveness) out << " (" << t.failed_liveness << " on liveness)";
   out << "\n";
   if (budget_hit) out << "  stopped by the wall-clock budget after " << t.runs << " of " << planned << " runs\n";
+  if (options.swarm) {
+    out << "  swarm            each of " << swarm_sites().size()
+        << " fault sites on in a run with probability 1/2 (reproduction lines name the sites off)\n";
+  }
   out << "  wall time        " << seconds(wall_s) << " (" << std::fixed << std::setprecision(0)
       << (wall_s > 0 ? t.runs / wall_s : 0) << " runs/s)\n";
   out << "  virtual time     " << seconds(static_cast<double>(t.virtual_ns) / 1e9) << " simulated\n";
@@ -658,6 +664,7 @@ void print_summary(std::ostream& out, const CampaignOptions& options, const Tota
 
 RunConfig campaign_config(const CampaignOptions& options, std::uint64_t seed) {
   RunConfig config = random_config(seed);
+  if (options.swarm) swarm_config(config);
   options.overrides.apply(config);
   config.seed = seed;
   return config;

@@ -33,6 +33,9 @@ struct CampaignOptions {
   // Fields fixed by options, applied to every seed's random configuration
   // (a failure's reproduction line says them again: sim/params.h).
   Overrides overrides;
+  // Swarm testing: each run's fault sites on with probability 1/2
+  // (sim/params.h swarm_config), before the overrides.
+  bool swarm = false;
   // A merge's: the shards' fixed fields as their summaries wrote them
   // (overrides.as_args()), written again in the merged summary.
   std::string merged_fixed;

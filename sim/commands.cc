@@ -122,6 +122,9 @@ void add_campaign_options(CLI::App& app, CampaignOptions& options, std::string& 
   app.add_option("--max-failures", options.failures_max, "stop after this many failures")
       ->check(CLI::Range(1, 1'000'000));
   app.add_flag("--no-progress", no_progress, "no progress display");
+  app.add_flag("--swarm", options.swarm,
+               "swarm testing: in each run every fault site (a rate per million) stays as drawn with probability 1/2, "
+               "else 0 (a failure's reproduction line names the sites off)");
   app.add_option("--shard", shard,
                  "I/N: run shard I of N (seeds first + I + k*N); without it, the engine's variables (Bazel, Slurm "
                  "array, Kubernetes Indexed Job: docs/scale.md). `campaign merge` folds the shards' --json files");

@@ -796,6 +796,34 @@ void draw_config(Draws& draws, RunConfig& c) {
   }
 }
 
+const std::vector<const char*>& swarm_sites() {
+  static const std::vector<const char*> sites = {
+      "burst_per_million",         "nest_per_million",       "late_write_per_million",
+      "yield_per_million",         "poll_eintr_per_million", "copy_interrupt_per_million",
+      "disk_stall_per_million",    "disk_short_per_million", "disk_eagain_per_million",
+      "disk_eagain_burst_per_million", "disk_eintr_per_million", "disk_suspend_eintr_per_million",
+      "disk_eio_per_million",      "aux_partial_per_million", "aux_collision_per_million"};
+  return sites;
+}
+
+std::uint32_t swarm_config(RunConfig& c) {
+  DecisionSource d(c.seed ^ 0x5a4a4a4d5a4a4a4dull, false);
+  std::uint32_t off = 0;
+  for (const char* name : swarm_sites()) {
+    const Param* p = find_param(name);
+    VERIFY_MSG(p != nullptr, name);
+    if (d.draw(2) == 1 || p->get(c) == 0) continue;  // on (as drawn), or off already
+    const std::uint64_t drawn = p->get(c);
+    p->set(c, 0);
+    if (!validate(c).empty()) {
+      p->set(c, drawn);
+      continue;
+    }
+    off++;
+  }
+  return off;
+}
+
 RunConfig random_config(std::uint64_t seed) {
   DecisionSource d(seed ^ 0x5ca1ab1e0ddba11ull, false);
   DecisionDraws draws(d);

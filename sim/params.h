@@ -135,6 +135,16 @@ RunConfig random_config(std::uint64_t seed);
 // The same draws on any source (props/run_gen.h). `c.seed` is kept.
 void draw_config(Draws& draws, RunConfig& c);
 
+// Swarm testing (campaign --swarm): each fault site of a drawn
+// configuration (swarm_sites(): a rate per million of the kernel's,
+// the session's, the disk's and the AUX PMU's faults) stays as drawn with
+// probability 1/2 and is otherwise off (0), by a stream of the seed's own;
+// a site whose 0 the rules between fields refuse stays on. Returns how
+// many sites it turned off. A run's reproduction line names them
+// (reproduce_overrides), so it reproduces without --swarm.
+std::uint32_t swarm_config(RunConfig& c);
+const std::vector<const char*>& swarm_sites();
+
 // Range checks of every row, then the rules between fields. "" or
 // "<field>: <problem>". Nothing is ever clamped.
 std::string validate(const RunConfig& config);

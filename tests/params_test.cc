@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
@@ -205,6 +206,50 @@ TEST(Reproduce, CampaignConfigurations) {
       if (!validate(c).empty()) continue;  // the campaign refuses such options for this seed
       expect_reproduces(c, seed <= 2);
     }
+  }
+}
+
+// Swarm testing: each fault site is off in about half the seeds that drew
+// it on, the same ones every time; nothing else changes; the result is
+// valid, and its reproduction line (which names the sites off) gives it
+// back without --swarm.
+TEST(Swarm, EachSiteIsOffInAboutHalfTheRunsAndTheRunsReproduce) {
+  constexpr std::uint64_t kSwarmSeeds = 400;
+  std::map<std::string, std::pair<int, int>> on_off;  // site: (drawn on, turned off)
+  for (std::uint64_t seed = 1; seed <= kSwarmSeeds; seed++) {
+    const RunConfig drawn = random_config(seed);
+    RunConfig c = drawn;
+    const std::uint32_t off = swarm_config(c);
+    RunConfig again = drawn;
+    EXPECT_EQ(swarm_config(again), off);
+    EXPECT_EQ(again, c) << "seed " << seed << ": swarm_config is not a function of the seed";
+    EXPECT_EQ(validate(c), "") << "seed " << seed;
+    std::uint32_t counted = 0;
+    for (const Param& p : params()) {
+      const bool site = std::find_if(swarm_sites().begin(), swarm_sites().end(), [&](const char* n) {
+                          return std::string(n) == p.name;
+                        }) != swarm_sites().end();
+      if (!site) {
+        EXPECT_EQ(p.get(c), p.get(drawn)) << p.name << " is not a fault site, seed " << seed;
+        continue;
+      }
+      if (p.get(drawn) == 0) continue;
+      on_off[p.name].first++;
+      if (p.get(c) == 0) {
+        on_off[p.name].second++;
+        counted++;
+      } else {
+        EXPECT_EQ(p.get(c), p.get(drawn)) << p.name;
+      }
+    }
+    EXPECT_EQ(counted, off) << "seed " << seed;
+    if (seed <= 30) expect_reproduces(c, seed <= 2);
+  }
+  EXPECT_EQ(on_off.size(), swarm_sites().size()) << "every site is drawn on in some seed";
+  for (const auto& [site, counts] : on_off) {
+    const double share = static_cast<double>(counts.second) / counts.first;
+    EXPECT_GT(share, 0.3) << site << ": off in " << counts.second << " of " << counts.first;
+    EXPECT_LT(share, 0.7) << site << ": off in " << counts.second << " of " << counts.first;
   }
 }
 

@@ -17,6 +17,8 @@ def classify(prop, msg, end):
         return 'finding 1: file_valid after hard write errors'
     if prop == 'exactly_once' and 'never read' in msg and end == 'signal 2':
         return 'finding 2: never read, ended by SIGINT'
+    if prop == 'exactly_once' and 'is in the files 2 times' in msg:
+        return 'finding 5: a record written twice (with --interleave: perf_mmap__push loads data_head twice)'
     if prop == 'liveness' and 'after its workload ended' in msg:
         return 'finding 4: liveness (with --disk-full: AIO resubmitted for ever)'
     return None
