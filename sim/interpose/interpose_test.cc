@@ -402,6 +402,13 @@ TEST_F(Interpose, ADiskThatStaysFullHangsPerfRecordAio) {
   const PerfRun once = perf_run(dir_, 900043, "--aio");
   EXPECT_EQ(once.out.find("property=liveness"), std::string::npos) << once.out;
   EXPECT_NE(once.out.find("1 runs ended by SIGINT"), std::string::npos) << once.out;
+  // Seed 8000185: the failed requests complete at once (no write latency
+  // drawn), so perf resubmits without ever waiting: virtual time stands
+  // still, and the busy loop is caught by its count of AIO calls (before,
+  // only the real-time limit ended it, after 120 s).
+  const PerfRun busy = perf_run(dir_, 8000185, "--aio", "--disk-full");
+  EXPECT_NE(busy.out.find("AIO calls (aio_write, aio_error, aio_return) without waiting"), std::string::npos)
+      << busy.out;
 }
 
 // perf record writes some records twice when the kernel writes between

@@ -79,6 +79,7 @@ constexpr int kExitRefused = 125;
 constexpr int kExitLiveness = 124;
 
 constexpr std::uint64_t kLivenessTicks = 40'000;
+constexpr std::uint64_t kAioCallsWithoutStepMax = 1'000'000;  // a busy loop, not a pause
 constexpr std::size_t kPageBytes = 4096;
 constexpr unsigned long long kTrapFlag = 0x100;  // x86-64 EFLAGS.TF: a trap after the next instruction   // 10 s of virtual time after the workload's end
 constexpr std::uint64_t kPollStepsMax = 1'000'000;  // steps one poll may take
@@ -219,6 +220,11 @@ class Shim {
   bool disk_full_mode_ = false;  // RINGSIM_DISK_FULL=1 (ringsim-run --disk-full): an ENOSPC stays
   bool disk_full_ = false;       // ... and it came: every later write fails with ENOSPC
   std::uint64_t ended_steps_ = 0;
+  // AIO calls (aio_write, aio_error, aio_return) since the kernel last
+  // stepped: a target that resubmits and polls without ever waiting keeps
+  // virtual time still, and the liveness check above never comes.
+  std::uint64_t aio_calls_without_step_ = 0;
+  void aio_busy_check();
   bool sigint_done_ = false;
   std::size_t sigusr2_next_ = 0;  // the first drawn SIGUSR2 not yet delivered
   bool sigchld_done_ = false;
@@ -506,6 +512,15 @@ void Shim::close(int fd) {
   events_.erase(fd);
 }
 
+void Shim::aio_busy_check() {
+  if (++aio_calls_without_step_ < kAioCallsWithoutStepMax) return;
+  log_.findings.push_back("liveness: the target made " + std::to_string(kAioCallsWithoutStepMax) +
+                          " AIO calls (aio_write, aio_error, aio_return) without waiting: a busy loop in one "
+                          "instant of virtual time");
+  finish();
+  _exit(kExitLiveness);
+}
+
 void Shim::liveness() {
   if (!kernel_->ended()) return;
   if (++ended_steps_ < kLivenessTicks) return;
@@ -536,6 +551,7 @@ void Shim::step(bool may_start) {
     wait_real_exit(kernel_->workload_pid(), info, "the simulated one's start");
   }
   kernel_->step(may_start);
+  aio_calls_without_step_ = 0;
   liveness();
 }
 
@@ -862,6 +878,7 @@ ssize_t Shim::write_output(int fd, const void* buf, std::size_t n, off_t offset,
 }
 
 int Shim::aio_write(struct aiocb* cb) {
+  aio_busy_check();
   REAL(pwrite64, ssize_t (*)(int, const void*, std::size_t, off_t));
   if (!main_thread()) refuse("aio_write from a second thread: only single-thread consumers are deterministic");
   DiskStats& d = log_.disk;
@@ -907,12 +924,14 @@ int Shim::aio_write(struct aiocb* cb) {
 }
 
 int Shim::aio_error(const struct aiocb* cb) {
+  aio_busy_check();
   const AioRequest& r = aio_.at(cb);
   if (kernel_->now_ns() < r.done_ns) return EINPROGRESS;
   return r.result < 0 ? static_cast<int>(-r.result) : 0;
 }
 
 ssize_t Shim::aio_return(struct aiocb* cb) {
+  aio_busy_check();
   const AioRequest r = aio_.at(cb);
   if (kernel_->now_ns() < r.done_ns) {
     errno = EINVAL;  // undefined before completion; glibc returns the in-progress state
