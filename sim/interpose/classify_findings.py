@@ -19,7 +19,7 @@ def classify(prop, msg, end):
         return 'finding 2: never read, ended by SIGINT'
     if prop == 'exactly_once' and 'is in the files 2 times' in msg:
         return 'finding 5: a record written twice (with --interleave: perf_mmap__push loads data_head twice)'
-    if prop == 'liveness' and 'after its workload ended' in msg:
+    if prop == 'liveness' and ('after its workload ended' in msg or 'AIO calls' in msg):
         return 'finding 4: liveness (with --disk-full: AIO resubmitted for ever)'
     return None
 
