@@ -564,6 +564,16 @@ class TraceWriter {
     return 0;
   }
 
+  // ftruncate(2) may be interrupted (EINTR) while it waits: tried again,
+  // as a write is, at most retries_max times (counted in eintr_retries).
+  int truncate_retrying(std::uint64_t file_end) {
+    for (std::uint32_t tries = 0;; tries++) {
+      const int rc = disk_.truncate(file_end);
+      if (rc != -EINTR || tries >= options_.retries_max) return rc;
+      stats_.eintr_retries++;
+    }
+  }
+
   int fail(int error, const std::string& what) {
     VERIFY(error > 0);
     if (!failed()) {
@@ -629,7 +639,7 @@ class TraceWriter {
           any_cut = true;
         }
       }
-      const int truncated = disk_.truncate(file_end);
+      const int truncated = truncate_retrying(file_end);
       if (truncated != 0) fail(-truncated, "cutting the file to its valid prefix");
     }
     if (any_cut) count_cut(cut);

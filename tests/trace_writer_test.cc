@@ -101,6 +101,31 @@ TEST(TraceWriter, SerialWritesInOrderMarksRoundsAndFixesTheHeader) {
   EXPECT_EQ(disk.submits, 0);
 }
 
+// ftruncate(2) may be interrupted while it waits: the cut of the file to
+// its valid prefix is tried again, as a write is; a hard error fails the
+// recording and names the cut. (Found by ringsim-run on ringsim-record,
+// seed 400268: exit 74 after an EINTR alone.)
+TEST(TraceWriter, AnInterruptedCutIsTriedAgainAHardOneFails) {
+  for (const int error : {EINTR, EIO}) {
+    ScriptedDisk disk(2);
+    disk.truncate_results = {-error, -error};
+    TraceWriter<ScriptedDisk> w(disk, options(WriteMode::serial, 1), head(2));
+    ASSERT_EQ(w.start(), 0);
+    ASSERT_EQ(push(w, 0, chunk({48, 64}, 0)), 0);
+    if (error == EINTR) {
+      EXPECT_EQ(w.finish(), 0);
+      EXPECT_EQ(disk.truncates, 3);
+      EXPECT_EQ(disk.truncated_to, disk.files[0].size());
+      EXPECT_EQ(w.stats().eintr_retries, 2u);
+    } else {
+      EXPECT_EQ(w.finish(), -EIO);
+      EXPECT_EQ(disk.truncates, 1);
+      EXPECT_NE(w.stats().error_context.find("cutting the file to its valid prefix"), std::string::npos)
+          << w.stats().error_context;
+    }
+  }
+}
+
 TEST(TraceWriter, ShortWriteIsRestartedWithTheRemainder) {
   ScriptedDisk disk(2);
   TraceWriter<ScriptedDisk> w(disk, options(WriteMode::aio, 1), head(2));

@@ -63,6 +63,12 @@ class ScriptedDisk {
     return n;
   }
   int truncate(std::uint64_t size) {
+    truncates++;
+    if (!truncate_results.empty()) {
+      const int rc = truncate_results.front();
+      truncate_results.pop_front();
+      if (rc != 0) return rc;
+    }
     files[current].resize(size);
     truncated_to = size;
     return 0;
@@ -128,6 +134,8 @@ class ScriptedDisk {
   int open_error = 0;
   std::map<std::uint64_t, std::uint64_t> written;  // offset -> bytes, every put (overlaps show as doubles)
   std::uint64_t truncated_to = UINT64_MAX;
+  int truncates = 0;
+  std::deque<int> truncate_results;  // scripted results of truncate(), in order (0 or -errno); then 0
   int opened = 0, closed = 0, removed = 0, submits = 0, suspends = 0, sync_writes = 0;
   std::uint64_t slept_ns = 0;
   std::uint64_t bytes_put_twice = 0;

@@ -212,6 +212,20 @@ TEST_F(Interpose, BadOptionsAreOneLineErrors) {
   }
 }
 
+// ftruncate and fsync of the output meet the disk's faults too. Seed
+// 400268 interrupts ringsim-record's final ftruncate (EINTR alone, no hard
+// error): it used to exit 74 ("cutting the file to its valid prefix:
+// EINTR"); the cut is now tried again (core/trace_writer.h).
+TEST_F(Interpose, RingsimRecordRetriesAnInterruptedFtruncate) {
+  const std::string out = (dir_ / "ours.data").string();
+  const Ran r = run("RINGSIM_TRACE_DISK=1 " + runfile("sim/interpose/ringsim-run") + " --shrink-s 0 --failures-dir " +
+                    (dir_ / "failures").string() + " --seed 400268 -- " + runfile("real/record") +
+                    " --staging off -m 32K -o " + out + " -- /bin/true");
+  EXPECT_NE(r.out.find("ftruncate of fd"), std::string::npos) << "the fault was injected: " << r.out;
+  EXPECT_NE(r.out.find("Interrupted system call"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 runs, 0 failed"), std::string::npos) << r.out;
+}
+
 // ringsim-record itself, end to end, in its single-thread mode: its real/
 // code meets the faults; the same seed gives the same data section; its
 // threaded mode is refused with one line (not deterministic).

@@ -138,6 +138,10 @@ class Shim {
   void close(int fd);
   int poll(struct pollfd* fds, nfds_t n, int timeout_ms);
   ssize_t write_output(int fd, const void* buf, std::size_t n, off_t offset, bool positioned);
+  // ftruncate (`truncate`) or fsync/fdatasync of the output: 0, or the
+  // errno the disk's faults draw (ftruncate: EINTR, EIO; fsync: EIO,
+  // ENOSPC; a full disk: ENOSPC for fsync).
+  int file_op_fault(int fd, bool truncate);
   int aio_write(struct aiocb* cb);
   bool aio_known(const struct aiocb* cb) const { return aio_.count(cb) > 0; }
   int aio_error(const struct aiocb* cb);
@@ -877,6 +881,32 @@ ssize_t Shim::write_output(int fd, const void* buf, std::size_t n, off_t offset,
   return r;
 }
 
+int Shim::file_op_fault(int fd, bool truncate) {
+  DiskStats& d = log_.disk;
+  const char* what = truncate ? "ftruncate" : "fsync";
+  const auto fault = [&](int error, std::uint64_t& count) {
+    count++;
+    if (trace_disk_) std::fprintf(stderr, "ringsim-disk: %s of fd %d: %s\n", what, fd, std::strerror(error));
+    return error;
+  };
+  if (disk_full_ && !truncate) return fault(ENOSPC, d.enospc);
+  if (disk_faults_ == 0) return 0;
+  switch (decisions_->draw(disk_faults_ == 2 ? 64 : 32)) {
+    case 1:
+      if (truncate) return fault(EINTR, d.eintr);  // interrupted while it waited (ftruncate(2))
+      break;
+    case 5:
+      if (disk_faults_ == 2) return fault(EIO, d.eio);
+      break;
+    case 6:
+      if (disk_faults_ == 2 && !truncate) return fault(ENOSPC, d.enospc);
+      break;
+    default:
+      break;
+  }
+  return 0;
+}
+
 int Shim::aio_write(struct aiocb* cb) {
   aio_busy_check();
   REAL(pwrite64, ssize_t (*)(int, const void*, std::size_t, off_t));
@@ -1382,6 +1412,44 @@ ssize_t pwrite64(int fd, const void* buf, size_t n, off_t offset) {
 }
 
 ssize_t pwrite(int fd, const void* buf, size_t n, off_t offset) { return pwrite64(fd, buf, n, offset); }
+
+// ftruncate, fsync and fdatasync of the output: the disk's faults first.
+int ftruncate64(int fd, off_t length) {
+  if (Shim* s = active_shim()) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    if (s->is_output(fd)) {
+      if (const int error = s->file_op_fault(fd, true); error != 0) {
+        errno = error;
+        return -1;
+      }
+    }
+  }
+  REAL(ftruncate64, int (*)(int, off_t));
+  return real_ftruncate64(fd, length);
+}
+
+int ftruncate(int fd, off_t length) { return ftruncate64(fd, length); }
+
+namespace {
+int sync_output(int fd, bool data_only) {
+  if (Shim* s = active_shim()) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    if (s->is_output(fd)) {
+      if (const int error = s->file_op_fault(fd, false); error != 0) {
+        errno = error;
+        return -1;
+      }
+    }
+  }
+  REAL(fsync, int (*)(int));
+  REAL(fdatasync, int (*)(int));
+  return data_only ? real_fdatasync(fd) : real_fsync(fd);
+}
+}  // namespace
+
+int fsync(int fd) { return sync_output(fd, false); }
+int fdatasync(int fd) { return sync_output(fd, true); }
+
 
 ssize_t writev(int fd, const struct iovec* iov, int count) {
   if (Shim* s = active_shim()) {
