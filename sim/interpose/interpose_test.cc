@@ -137,6 +137,21 @@ TEST_F(Interpose, TheSameSeedWritesTheSameBytesAnotherSeedOthers) {
   EXPECT_FALSE(bytes_of((dir_ / "out.raw").string()) == first);
 }
 
+// The same consumer waiting with epoll_wait instead of poll: it passes,
+// and since it makes the same calls in the same order otherwise, a seed
+// gives the same bytes as with poll.
+TEST_F(Interpose, TheTinyConsumerWithEpollPassesAndWritesWhatItWritesWithPoll) {
+  const Ran many = tiny("--seed 1 --runs 20", "--epoll");
+  EXPECT_EQ(many.status, 0) << many.out;
+  EXPECT_NE(many.out.find("20 runs, 0 failed"), std::string::npos) << many.out;
+  ASSERT_EQ(tiny("--seed 7").status, 0);
+  const std::string with_poll = bytes_of((dir_ / "out.raw").string());
+  ASSERT_EQ(tiny("--seed 7", "--epoll").status, 0);
+  const std::string with_epoll = bytes_of((dir_ / "out.raw").string());
+  ASSERT_GT(with_poll.size(), 1000u);
+  EXPECT_TRUE(with_poll == with_epoll) << "seed 7: epoll and poll gave different bytes";
+}
+
 TEST_F(Interpose, AConsumerThatFreesTheRingBeforeWritingIsCaught) {
   const Ran r = tiny("--seed 1 --runs 20", "--bug=early_tail");
   EXPECT_EQ(r.status, 1) << r.out;

@@ -40,6 +40,7 @@
 #include <stdarg.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -154,7 +155,14 @@ class Shim {
   void forget(int fd) {
     outputs_.erase(fd);
     exit_fds_.erase(fd);
+    epolls_.erase(fd);
+    for (auto& [epfd, set] : epolls_) set.erase(fd);
   }
+  // epoll over simulated descriptors: the set's simulated members are the
+  // shim's (the real epoll instance holds the real ones); epoll_wait waits
+  // as poll does, on the simulated members and the epoll fd itself.
+  bool epoll_ctl(int epfd, int op, int fd, const struct epoll_event* ev, int& result);
+  int epoll_wait(int epfd, struct epoll_event* events, int max, int timeout_ms);
   // The target kills its workload (perf: kill(workload, SIGTERM) at its
   // end when no SIGCHLD came). The simulated tasks exit at the next step.
   void workload_killed(int pid);
@@ -203,6 +211,7 @@ class Shim {
   std::map<int, std::size_t> outputs_;  // output fds
   std::map<int, int> exit_fds_;         // pidfd_open's stand-ins -> pid
   std::map<const struct aiocb*, AioRequest> aio_;
+  std::map<int, std::map<int, struct epoll_event>> epolls_;  // epfd -> its simulated members
   Handler chld_, intr_, term_;
   std::uint32_t disk_faults_ = 0;  // 0 none, 1 soft (short, EINTR, EAGAIN), 2 soft and hard (EIO, ENOSPC)
   std::uint64_t latency_ticks_max_ = 0;
@@ -765,6 +774,75 @@ int Shim::poll(struct pollfd* fds, nfds_t n, int timeout_ms) {
   }
 }
 
+bool Shim::epoll_ctl(int epfd, int op, int fd, const struct epoll_event* ev, int& result) {
+  if (!is_event(fd) && !is_exit_fd(fd)) return false;
+  std::map<int, struct epoll_event>& set = epolls_[epfd];
+  result = 0;
+  switch (op) {
+    case EPOLL_CTL_ADD:
+    case EPOLL_CTL_MOD:
+      if (ev == nullptr || (op == EPOLL_CTL_ADD) == (set.count(fd) > 0)) {
+        errno = ev == nullptr ? EFAULT : op == EPOLL_CTL_ADD ? EEXIST : ENOENT;
+        result = -1;
+        return true;
+      }
+      if ((ev->events & (EPOLLONESHOT | EPOLLEXCLUSIVE | EPOLLWAKEUP)) != 0) {
+        refuse("epoll_ctl with EPOLLONESHOT, EPOLLEXCLUSIVE or EPOLLWAKEUP on a simulated descriptor");
+      }
+      set[fd] = *ev;
+      return true;
+    case EPOLL_CTL_DEL:
+      if (set.erase(fd) == 0) {
+        errno = ENOENT;
+        result = -1;
+      }
+      return true;
+    default:
+      errno = EINVAL;
+      result = -1;
+      return true;
+  }
+}
+
+int Shim::epoll_wait(int epfd, struct epoll_event* events, int max, int timeout_ms) {
+  REAL(epoll_wait, int (*)(int, struct epoll_event*, int, int));
+  const auto it = epolls_.find(epfd);
+  if (it == epolls_.end() || it->second.empty()) return -2;  // not ours
+  if (max <= 0) {
+    errno = EINVAL;
+    return -1;
+  }
+  // The simulated members, then the epoll fd itself (readable when a real
+  // member is ready), waited on as one poll: the same steps of the kernel.
+  std::vector<struct pollfd> fds;
+  std::vector<struct epoll_event> data;
+  for (const auto& [fd, ev] : it->second) {
+    fds.push_back({fd, static_cast<short>(((ev.events & EPOLLIN) ? POLLIN : 0) | ((ev.events & EPOLLOUT) ? POLLOUT : 0)), 0});
+    data.push_back(ev);
+  }
+  fds.push_back({epfd, POLLIN, 0});
+  const int ready = poll(fds.data(), fds.size(), timeout_ms);
+  if (ready <= 0) return ready;
+  int n = 0;
+  for (std::size_t k = 0; k + 1 < fds.size() && n < max; k++) {
+    if (fds[k].revents == 0) continue;
+    const short r = fds[k].revents;
+    std::uint32_t e = 0;
+    if (r & POLLIN) e |= EPOLLIN;
+    if (r & POLLOUT) e |= EPOLLOUT;
+    if (r & POLLHUP) e |= EPOLLHUP;
+    if (r & POLLERR) e |= EPOLLERR;
+    events[n].events = e;
+    events[n].data = data[k].data;
+    n++;
+  }
+  if (fds.back().revents != 0 && n < max) {
+    const int real = real_epoll_wait(epfd, events + n, max - n, 0);
+    if (real > 0) n += real;
+  }
+  return n;
+}
+
 // `path` from the working directory ("" if that is unknown).
 std::string absolute(const char* path) {
   std::string p = path;
@@ -1294,10 +1372,33 @@ int ppoll(struct pollfd* fds, nfds_t n, const struct timespec* timeout, const si
 int epoll_ctl(int epfd, int op, int fd, struct epoll_event* ev) {
   if (Shim* s = active_shim()) {
     std::lock_guard<std::recursive_mutex> lock(s->mutex());
-    if (s->is_event(fd)) s->refuse("epoll on a simulated perf descriptor is not simulated (poll is)");
+    int result = 0;
+    if (s->epoll_ctl(epfd, op, fd, ev, result)) return result;
   }
   REAL(epoll_ctl, int (*)(int, int, int, struct epoll_event*));
   return real_epoll_ctl(epfd, op, fd, ev);
+}
+
+int epoll_wait(int epfd, struct epoll_event* events, int max, int timeout) {
+  if (Shim* s = active_shim()) {
+    std::unique_lock<std::recursive_mutex> lock(s->mutex());
+    const int r = s->epoll_wait(epfd, events, max, timeout);
+    if (r != -2) return r;
+  }
+  REAL(epoll_wait, int (*)(int, struct epoll_event*, int, int));
+  return real_epoll_wait(epfd, events, max, timeout);
+}
+
+// A signal mask does not change what the simulated kernel does: the
+// signals it delivers are its own.
+int epoll_pwait(int epfd, struct epoll_event* events, int max, int timeout, const sigset_t* mask) {
+  if (Shim* s = active_shim()) {
+    std::unique_lock<std::recursive_mutex> lock(s->mutex());
+    const int r = s->epoll_wait(epfd, events, max, timeout);
+    if (r != -2) return r;
+  }
+  REAL(epoll_pwait, int (*)(int, struct epoll_event*, int, int, const sigset_t*));
+  return real_epoll_pwait(epfd, events, max, timeout, mask);
 }
 
 int open64(const char* path, int flags, ...) {

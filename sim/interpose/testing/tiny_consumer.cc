@@ -6,7 +6,9 @@
 // pages as perf does, then storing data_tail. It exits 0 when the workload
 // hung up and everything was written, 1 on a write error.
 //
-//   tiny_consumer OUT [--bug=early_tail|short_write|head_twice]
+//   tiny_consumer OUT [--bug=early_tail|short_write|head_twice] [--epoll]
+//
+// --epoll waits with epoll_wait (epoll_create1, epoll_ctl) instead of poll.
 //
 // The bugs are for showing that ringsim-run catches them:
 //   early_tail   stores data_tail before writing the bytes out (the kernel
@@ -21,6 +23,7 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -59,13 +62,28 @@ bool write_all(int fd, const char* p, std::size_t n, Bug bug) {
 // The reading loop: each time the ring has data, write it to `out` from
 // the ring's pages, then store data_tail; until the workload hung up and
 // everything was written. 0, or 1 on an error.
-int copy_until_hangup(int fd, perf_event_mmap_page* control, const char* data, std::uint64_t size, int out, Bug bug) {
+// Waits for the event with poll, or with epoll_wait on `epfd` (>= 0):
+// whether it hung up, or -1 on an error.
+int wait_for(int fd, int epfd) {
+  if (epfd >= 0) {
+    struct epoll_event ev{};
+    const int n = ::epoll_wait(epfd, &ev, 1, -1);
+    if (n < 0) return errno == EINTR ? 0 : -1;
+    return n > 0 && (ev.events & EPOLLHUP) != 0 ? 1 : 0;
+  }
+  struct pollfd p{fd, POLLIN, 0};
+  if (::poll(&p, 1, -1) < 0) return errno == EINTR ? 0 : -1;
+  return (p.revents & POLLHUP) != 0 ? 1 : 0;
+}
+
+int copy_until_hangup(int fd, int epfd, perf_event_mmap_page* control, const char* data, std::uint64_t size, int out,
+                      Bug bug) {
   std::uint64_t tail = 0;
   bool hung_up = false;
   for (long polls = 0; polls < kPollsMax; polls++) {
-    struct pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, -1) < 0 && errno != EINTR) return 1;
-    hung_up = (p.revents & POLLHUP) != 0;
+    const int w = wait_for(fd, epfd);
+    if (w < 0) return 1;
+    hung_up = w > 0;
     const std::uint64_t head = std::atomic_ref<__u64>(control->data_head).load(std::memory_order_acquire);
     const std::uint64_t second =
         bug == Bug::head_twice ? std::atomic_ref<__u64>(control->data_head).load(std::memory_order_acquire) : head;
@@ -94,10 +112,15 @@ int copy_until_hangup(int fd, perf_event_mmap_page* control, const char* data, s
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: tiny_consumer OUT [--bug=early_tail|short_write|head_twice]\n");
+    std::fprintf(stderr, "usage: tiny_consumer OUT [--bug=early_tail|short_write|head_twice] [--epoll]\n");
     return 2;
   }
   Bug bug = Bug::none;
+  bool use_epoll = false;
+  if (argc > 2 && std::string(argv[argc - 1]) == "--epoll") {
+    use_epoll = true;
+    argc--;
+  }
   if (argc > 2) {
     const std::string b = argv[2];
     if (b == "--bug=early_tail") {
@@ -158,7 +181,19 @@ int main(int argc, char** argv) {
   if (::write(go[1], "g", 1) != 1) return 1;
   ::close(go[1]);
 
-  int status = copy_until_hangup(fd, control, data, size, out, bug);
+  int epfd = -1;
+  if (use_epoll) {
+    epfd = ::epoll_create1(EPOLL_CLOEXEC);
+    struct epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    if (epfd < 0 || ::epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+      std::fprintf(stderr, "tiny_consumer: epoll: %s\n", std::strerror(errno));
+      return 1;
+    }
+  }
+  int status = copy_until_hangup(fd, epfd, control, data, size, out, bug);
+  if (epfd >= 0) ::close(epfd);
   ::munmap(base, len);
   ::close(fd);
   if (::close(out) != 0) status = 1;
