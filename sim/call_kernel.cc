@@ -440,6 +440,14 @@ std::uint32_t CallKernel::cpu_count() const {
   return static_cast<std::uint32_t>(cpus);
 }
 
+// The TID and CPU fields of the records `e` writes next (the sample's, or
+// the sample_id trailer's: the task writing them).
+void CallKernel::write_as(OpenedEvent& e, int pid, int tid, std::uint32_t cpu) {
+  e.writer.identity.pid = static_cast<std::uint32_t>(pid);
+  e.writer.identity.tid = static_cast<std::uint32_t>(tid);
+  e.writer.identity.cpu = cpu;
+}
+
 bool CallKernel::follows(const OpenedEvent& e, const Task& t) const {
   if (e.closed || !e.enabled || e.exited) return false;
   if (e.cpu >= 0 && static_cast<std::uint32_t>(e.cpu) != t.cpu) return false;
@@ -531,9 +539,7 @@ void CallKernel::tick(Task& t) {
 
 void CallKernel::sample(int event, const Task& task, std::uint16_t misc, std::uint64_t ip, std::uint64_t period) {
   OpenedEvent& e = events_[event];
-  e.writer.identity.pid = static_cast<std::uint32_t>(task.pid);
-  e.writer.identity.tid = static_cast<std::uint32_t>(task.tid);
-  e.writer.identity.cpu = task.cpu;
+  write_as(e, task.pid, task.tid, task.cpu);
   SampleFields f;
   f.ip = ip;
   f.time_ns = record_time();
@@ -561,9 +567,7 @@ void CallKernel::sideband_comm(const Task& task, bool exec) {
   for (const int i : reached(task, true)) {
     OpenedEvent& e = events_[i];
     if (!e.attr.comm) continue;
-    e.writer.identity.pid = static_cast<std::uint32_t>(task.pid);
-    e.writer.identity.tid = static_cast<std::uint32_t>(task.tid);
-    e.writer.identity.cpu = task.cpu;
+    write_as(e, task.pid, task.tid, task.cpu);
     sim::build_attr_comm(scratch_, e.writer.identity, task.comm, exec, record_time());
     stats_.sideband++;
     write_record(i, scratch_);
@@ -580,9 +584,7 @@ void CallKernel::sideband_task(std::uint32_t type, const Task& task, const Task&
     // The trailer's task is the one writing: the parent in fork, the task
     // itself at its exit.
     const Task& writer = type == PERF_RECORD_FORK ? parent : task;
-    e.writer.identity.pid = static_cast<std::uint32_t>(writer.pid);
-    e.writer.identity.tid = static_cast<std::uint32_t>(writer.tid);
-    e.writer.identity.cpu = task.cpu;
+    write_as(e, writer.pid, writer.tid, task.cpu);
     sim::build_attr_task(scratch_, type, e.writer.identity, static_cast<std::uint32_t>(task.pid),
                          static_cast<std::uint32_t>(task.tid), static_cast<std::uint32_t>(parent.pid),
                          static_cast<std::uint32_t>(parent.tid), record_time());
@@ -596,9 +598,7 @@ void CallKernel::sideband_mmap(const Task& task, std::uint64_t addr, std::uint64
   for (const int i : reached(task, true)) {
     OpenedEvent& e = events_[i];
     if (!(e.attr.mmap || e.attr.mmap2) || (!exec && !e.attr.mmap_data)) continue;
-    e.writer.identity.pid = static_cast<std::uint32_t>(task.pid);
-    e.writer.identity.tid = static_cast<std::uint32_t>(task.tid);
-    e.writer.identity.cpu = task.cpu;
+    write_as(e, task.pid, task.tid, task.cpu);
     MmapFields m;
     m.addr = addr;
     m.len = len;
@@ -661,9 +661,7 @@ void CallKernel::driven_sample(int event, const Task& t, SharedSampleData* share
   SimRing* ring = e.ring >= 0 ? rings_[e.ring]->ring.get() : nullptr;
   const std::uint64_t lost_before = ring != nullptr ? ring->lost_pending() : 0;
   if (lost_before > 0 && e.attr.sample_id_all) s.id = e.id;
-  e.writer.identity.pid = static_cast<std::uint32_t>(t.pid);
-  e.writer.identity.tid = static_cast<std::uint32_t>(t.tid);
-  e.writer.identity.cpu = t.cpu;
+  write_as(e, t.pid, t.tid, t.cpu);
   SampleFields f;
   f.ip = kWorkloadText;
   f.time_ns = record_time();
@@ -728,9 +726,7 @@ void CallKernel::map_exec(int pid, const MmapFields& m) {
     for (const int i : reached(t, true)) {
       OpenedEvent& e = events_[i];
       if (!(e.attr.mmap || e.attr.mmap2)) continue;
-      e.writer.identity.pid = static_cast<std::uint32_t>(t.pid);
-      e.writer.identity.tid = static_cast<std::uint32_t>(t.tid);
-      e.writer.identity.cpu = t.cpu;
+      write_as(e, t.pid, t.tid, t.cpu);
       MmapFields own = m;
       own.use_build_id = e.attr.mmap2 && e.attr.build_id && m.build_id_size > 0;
       own.misc_build_id = own.use_build_id || misc_build_id;

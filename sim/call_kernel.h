@@ -240,6 +240,7 @@ class CallKernel {
   void tick(Task& task);
   void publish_heads();
   bool follows(const OpenedEvent& e, const Task& t) const;
+  static void write_as(OpenedEvent& e, int pid, int tid, std::uint32_t cpu);
   std::uint32_t cpu_count() const;
   // Which events of `type`/`config` `task`'s action reaches, in the order
   // the kernel offers them (newest first).

@@ -4,6 +4,8 @@
 // backend only does the calls. Calls that can fail return 0 or an errno.
 #pragma once
 
+#include <linux/perf_event.h>
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -61,6 +63,26 @@ struct ControlPage {
   std::uint64_t data_offset = 0, data_size = 0, data_tail = 0;
   std::uint64_t aux_head = 0, aux_tail = 0, aux_offset = 0, aux_size = 0;
 };
+
+// The fields of a control page the log shows, as a reader loads them
+// (data_tail with acquire: another thread may store it).
+inline ControlPage read_control_page(const perf_event_mmap_page* page) {
+  ControlPage p;
+  p.version = page->version;
+  p.compat_version = page->compat_version;
+  p.index = page->index;
+  p.capabilities = page->capabilities;
+  p.pmc_width = page->pmc_width;
+  p.size = page->size;
+  p.data_offset = page->data_offset;
+  p.data_size = page->data_size;
+  p.data_tail = __atomic_load_n(&page->data_tail, __ATOMIC_ACQUIRE);
+  p.aux_head = page->aux_head;
+  p.aux_tail = page->aux_tail;
+  p.aux_offset = page->aux_offset;
+  p.aux_size = page->aux_size;
+  return p;
+}
 
 // A pid or tid as the log shows it: whose it is, never its number.
 enum Who : std::uint8_t {

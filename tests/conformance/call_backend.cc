@@ -264,22 +264,7 @@ ReadValues CallBackend::read_values(std::size_t event) {
 
 ControlPage CallBackend::control_page(std::size_t owner) {
   kernel_->publish();
-  const perf_event_mmap_page* p = page(owner);
-  ControlPage c;
-  c.version = p->version;
-  c.compat_version = p->compat_version;
-  c.index = p->index;
-  c.capabilities = p->capabilities;
-  c.pmc_width = p->pmc_width;
-  c.size = p->size;
-  c.data_offset = p->data_offset;
-  c.data_size = p->data_size;
-  c.data_tail = p->data_tail;
-  c.aux_head = p->aux_head;
-  c.aux_tail = p->aux_tail;
-  c.aux_offset = p->aux_offset;
-  c.aux_size = p->aux_size;
-  return c;
+  return read_control_page(page(owner));
 }
 
 Who CallBackend::who(std::uint32_t pid) {

@@ -361,21 +361,7 @@ ReadValues RealKernel::read_values(std::size_t event) {
 ControlPage RealKernel::control_page(std::size_t owner) {
   const auto* page = static_cast<const perf_event_mmap_page*>(events_[owner].mapping);
   VERIFY(page != nullptr);
-  ControlPage p;
-  p.version = page->version;
-  p.compat_version = page->compat_version;
-  p.index = page->index;
-  p.capabilities = page->capabilities;
-  p.pmc_width = page->pmc_width;
-  p.size = page->size;
-  p.data_offset = page->data_offset;
-  p.data_size = page->data_size;
-  p.data_tail = __atomic_load_n(&page->data_tail, __ATOMIC_ACQUIRE);
-  p.aux_head = page->aux_head;
-  p.aux_tail = page->aux_tail;
-  p.aux_offset = page->aux_offset;
-  p.aux_size = page->aux_size;
-  return p;
+  return read_control_page(page);
 }
 
 Who RealKernel::who(std::uint32_t pid) {
