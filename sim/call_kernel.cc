@@ -39,9 +39,6 @@ bool known_software(std::uint64_t config) { return config < PERF_COUNT_SW_MAX; }
 std::uint64_t atomic_load_u64(__u64* p) { return std::atomic_ref<__u64>(*p).load(std::memory_order_acquire); }
 void atomic_store_u64(__u64* p, std::uint64_t v) { std::atomic_ref<__u64>(*p).store(v, std::memory_order_release); }
 
-constexpr std::uint64_t kIdFields = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
-                                   PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
-
 // The bytes of a sample's STACK_USER part: the size alone for no dump,
 // else size, dump, dyn_size.
 std::uint32_t stack_bytes(const perf_event_attr& a) {
@@ -68,7 +65,7 @@ class SharedSampleData {
     const std::uint64_t type = a.sample_type;
     std::uint64_t filtered = type | ((type & PERF_SAMPLE_STACK_USER) ? PERF_SAMPLE_REGS_USER : 0);
     filtered &= ~flags_;
-    if (filtered != 0) flags_ |= type & kIdFields;  // __perf_event_header__init_id
+    if (filtered != 0) flags_ |= type & kSampleIdFields;  // __perf_event_header__init_id
     if (filtered & (PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER)) id_ = event_id;
     if (filtered & PERF_SAMPLE_REGS_USER) flags_ |= PERF_SAMPLE_REGS_USER;
     if (filtered & PERF_SAMPLE_STACK_USER) {
@@ -81,7 +78,7 @@ class SharedSampleData {
   // __perf_event_header__init_id with the event's whole sample_type (a
   // LOST record written before the sample prepares the ids again).
   void prepare_ids(const perf_event_attr& a, std::uint64_t event_id) {
-    flags_ |= a.sample_type & kIdFields;
+    flags_ |= a.sample_type & kSampleIdFields;
     if (a.sample_type & (PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER)) id_ = event_id;
   }
 

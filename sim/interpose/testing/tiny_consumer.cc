@@ -110,43 +110,54 @@ int copy_until_hangup(int fd, int epfd, perf_event_mmap_page* control, const cha
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+// OUT [--bug=...] [--epoll]: false (after one line) for anything else.
+bool parse_options(int argc, char** argv, Bug& bug, bool& use_epoll) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: tiny_consumer OUT [--bug=early_tail|short_write|head_twice] [--epoll]\n");
-    return 2;
+    return false;
   }
-  Bug bug = Bug::none;
-  bool use_epoll = false;
   if (argc > 2 && std::string(argv[argc - 1]) == "--epoll") {
     use_epoll = true;
     argc--;
   }
-  if (argc > 2) {
-    const std::string b = argv[2];
-    if (b == "--bug=early_tail") {
-      bug = Bug::early_tail;
-    } else if (b == "--bug=short_write") {
-      bug = Bug::short_write;
-    } else if (b == "--bug=head_twice") {
-      bug = Bug::head_twice;
-    } else {
-      std::fprintf(stderr, "tiny_consumer: unknown option %s\n", argv[2]);
-      return 2;
-    }
+  if (argc <= 2) return true;
+  const std::string b = argv[2];
+  if (b == "--bug=early_tail") {
+    bug = Bug::early_tail;
+  } else if (b == "--bug=short_write") {
+    bug = Bug::short_write;
+  } else if (b == "--bug=head_twice") {
+    bug = Bug::head_twice;
+  } else {
+    std::fprintf(stderr, "tiny_consumer: unknown option %s\n", argv[2]);
+    return false;
   }
-  int go[2];
-  if (::pipe(go) != 0) return 1;
+  return true;
+}
+
+// The workload, /bin/true, forked and held until a byte comes on `go`
+// (its write end); -1 on an error.
+pid_t fork_held_workload(int& go) {
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) return -1;
   const pid_t child = ::fork();
-  if (child < 0) return 1;
+  if (child < 0) return -1;
   if (child == 0) {
     char c;
-    ::close(go[1]);
-    if (::read(go[0], &c, 1) != 1) _exit(1);
+    ::close(pipe_fds[1]);
+    if (::read(pipe_fds[0], &c, 1) != 1) _exit(1);
     ::execl("/bin/true", "true", nullptr);
     _exit(127);
   }
-  ::close(go[0]);
+  ::close(pipe_fds[0]);
+  go = pipe_fds[1];
+  return child;
+}
 
+// cpu-clock on `child`, enabled at its exec, with the side-band records.
+int open_event(pid_t child) {
   perf_event_attr attr{};
   attr.size = sizeof attr;
   attr.type = PERF_TYPE_SOFTWARE;
@@ -160,10 +171,34 @@ int main(int argc, char** argv) {
   attr.disabled = 1;
   attr.enable_on_exec = 1;
   const int fd = static_cast<int>(::syscall(SYS_perf_event_open, &attr, child, -1, -1, PERF_FLAG_FD_CLOEXEC));
-  if (fd < 0) {
-    std::fprintf(stderr, "tiny_consumer: perf_event_open: %s\n", std::strerror(errno));
-    return 1;
+  if (fd < 0) std::fprintf(stderr, "tiny_consumer: perf_event_open: %s\n", std::strerror(errno));
+  return fd;
+}
+
+// An epoll set holding `fd` (EPOLLIN); -1 after one line on an error.
+int epoll_on(int fd) {
+  const int epfd = ::epoll_create1(EPOLL_CLOEXEC);
+  struct epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = fd;
+  if (epfd < 0 || ::epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+    std::fprintf(stderr, "tiny_consumer: epoll: %s\n", std::strerror(errno));
+    return -1;
   }
+  return epfd;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Bug bug = Bug::none;
+  bool use_epoll = false;
+  if (!parse_options(argc, argv, bug, use_epoll)) return 2;
+  int go = -1;
+  const pid_t child = fork_held_workload(go);
+  if (child < 0) return 1;
+  const int fd = open_event(child);
+  if (fd < 0) return 1;
   const std::size_t len = (1 + kDataPages) * kPage;
   void* base = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (base == MAP_FAILED) {
@@ -178,20 +213,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tiny_consumer: %s: %s\n", argv[1], std::strerror(errno));
     return 1;
   }
-  if (::write(go[1], "g", 1) != 1) return 1;
-  ::close(go[1]);
-
-  int epfd = -1;
-  if (use_epoll) {
-    epfd = ::epoll_create1(EPOLL_CLOEXEC);
-    struct epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.fd = fd;
-    if (epfd < 0 || ::epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
-      std::fprintf(stderr, "tiny_consumer: epoll: %s\n", std::strerror(errno));
-      return 1;
-    }
-  }
+  if (::write(go, "g", 1) != 1) return 1;
+  ::close(go);
+  const int epfd = use_epoll ? epoll_on(fd) : -1;
+  if (use_epoll && epfd < 0) return 1;
   int status = copy_until_hangup(fd, epfd, control, data, size, out, bug);
   if (epfd >= 0) ::close(epfd);
   ::munmap(base, len);
