@@ -17,6 +17,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <sstream>
 #include <set>
@@ -288,6 +289,32 @@ std::uint64_t file_size(const std::string& path) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) return 0;
   return static_cast<std::uint64_t>(st.st_size);
+}
+
+std::uint64_t children_cpu_ms(pid_t pid) {
+  std::uint64_t ticks = 0;
+  std::error_code ec;
+  const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
+  for (std::filesystem::directory_iterator it(tasks, ec), end; !ec && it != end; it.increment(ec)) {
+    std::ifstream children(it->path() / "children");
+    for (long child = 0; children >> child;) {
+      std::ifstream stat_file("/proc/" + std::to_string(child) + "/stat");
+      std::string stat((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
+      // Fields after the command's closing parenthesis: state is field 3,
+      // utime and stime fields 14 and 15.
+      const std::size_t close = stat.rfind(')');
+      if (close == std::string::npos) continue;
+      std::istringstream fields(stat.substr(close + 1));
+      std::string field;
+      std::uint64_t utime = 0;
+      std::uint64_t stime = 0;
+      for (int n = 3; n <= 13 && fields >> field; n++) {
+      }
+      if (fields >> utime >> stime) ticks += utime + stime;
+    }
+  }
+  const long hz = sysconf(_SC_CLK_TCK);
+  return hz > 0 ? ticks * 1000 / static_cast<std::uint64_t>(hz) : 0;
 }
 
 bool wait_until(const std::function<bool()>& condition, std::uint64_t deadline_ns) {

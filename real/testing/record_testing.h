@@ -109,6 +109,11 @@ class Tmpfs {
 std::uint64_t header_data_size(const std::string& path);
 std::uint64_t file_size(const std::string& path);
 
+// The CPU time (user + system, in ms) of the children of `pid` that are
+// still there (/proc/PID/task/*/children): how far a recorder's command
+// has got, whatever the machine's load. 0 if none can be read.
+std::uint64_t children_cpu_ms(pid_t pid);
+
 // Polls `condition` every 5 ms until it holds or deadline_ns passes.
 bool wait_until(const std::function<bool()>& condition, std::uint64_t deadline_ns = kDeadlineNs);
 

@@ -526,24 +526,31 @@ TEST(RecordWithPerf, OverwriteSnapshotsAreFilesPerfResolvesOnTheirOwn) {
                                         "250000", "--header-interval-ms", "100", "-o", out, "--"},
                                        burn(2500)))
                   .ok());
-  // A request until the first snapshot shows in FILE's header, then until
-  // a second one was read into FILE.1 and FILE.2 opened after it (a
-  // request that finds the rings empty writes nothing).
+  // Two requested snapshots, each once the command has burnt 300 ms more
+  // CPU (its ring of 2 pages overwritten many times over by then), whatever
+  // the machine's load: the first is read into FILE and FILE.1 opened after
+  // it, the second into FILE.1 and FILE.2 opened. A request is sent again
+  // every 300 ms until its file shows (a request that finds the rings
+  // empty writes nothing). The command burns 2500 ms: both are asked for
+  // long before it ends (a snapshot asked for too early, or a file
+  // condition met only by the final read, made this test hang before).
   std::uint64_t requests = 0;
-  std::uint64_t last_request_ns = 0;
-  std::uint64_t start_bytes = 0;  // the file's start (its handlers are installed by then)
-  ASSERT_TRUE(testing::wait_until([&] { return (start_bytes = testing::header_data_size(out)) > 0; }));
-  for (const std::function<bool()>& done :
-       {std::function<bool()>([&] { return testing::header_data_size(out) > start_bytes + 4096; }),
-        std::function<bool()>([&] { return testing::file_size(out + ".2") > 0; })}) {
+  for (const std::string& next : {out + ".1", out + ".2"}) {
+    const std::uint64_t from_ms = testing::children_cpu_ms(p.pid());
+    ASSERT_TRUE(
+        testing::wait_until([&] { return testing::children_cpu_ms(p.pid()) >= from_ms + 300 || p.has_exited(); }));
+    ASSERT_FALSE(p.has_exited()) << "the recorder ended before " << next << ": " << testing::finish(p).text();
+    std::uint64_t last_request_ns = 0;
     ASSERT_TRUE(testing::wait_until([&] {
       if (testing::monotonic_ns() - last_request_ns >= 300 * testing::kMs) {
         p.signal(SIGUSR2);
         requests++;
         last_request_ns = testing::monotonic_ns();
       }
-      return done();
-    })) << "snapshot never reached its file after " << requests << " requests";
+      return testing::file_size(next) > 0 || p.has_exited();
+    })) << "no " << next << " after " << requests << " requests";
+    ASSERT_GT(testing::file_size(next), 0u)
+        << "the recorder ended before " << next << " was opened: " << testing::finish(p).text();
   }
   const RunResult r = testing::finish(p);
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
