@@ -201,4 +201,15 @@ void build_attr_mmap(std::vector<std::byte>& out, bool mmap2, const EventIdentit
                (mmap2 && m.misc_build_id ? PERF_RECORD_MISC_MMAP_BUILD_ID : 0));
 }
 
+void build_attr_aux(std::vector<std::byte>& out, const EventIdentity& e, std::uint64_t offset, std::uint64_t size,
+                    std::uint64_t flags, std::uint64_t time_ns) {
+  Writer w(out);
+  w.u64(0);
+  w.u64(offset);
+  w.u64(size);
+  w.u64(flags);
+  w.trailer(e, time_ns);
+  w.finish(PERF_RECORD_AUX, 0);
+}
+
 }  // namespace ringsim::sim

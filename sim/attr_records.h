@@ -91,5 +91,9 @@ struct MmapFields {
 // PERF_RECORD_MMAP2 (mmap2 set) or PERF_RECORD_MMAP.
 void build_attr_mmap(std::vector<std::byte>& out, bool mmap2, const EventIdentity& e, const MmapFields& m,
                      std::uint64_t time_ns);
+// PERF_RECORD_AUX {aux_offset, aux_size, flags} (perf_event_aux_event),
+// misc 0, with the trailer of `e` (the task the PMU ran for).
+void build_attr_aux(std::vector<std::byte>& out, const EventIdentity& e, std::uint64_t offset, std::uint64_t size,
+                    std::uint64_t flags, std::uint64_t time_ns);
 
 }  // namespace ringsim::sim

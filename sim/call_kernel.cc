@@ -101,7 +101,10 @@ long CallKernel::open(const perf_event_attr& attr, int pid, int cpu, int group, 
   // exist; perf falls back to cpu-clock.
   // Tracepoints open with any config and fire only when a driver says so
   // (occurrence()): the drawn workload makes none.
-  if (attr.type != PERF_TYPE_SOFTWARE && attr.type != PERF_TYPE_TRACEPOINT) return -ENOENT;
+  // The one AUX PMU here is the simulated one (kAuxPmuType).
+  if (attr.type != PERF_TYPE_SOFTWARE && attr.type != PERF_TYPE_TRACEPOINT && attr.type != kAuxPmuType) {
+    return -ENOENT;
+  }
   if (attr.type == PERF_TYPE_SOFTWARE && !known_software(attr.config)) return -EINVAL;
   if (!sim::unsupported_sample_type(attr.sample_type).empty()) return -EINVAL;
   if (attr.read_format & ~static_cast<std::uint64_t>(PERF_FORMAT_TOTAL_TIME_ENABLED |
@@ -326,6 +329,7 @@ short CallKernel::poll(int event) {
 // as a finding and not stored (the ring keeps the last good one).
 void CallKernel::sync_tails() {
   for (std::unique_ptr<MappedRing>& r : rings_) {
+    sync_aux_tail(*r);
     if (!r->ring || r->control == nullptr || !r->writable) continue;
     const std::uint64_t tail = atomic_load_u64(&r->control->data_tail);
     if (tail == r->tail_seen) continue;
@@ -349,8 +353,9 @@ void CallKernel::sync_tails() {
 
 void CallKernel::publish_heads() {
   for (std::unique_ptr<MappedRing>& r : rings_) {
-    if (!r->ring || r->control == nullptr) continue;
-    atomic_store_u64(&r->control->data_head, r->ring->head());
+    if (r->control == nullptr) continue;
+    if (r->ring) atomic_store_u64(&r->control->data_head, r->ring->head());
+    if (r->aux && r->aux->mappings > 0) atomic_store_u64(&r->control->aux_head, r->aux->head);
   }
 }
 
@@ -427,7 +432,7 @@ bool CallKernel::can_fire(int event) const {
   const OpenedEvent& e = events_.at(static_cast<std::size_t>(event));
   const perf_event_attr& a = e.attr;
   const bool samples = (clock_event(a) || fault_event(a)) && (a.freq || a.sample_period != 0);
-  return samples || a.comm || a.mmap || a.mmap2 || a.task || a.mmap_data;
+  return samples || a.type == kAuxPmuType || a.comm || a.mmap || a.mmap2 || a.task || a.mmap_data;
 }
 
 // The CPUs the consumer's events name (at least one).
@@ -532,6 +537,7 @@ void CallKernel::tick(Task& t) {
       }
     }
   }
+  aux_tick(t);
 }
 
 void CallKernel::sample(int event, const Task& task, std::uint16_t misc, std::uint64_t ip, std::uint64_t period) {

@@ -54,6 +54,43 @@ struct KernelParams {
   std::uint32_t migrate_per_million = 50'000;
   std::uint32_t sigint_per_million = 100'000;  // a run that ends by SIGINT to the consumer
   std::uint32_t sigusr2_max = 3;  // SIGUSR2s drawn (0..this) when the consumer has a handler for it
+  // The AUX PMU: chance per tick that an enabled AUX event's task runs a
+  // trace transaction (of 1 to half the area's bytes). Drawn only when the
+  // consumer opened an AUX event: other runs draw the same decisions.
+  std::uint32_t aux_per_million = 400'000;
+};
+
+// The simulated AUX PMU ("ringsim_aux"): an event of this type writes a
+// trace into the AUX area its consumer maps (as Intel PT or CoreSight
+// do), PERF_RECORD_AUX into its ring for each transaction. The bytes at
+// AUX position p of the event with id I are model::aux_byte(seed, I, p):
+// the oracle knows every byte without a copy. Only its non-overwrite mode
+// (a writable AUX mapping) is simulated; it has no ITRACE_START (Intel
+// PT's capability) and no PMU format bits. A number no Linux PMU has (they
+// are allocated from PERF_TYPE_MAX up, one per PMU of the machine).
+inline constexpr std::uint32_t kAuxPmuType = 0x7a11;
+
+// The AUX area of a ring (rb->aux_*), over the consumer's pages, laid out
+// as perf_mmap and rb_alloc_aux lay it out.
+struct CallAux {
+  std::span<std::byte> area;     // empty once unmapped
+  std::uint64_t size_bytes = 0;  // aux_size
+  std::uint64_t offset = 0;     // aux_offset (the mapping's file offset)
+  int mappings = 0;             // aux_mmap_count
+  std::uint64_t head = 0;       // rb->aux_head: a free-running position
+  std::uint64_t tail_seen = 0;  // the consumer's aux_tail as last taken
+  std::uint64_t wakeup = 0;     // rb->aux_wakeup
+  std::uint64_t watermark = 0;  // attr.aux_watermark, or half the area
+  std::uint64_t seed = 0;       // of its bytes (model::aux_byte)
+  std::uint64_t owner_id = 0;   // the AUX event's id
+  std::uint64_t transactions = 0;
+  std::uint64_t truncated = 0;       // transactions cut short (TRUNCATED)
+  std::uint64_t truncated_bytes = 0; // what did not fit
+  std::uint64_t full_disables = 0;   // no room at all at a transaction's begin
+  std::uint64_t disabled_bytes = 0;  // the bytes of those transactions
+  // The consumer stored an aux_tail the kernel could not take (ahead of
+  // aux_head, or moved back): a finding.
+  std::string bad_tail;
 };
 
 // What an event is, as perf_event_open made it.
@@ -100,6 +137,7 @@ struct MappedRing {
   std::string bad_tail;
   // data_head at each PAUSE_OUTPUT that paused the ring.
   std::vector<std::uint64_t> pauses;
+  std::unique_ptr<CallAux> aux;  // once the AUX area is mapped
 };
 
 struct KernelStats {
@@ -126,6 +164,15 @@ class CallKernel {
   void map_again(int ring);
   // munmap of one mapping of `ring`; the last one detaches its events.
   void unmap(int ring);
+  // mmap of an event's AUX area at file offset `offset` (the control
+  // page's aux_offset, aux_size the mapping's length): `memory` the area
+  // as the kernel writes it, or, when the ring has one, the same area
+  // mapped again. The ring's index, or -errno as perf_mmap and
+  // rb_alloc_aux give it (EOPNOTSUPP for an event of no AUX PMU).
+  // `seed` draws nothing: it names the area's bytes (model::aux_byte).
+  long map_aux(int event, std::span<std::byte> memory, std::uint64_t offset, bool writable, std::uint64_t seed);
+  // munmap of one mapping of a ring's AUX area (it holds the ring too).
+  void unmap_aux(int ring);
   long ioctl(int event, unsigned long request, unsigned long arg);
   // PERF_EVENT_IOC_SET_OUTPUT to `target`'s ring (-1: none).
   long set_output(int event, int target);
@@ -254,6 +301,10 @@ class CallKernel {
   void set_enabled(OpenedEvent& e, bool enabled);
   std::uint64_t enabled_time(const OpenedEvent& e) const;
   void sideband_mmap(const Task& task, std::uint64_t addr, std::uint64_t len, const std::string& file, bool exec);
+  // The AUX PMU's transactions of a tick of `task` (sim/call_kernel_aux.cc).
+  void aux_tick(const Task& task);
+  void aux_transaction(int event, const Task& task, CallAux& a);
+  void sync_aux_tail(MappedRing& r);
   std::uint64_t record_time() { return now_ns_ + ++record_clock_; }
   Task& task_of(int pid);
 
@@ -274,6 +325,7 @@ class CallKernel {
   int next_tid_offset_ = 0;
   bool started_ = false;
   bool ended_ = false;
+  bool aux_opened_ = false;  // an event of the AUX PMU was opened
   std::uint64_t machine_capabilities_ = 0;
   std::uint16_t machine_pmc_width_ = 0;
   KernelStats stats_;

@@ -10,6 +10,7 @@
 
 #include "gtest/gtest.h"
 #include "sim/decisions.h"
+#include "model/aux_content.h"
 #include "sim/call_kernel.h"
 
 namespace ringsim::sim::interpose {
@@ -81,6 +82,109 @@ TEST(CallKernel, ATailAheadOfTheHeadIsAFindingNotACrash) {
   reinterpret_cast<perf_event_mmap_page*>(memory.data())->data_tail = 1'000'000;
   k.step();
   EXPECT_NE(k.rings().at(static_cast<std::size_t>(ring))->bad_tail.find("data_tail 1000000"), std::string::npos);
+}
+
+// An event of the simulated AUX PMU on task 200, its ring of 2 data pages
+// mapped; `memory` the control page, the data pages, then room for an
+// AUX area of up to 8 pages.
+struct AuxSetup {
+  DecisionSource d{7, false};
+  CallKernel k{d, KernelParams{}};
+  std::vector<std::byte> memory = std::vector<std::byte>((1 + 2 + 8) * 4096);
+  int event = -1;
+  int ring = -1;
+  perf_event_mmap_page* control() { return reinterpret_cast<perf_event_mmap_page*>(memory.data()); }
+  std::span<std::byte> aux(std::size_t pages) { return {memory.data() + 3 * 4096, pages * 4096}; }
+  void open(std::uint32_t type) {
+    perf_event_attr attr{};
+    attr.size = sizeof attr;
+    attr.type = type;
+    attr.config = type == kAuxPmuType ? 0 : PERF_COUNT_SW_CPU_CLOCK;
+    attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID;
+    attr.sample_id_all = 1;
+    attr.disabled = attr.enable_on_exec = 1;
+    event = static_cast<int>(k.open(attr, 200, -1, -1, 0, 100));
+    ASSERT_GE(event, 0);
+    ring = static_cast<int>(k.map(event, {memory.data(), 3 * 4096}, true));
+    ASSERT_GE(ring, 0);
+  }
+};
+
+// perf_mmap's AUX checks, in Linux's order: the control page's aux_offset
+// above the data pages and equal to the mapping's offset, aux_size the
+// mapping's length, a power of two of pages; only then does rb_alloc_aux
+// ask whether the PMU has an AUX area (a software event: EOPNOTSUPP).
+TEST(CallKernel, TheAuxAreaIsMappedAsPerfMmapChecksIt) {
+  AuxSetup s;
+  s.open(kAuxPmuType);
+  perf_event_mmap_page* c = s.control();
+  c->aux_offset = 2 * 4096;  // inside the data pages
+  c->aux_size = 4 * 4096;
+  EXPECT_EQ(s.k.map_aux(s.event, s.aux(4), 2 * 4096, true, 1), -EINVAL);
+  c->aux_offset = 3 * 4096;
+  EXPECT_EQ(s.k.map_aux(s.event, s.aux(4), 4 * 4096, true, 1), -EINVAL);  // not the mapping's offset
+  EXPECT_EQ(s.k.map_aux(s.event, s.aux(2), 3 * 4096, true, 1), -EINVAL);  // not aux_size
+  c->aux_size = 3 * 4096;
+  EXPECT_EQ(s.k.map_aux(s.event, s.aux(3), 3 * 4096, true, 1), -EINVAL);  // 3 pages
+  c->aux_size = 4 * 4096;
+  EXPECT_EQ(s.k.map_aux(s.event, s.aux(4), 3 * 4096, true, 1), s.ring);
+  EXPECT_EQ(s.k.map_aux(s.event, s.aux(8), 3 * 4096, true, 1), -EINVAL);  // again, another size
+  EXPECT_EQ(s.k.map_aux(s.event, s.aux(4), 3 * 4096, true, 1), s.ring);   // again, the same
+  s.k.unmap_aux(s.ring);
+  s.k.unmap_aux(s.ring);
+  AuxSetup software;
+  software.open(PERF_TYPE_SOFTWARE);
+  software.control()->aux_offset = 3 * 4096;
+  software.control()->aux_size = 4 * 4096;
+  EXPECT_EQ(software.k.map_aux(software.event, software.aux(4), 3 * 4096, true, 1), -EOPNOTSUPP);
+}
+
+// The PMU's transactions: each writes the bytes model::aux_byte names at
+// aux_head and PERF_RECORD_AUX {old head, size, flags} into the ring; a
+// consumer that never moves aux_tail sees a transaction cut short
+// (TRUNCATED), the event disabled and a wakeup, then nothing more until
+// it re-enables the event; a tail past aux_head is a finding.
+TEST(CallKernel, AuxTransactionsWriteTheNamedBytesAndATruncationDisablesTheEvent) {
+  AuxSetup s;
+  s.open(kAuxPmuType);
+  s.control()->aux_offset = 3 * 4096;
+  s.control()->aux_size = 2 * 4096;
+  ASSERT_EQ(s.k.map_aux(s.event, s.aux(2), 3 * 4096, true, 99), s.ring);
+  const MappedRing& r = *s.k.rings().at(static_cast<std::size_t>(s.ring));
+  bool truncated = false;
+  for (int steps = 0; steps < 100'000 && !truncated && !s.k.ended(); steps++) {
+    s.k.step();
+    truncated = r.aux->truncated > 0 || r.aux->full_disables > 0;
+    s.control()->data_tail = s.control()->data_head;  // the ring's records: skipped
+  }
+  ASSERT_TRUE(truncated) << "no transaction was cut short in a 2-page area nobody reads";
+  const std::uint64_t head = s.control()->aux_head;
+  EXPECT_EQ(head, r.aux->head);
+  EXPECT_LT(head, 2u * 4096);
+  EXPECT_EQ(model::aux_mismatch(99, static_cast<std::uint32_t>(r.aux->owner_id), 0, s.aux(2).data(), head), head);
+  EXPECT_FALSE(s.k.events().at(static_cast<std::size_t>(s.event)).enabled);
+  EXPECT_NE(s.k.poll(s.event) & POLLIN, 0);
+  const std::uint64_t transactions = r.aux->transactions;
+  for (int steps = 0; steps < 50 && !s.k.ended(); steps++) s.k.step();
+  EXPECT_EQ(r.aux->transactions, transactions) << "a disabled event ran transactions";
+  // The records: PERF_RECORD_AUX, each at the old head, adding up to it.
+  std::uint64_t reported = 0;
+  std::uint64_t cut = 0;
+  for (const model::WrittenRecord& w : r.log.written) {
+    if (w.type != PERF_RECORD_AUX) continue;
+    std::uint64_t offset = 0, size = 0, flags = 0;
+    std::memcpy(&offset, r.log.bytes.data() + w.offset + 8, 8);
+    std::memcpy(&size, r.log.bytes.data() + w.offset + 16, 8);
+    std::memcpy(&flags, r.log.bytes.data() + w.offset + 24, 8);
+    EXPECT_EQ(offset, reported);
+    reported += size;
+    cut += (flags & PERF_AUX_FLAG_TRUNCATED) != 0 ? 1 : 0;
+  }
+  EXPECT_EQ(reported, head);
+  EXPECT_EQ(cut, r.aux->truncated);
+  s.control()->aux_tail = head + 8;
+  s.k.sync_tails();
+  EXPECT_NE(r.aux->bad_tail.find("aux_tail " + std::to_string(head + 8)), std::string::npos) << r.aux->bad_tail;
 }
 
 }  // namespace

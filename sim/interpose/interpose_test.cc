@@ -172,6 +172,63 @@ TEST_F(Interpose, AConsumerThatTakesAShortWriteForAWholeOneIsCaught) {
   EXPECT_TRUE(caught) << r.out;
 }
 
+// The AUX area behind the call surface: the tiny consumer opens an event
+// of the simulated AUX PMU (type 0x7a11), maps an AUX area above its ring
+// and copies its bytes behind AUXTRACE headers as perf does. It passes on
+// twenty seeds that met truncations; the oracle read its AUX bytes; a seed
+// writes the same bytes twice.
+TEST_F(Interpose, TheTinyConsumerReadsTheAuxAreaAndTheOracleChecksEveryByte) {
+  const Ran r = tiny("--seed 1 --runs 20", "--aux=0x7a11");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("20 runs, 0 failed"), std::string::npos) << r.out;
+  const std::size_t line = r.out.find("  aux: 20 areas, ");
+  ASSERT_NE(line, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("(0 cut short", line), std::string::npos) << "no truncation met: " << r.out;
+  const std::size_t in_files = r.out.find(" bytes written by the AUX PMU, ", line);
+  ASSERT_NE(in_files, std::string::npos) << r.out;
+  EXPECT_GT(std::stoull(r.out.substr(in_files + 31)), 100'000u) << r.out;
+  std::string first;
+  for (int k = 0; k < 2; k++) {
+    ASSERT_EQ(tiny("--seed 7", "--aux=0x7a11").status, 0);
+    const std::string bytes = bytes_of((dir_ / "out.raw").string());
+    ASSERT_GT(bytes.size(), 10'000u);
+    if (k == 0) first = bytes;
+    if (k == 1) {
+      EXPECT_TRUE(bytes == first) << "seed 7 (AUX) wrote different bytes twice";
+    }
+  }
+}
+
+// A consumer that gives the AUX space back (aux_tail) before writing its
+// bytes out: the PMU writes over them under the write, and the oracle
+// names the AUXTRACE record and the first byte that is not the PMU's.
+TEST_F(Interpose, AConsumerThatFreesTheAuxAreaBeforeWritingIsCaught) {
+  const Ran r = tiny("--seed 1 --runs 20", "--aux=0x7a11 --bug=early_aux_tail");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("property=torn: AUXTRACE record "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("is not what the AUX PMU wrote at position "), std::string::npos) << r.out;
+}
+
+// Every AUX byte once: one that writes each AUXTRACE record twice, and one
+// that leaves out the last read of the area, are caught by name.
+TEST_F(Interpose, AuxBytesTwiceOrNeverReadAreCaught) {
+  const Ran twice = tiny("--seed 1 --runs 5", "--aux=0x7a11 --bug=aux_twice");
+  EXPECT_EQ(twice.status, 1) << twice.out;
+  EXPECT_NE(twice.out.find("property=exactly_once: ring 0: AUX bytes ["), std::string::npos) << twice.out;
+  EXPECT_NE(twice.out.find(") are in the files twice"), std::string::npos) << twice.out;
+  const Ran no_last = tiny("--seed 1 --runs 20", "--aux=0x7a11 --bug=aux_no_last");
+  EXPECT_EQ(no_last.status, 1) << no_last.out;
+  EXPECT_NE(no_last.out.find(") are in no AUXTRACE record (aux_tail ended at "), std::string::npos) << no_last.out;
+}
+
+// A read-only AUX mapping is Linux's overwrite mode, which the simulated
+// PMU does not have: the run is refused with one line, not judged.
+TEST_F(Interpose, AReadOnlyAuxMappingIsRefusedWithOneLine) {
+  const Ran r = tiny("--seed 1", "--aux=0x7a11 --aux-read-only");
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("refused: a read-only AUX mapping (AUX overwrite mode"), std::string::npos) << r.out;
+}
+
 // --interleave: the kernel may run at the consumer's loads and stores of
 // its control page. A consumer that loads data_head twice in a row, writes
 // up to the first and stores the second as data_tail skips what the kernel

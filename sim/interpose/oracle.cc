@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "model/aux_content.h"
 #include "model/perf_data_file.h"
 #include "model/records.h"
 
@@ -266,6 +267,88 @@ void match_paused(std::size_t ri, const LoggedRing& r, const Where& where, std::
   }
 }
 
+// An AUX area's bytes the files hold: [from, to) of the AUX stream, from
+// the AUXTRACE record at stream index `record`.
+struct AuxPiece {
+  std::uint64_t from = 0;
+  std::uint64_t to = 0;
+  std::size_t record = 0;
+};
+
+// The AUX areas' bytes: every AUXTRACE record's data is what the AUX PMU
+// wrote at its offset in one of the areas (else torn), and the records of
+// each area cover its bytes [0, aux_head) once each (else exactly_once).
+Verdict match_aux(const RunLog& log, const FileRecords& file, std::set<std::size_t>& matched, OracleStats& stats) {
+  std::vector<std::vector<AuxPiece>> pieces(log.rings.size());
+  for (std::size_t i = 0; i < file.records.size(); i++) {
+    const std::span<const std::byte> rec = file.records[i];
+    perf_event_header h{};
+    std::memcpy(&h, rec.data(), sizeof h);
+    if (h.type != model::kTypeAuxtrace) continue;
+    matched.insert(i);
+    std::uint64_t size = 0, offset = 0;
+    std::memcpy(&size, rec.data() + 8, 8);
+    std::memcpy(&offset, rec.data() + 16, 8);
+    const std::byte* data = rec.data() + model::kAuxtraceHeaderBytes;
+    std::size_t best_ring = SIZE_MAX, best = 0;
+    std::uint64_t length = size;  // of AUX bytes: the last record may end in zeros up to 8 bytes
+    for (std::size_t ri = 0; ri < log.rings.size(); ri++) {
+      const LoggedRing::Aux& a = log.rings[ri].aux;
+      if (a.size_bytes == 0 || offset > a.head) continue;
+      // A read at the end takes the last bytes and pads them with zeros
+      // to a multiple of 8 (perf's PERF_AUXTRACE_RECORD_ALIGNMENT).
+      const std::uint64_t real = std::min(size, a.head - offset);
+      if (size - real >= 8 || std::any_of(data + real, data + size, [](std::byte b) { return b != std::byte{0}; })) {
+        continue;
+      }
+      const std::size_t same = model::aux_mismatch(log.seed, static_cast<std::uint32_t>(a.owner_id), offset, data, real);
+      if (best_ring == SIZE_MAX || same > best) {
+        best_ring = ri;
+        best = same;
+        length = real;
+      }
+    }
+    if (best_ring == SIZE_MAX || best < length) {
+      return {"torn", "AUXTRACE record " + std::to_string(i) + " of the files (in file " +
+                          std::to_string(file.file[i] + 1) + ", AUX offset " + std::to_string(offset) + ", " +
+                          std::to_string(size) + " bytes): " +
+                          (best_ring == SIZE_MAX ? std::string("no AUX area had written those bytes")
+                                                 : "byte " + std::to_string(best) + " is not what the AUX PMU wrote " +
+                                                       "at position " + std::to_string(offset + best) + " of ring " +
+                                                       std::to_string(best_ring) + "'s area")};
+    }
+    stats.aux_found += length;
+    if (length > 0) pieces[best_ring].push_back({offset, offset + length, i});
+  }
+  for (std::size_t ri = 0; ri < log.rings.size(); ri++) {
+    const LoggedRing::Aux& a = log.rings[ri].aux;
+    if (a.size_bytes == 0) continue;
+    std::vector<AuxPiece>& p = pieces[ri];
+    std::sort(p.begin(), p.end(), [](const AuxPiece& x, const AuxPiece& y) { return x.from < y.from; });
+    std::uint64_t covered = 0;
+    for (const AuxPiece& piece : p) {
+      if (piece.from > covered) break;
+      if (piece.from < covered) {
+        return {"exactly_once", "ring " + std::to_string(ri) + ": AUX bytes [" + std::to_string(piece.from) + ", " +
+                                    std::to_string(std::min(covered, piece.to)) + ") are in the files twice"};
+      }
+      covered = piece.to;
+    }
+    if (covered < a.head) {
+      const std::uint64_t gap_to = std::min(a.head, [&] {
+        for (const AuxPiece& piece : p) {
+          if (piece.from > covered) return piece.from;
+        }
+        return a.head;
+      }());
+      return {"exactly_once", "ring " + std::to_string(ri) + ": AUX bytes [" + std::to_string(covered) + ", " +
+                                  std::to_string(gap_to) + ") are in no AUXTRACE record (aux_tail ended at " +
+                                  std::to_string(a.tail) + ", aux_head " + std::to_string(a.head) + ")"};
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 // Every kernel record once in the files, in ring order (a paused
@@ -299,6 +382,8 @@ Verdict match_records(const RunLog& log, const FileRecords& file, OracleStats& s
     }
     indices = std::move(kept);
   }
+  const Verdict aux = match_aux(log, file, matched, stats);
+  if (aux.property == "torn") return aux;
   Notes notes;
   for (std::size_t ri = 0; ri < log.rings.size(); ri++) {
     const LoggedRing& r = log.rings[ri];
@@ -335,6 +420,7 @@ Verdict match_records(const RunLog& log, const FileRecords& file, OracleStats& s
                         " bytes) is none of the records the kernel wrote"};
   }
   if (!notes.missing.property.empty()) return notes.missing;
+  if (!aux.property.empty()) return aux;
   if (!notes.overwrite.property.empty()) return notes.overwrite;
   return notes.order;
 }
@@ -342,6 +428,7 @@ Verdict match_records(const RunLog& log, const FileRecords& file, OracleStats& s
 Verdict judge(const RunLog& log, const std::string& output, OutputFormat format, const TargetEnd& end,
               OracleStats& stats) {
   for (const LoggedRing& r : log.rings) {
+    stats.aux_written += r.aux.head;
     stats.kernel_records += r.records.size();
     stats.dropped += r.dropped;
     stats.lost_reported += r.lost_reported;

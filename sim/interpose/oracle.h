@@ -20,6 +20,11 @@
 //   torn          a record in the file carries one of the kernel's event ids
 //                 and a time, and is none of the records the kernel wrote
 //   order         the records of one ring are not in ring order in the file
+// AUX areas (the simulated AUX PMU, CallKernel::map_aux): the target's
+// PERF_RECORD_AUXTRACE records (perf.data's: a 48-byte header, then the
+// data) are judged as torn when their data is not what the PMU wrote at
+// their offset, and as exactly_once when an area's bytes [0, aux_head) are
+// not covered once each (a gap: read by nobody; an overlap: twice).
 // After a hard error (EIO, ENOSPC) the target may stop early: only crash,
 // liveness and tail are judged then. Records the target synthesizes itself
 // (perf's from /proc: no kernel event id, or time 0) are counted and
@@ -68,6 +73,8 @@ struct OracleStats {
   std::uint64_t files = 0;           // the output files judged
   std::uint64_t overwritten = 0;     // of a paused read-only ring: overwritten before a read (no LOST, as Linux)
   std::uint64_t carried = 0;         // side-band copies a numbered file starts with (ringsim-record)
+  std::uint64_t aux_written = 0;     // AUX bytes the AUX PMU wrote (every area)
+  std::uint64_t aux_found = 0;       // AUX bytes in the files' AUXTRACE records
 };
 
 struct Verdict {

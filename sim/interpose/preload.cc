@@ -57,6 +57,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -104,6 +105,7 @@ struct Mapping {
   int memfd = -1;
   void* kernel_view = nullptr;
   std::size_t len = 0;
+  bool aux = false;  // the ring's AUX area
 };
 
 struct AioRequest {
@@ -133,6 +135,12 @@ class Shim {
   bool is_exit_fd(int fd) const { return fd >= 0 && exit_fds_.count(fd) > 0; }
   bool is_output(int fd) const { return fd >= 0 && outputs_.count(fd) > 0; }
   void* mmap(void* addr, std::size_t len, int prot, int flags, int fd, off_t off);
+  void* mmap_aux(void* addr, std::size_t len, int prot, int flags, int event, off_t off);
+  // A new memfd of `len` bytes mapped twice (the kernel's view, the
+  // target's with its protection), given to the kernel by `attach` (a ring
+  // index, or -errno: then undone and MAP_FAILED with that errno).
+  void* map_new(void* addr, std::size_t len, int prot, int flags, const char* name, bool aux,
+                const std::function<long(std::span<std::byte>)>& attach);
   bool munmap(void* addr, std::size_t len, int& result);
   long ioctl(int fd, unsigned long request, unsigned long arg);
   ssize_t read(int fd, void* buf, std::size_t n);
@@ -349,16 +357,16 @@ long Shim::pidfd_open(int pid, unsigned flags) {
 
 void* Shim::mmap(void* addr, std::size_t len, int prot, int flags, int fd, off_t off) {
   const int event = event_of(fd);
-  if (off != 0 || !(flags & MAP_SHARED)) {
-    errno = EINVAL;  // no AUX area: no PMU here has one
+  if (!(flags & MAP_SHARED)) {
+    errno = EINVAL;
     return MAP_FAILED;
   }
+  if (off != 0) return mmap_aux(addr, len, prot, flags, event, off);
   REAL(mmap, void* (*)(void*, std::size_t, int, int, int, off_t));
-  REAL(munmap, int (*)(void*, std::size_t));
   const auto own = rings_.find(event);
   if (own != rings_.end()) {
     for (auto& [view, m] : maps_) {
-      if (m.ring != own->second) continue;
+      if (m.ring != own->second || m.aux) continue;
       if (m.len != len) {
         errno = EINVAL;
         return MAP_FAILED;
@@ -373,7 +381,20 @@ void* Shim::mmap(void* addr, std::size_t len, int prot, int flags, int fd, off_t
       return again;
     }
   }
-  const int memfd = static_cast<int>(::syscall(SYS_memfd_create, "ringsim-ring", 1u /* MFD_CLOEXEC */));
+  void* view = map_new(addr, len, prot, flags, "ringsim-ring", false, [&](std::span<std::byte> memory) {
+    return kernel_->map(event, memory, (prot & PROT_WRITE) != 0);
+  });
+  if (view == MAP_FAILED) return view;
+  rings_[event] = maps_.at(view).ring;
+  trap_control_page(view, prot);
+  return view;
+}
+
+void* Shim::map_new(void* addr, std::size_t len, int prot, int flags, const char* name, bool aux,
+                    const std::function<long(std::span<std::byte>)>& attach) {
+  REAL(mmap, void* (*)(void*, std::size_t, int, int, int, off_t));
+  REAL(munmap, int (*)(void*, std::size_t));
+  const int memfd = static_cast<int>(::syscall(SYS_memfd_create, name, 1u /* MFD_CLOEXEC */));
   if (memfd < 0 || ::ftruncate(memfd, static_cast<off_t>(len)) != 0) {
     if (memfd >= 0) ::close(memfd);
     errno = ENOMEM;
@@ -381,25 +402,47 @@ void* Shim::mmap(void* addr, std::size_t len, int prot, int flags, int fd, off_t
   }
   void* kernel_view = real_mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
   void* view = kernel_view == MAP_FAILED ? MAP_FAILED : real_mmap(addr, len, prot, flags, memfd, 0);
-  if (view == MAP_FAILED) {
-    const int e = errno;
-    if (kernel_view != MAP_FAILED) real_munmap(kernel_view, len);
-    ::close(memfd);
-    errno = e;
-    return MAP_FAILED;
-  }
-  const long ring = kernel_->map(event, {static_cast<std::byte*>(kernel_view), len}, (prot & PROT_WRITE) != 0);
+  const long ring = view == MAP_FAILED ? -errno : attach({static_cast<std::byte*>(kernel_view), len});
   if (ring < 0) {
-    real_munmap(view, len);
-    real_munmap(kernel_view, len);
+    if (view != MAP_FAILED) real_munmap(view, len);
+    if (kernel_view != MAP_FAILED) real_munmap(kernel_view, len);
     ::close(memfd);
     errno = static_cast<int>(-ring);
     return MAP_FAILED;
   }
-  rings_[event] = static_cast<int>(ring);
-  maps_[view] = Mapping{static_cast<int>(ring), memfd, kernel_view, len};
-  trap_control_page(view, prot);
+  maps_[view] = Mapping{static_cast<int>(ring), memfd, kernel_view, len, aux};
   return view;
+}
+
+// mmap of the AUX area (a non-zero offset): its own memfd, mapped twice
+// as the ring's is (the kernel's view, the target's); a second mapping of
+// an area maps the same memfd. The kernel checks the offset and size
+// against the control page (CallKernel::map_aux).
+void* Shim::mmap_aux(void* addr, std::size_t len, int prot, int flags, int event, off_t off) {
+  if (!(prot & PROT_WRITE)) {
+    refuse("a read-only AUX mapping (AUX overwrite mode, as Intel PT snapshots use) is not simulated");
+  }
+  REAL(mmap, void* (*)(void*, std::size_t, int, int, int, off_t));
+  const auto own = rings_.find(event);
+  for (auto& [view, m] : maps_) {
+    if (!m.aux || own == rings_.end() || m.ring != own->second || m.kernel_view == nullptr) continue;
+    const long again = kernel_->map_aux(event, {static_cast<std::byte*>(m.kernel_view), len},
+                                        static_cast<std::uint64_t>(off), true, log_.seed);
+    if (again < 0) {
+      errno = static_cast<int>(-again);
+      return MAP_FAILED;
+    }
+    void* second = real_mmap(addr, len, prot, flags, m.memfd, 0);
+    if (second == MAP_FAILED) {
+      kernel_->unmap_aux(static_cast<int>(again));
+      return second;
+    }
+    maps_[second] = Mapping{m.ring, m.memfd, nullptr, len, true};
+    return second;
+  }
+  return map_new(addr, len, prot, flags, "ringsim-aux", true, [&](std::span<std::byte> memory) {
+    return kernel_->map_aux(event, memory, static_cast<std::uint64_t>(off), true, log_.seed);
+  });
 }
 
 // --interleave: the target's view of a control page is closed (PROT_NONE)
@@ -460,12 +503,16 @@ bool Shim::munmap(void* addr, std::size_t len, int& result) {
   maps_.erase(it);
   untrap(addr);
   result = real_munmap(addr, len);
-  kernel_->unmap(m.ring);
+  if (m.aux) {
+    kernel_->unmap_aux(m.ring);
+  } else {
+    kernel_->unmap(m.ring);
+  }
   bool last = true;
-  for (const auto& [view, other] : maps_) last &= other.ring != m.ring;
+  for (const auto& [view, other] : maps_) last &= other.ring != m.ring || other.aux != m.aux;
   if (last) {
     for (auto& [event, ring] : rings_) {
-      if (ring == m.ring) ring = -1;
+      if (ring == m.ring && !m.aux) ring = -1;
     }
     // The kernel view outlives the consumer's first view if that was not
     // the last: find it by the memfd.
@@ -473,7 +520,7 @@ bool Shim::munmap(void* addr, std::size_t len, int& result) {
     ::close(m.memfd);
   } else if (m.kernel_view != nullptr) {
     for (auto& [view, other] : maps_) {
-      if (other.ring == m.ring && other.kernel_view == nullptr) {
+      if (other.ring == m.ring && other.aux == m.aux && other.kernel_view == nullptr) {
         other.kernel_view = m.kernel_view;
         break;
       }
@@ -1121,6 +1168,12 @@ void Shim::write_log() {
     out.pauses = r->pauses;
     out.backward = r->ring && core::backward(r->ring->mode());
     if (!r->bad_tail.empty()) log_.findings.push_back("tail: " + r->bad_tail);
+    if (r->aux) {
+      const CallAux& a = *r->aux;
+      out.aux = LoggedRing::Aux{a.size_bytes, a.owner_id, a.head, a.tail_seen,
+                                a.transactions, a.truncated, a.truncated_bytes, a.full_disables, a.bad_tail};
+      if (!a.bad_tail.empty()) log_.findings.push_back("tail: " + a.bad_tail);
+    }
     for (const model::WrittenRecord& w : r->log.written) {
       LoggedRecord rec;
       rec.type = w.type;

@@ -81,6 +81,11 @@ bool read_ring(In& in, LoggedRing& r) {
   for (std::uint64_t& h : r.pauses) {
     if (!in.u64(h)) return false;
   }
+  LoggedRing::Aux& a = r.aux;
+  if (!in.u64(a.size_bytes) || !in.u64(a.owner_id) || !in.u64(a.head) || !in.u64(a.tail) || !in.u64(a.transactions) ||
+      !in.u64(a.truncated) || !in.u64(a.truncated_bytes) || !in.u64(a.full_disables) || !in.str(a.bad_tail)) {
+    return false;
+  }
   if (!in.count(n)) return false;
   r.records.resize(n);
   for (LoggedRecord& rec : r.records) {
@@ -127,6 +132,12 @@ std::string write_run_log(const std::string& path, const RunLog& log) {
     o.str(r.bad_tail);
     o.u64(r.pauses.size());
     for (const std::uint64_t h : r.pauses) o.u64(h);
+    const LoggedRing::Aux& a = r.aux;
+    for (const std::uint64_t v : {a.size_bytes, a.owner_id, a.head, a.tail, a.transactions, a.truncated,
+                                  a.truncated_bytes, a.full_disables}) {
+      o.u64(v);
+    }
+    o.str(a.bad_tail);
     o.u64(r.records.size());
     for (const LoggedRecord& rec : r.records) {
       for (const std::uint64_t v : {std::uint64_t{rec.type}, rec.time_ns, rec.event, rec.lost, rec.position}) o.u64(v);

@@ -15,7 +15,7 @@
 
 namespace ringsim::sim::interpose {
 
-inline constexpr std::uint32_t kRunLogVersion = 3;
+inline constexpr std::uint32_t kRunLogVersion = 4;
 
 struct LoggedRecord {
   std::uint32_t type = 0;
@@ -41,6 +41,19 @@ struct LoggedRing {
   // reader of a read-only ring pauses it, reads, resumes: perf --overwrite).
   std::vector<std::uint64_t> pauses;
   std::vector<LoggedRecord> records;
+  // Its AUX area (CallKernel::map_aux), if one was mapped: the bytes at
+  // position p are model::aux_byte(RunLog::seed, aux_owner_id, p).
+  struct Aux {
+    std::uint64_t size_bytes = 0;  // 0: none
+    std::uint64_t owner_id = 0;
+    std::uint64_t head = 0;         // final aux_head: bytes [0, head) were written
+    std::uint64_t tail = 0;         // the consumer's last aux_tail the kernel took
+    std::uint64_t transactions = 0;
+    std::uint64_t truncated = 0;    // transactions cut short (TRUNCATED)
+    std::uint64_t truncated_bytes = 0;
+    std::uint64_t full_disables = 0;
+    std::string bad_tail;
+  } aux;
 };
 
 struct LoggedEvent {

@@ -487,6 +487,7 @@ struct Totals {
   OracleStats total;
   std::uint64_t steps = 0, virtual_ns = 0, writes = 0, short_writes = 0, eintr = 0, eagain = 0, hard = 0, aio = 0,
                 sigints = 0, sigusr2 = 0, exits_nonzero = 0, control_traps = 0, interleaved_steps = 0;
+  std::uint64_t aux_areas = 0, aux_transactions = 0, aux_truncated = 0, aux_full = 0;
 
   void add(const RunResult& r) {
     total.kernel_records += r.stats.kernel_records;
@@ -498,6 +499,14 @@ struct Totals {
     total.files += r.stats.files;
     total.overwritten += r.stats.overwritten;
     total.carried += r.stats.carried;
+    total.aux_written += r.stats.aux_written;
+    total.aux_found += r.stats.aux_found;
+    for (const LoggedRing& ring : r.log.rings) {
+      aux_areas += ring.aux.size_bytes > 0 ? 1 : 0;
+      aux_transactions += ring.aux.transactions;
+      aux_truncated += ring.aux.truncated;
+      aux_full += ring.aux.full_disables;
+    }
     sigusr2 += r.log.sigusr2;
     control_traps += r.log.control_traps;
     interleaved_steps += r.log.interleaved_steps;
@@ -531,6 +540,13 @@ struct Totals {
       std::printf(", %llu side-band copies carried into numbered files", static_cast<unsigned long long>(total.carried));
     }
     std::printf("\n");
+    if (aux_areas > 0) {
+      std::printf("  aux: %llu areas, %llu transactions (%llu cut short: TRUNCATED, %llu found the area full), %llu "
+                  "bytes written by the AUX PMU, %llu in the files' AUXTRACE records\n",
+                  static_cast<unsigned long long>(aux_areas), static_cast<unsigned long long>(aux_transactions),
+                  static_cast<unsigned long long>(aux_truncated), static_cast<unsigned long long>(aux_full),
+                  static_cast<unsigned long long>(total.aux_written), static_cast<unsigned long long>(total.aux_found));
+    }
     std::printf("  disk: %llu writes (%llu AIO), %llu short, %llu EINTR, %llu EAGAIN, %llu hard errors; "
                 "%llu runs ended by SIGINT, %llu SIGUSR2 delivered, %llu exited non-zero\n",
                 static_cast<unsigned long long>(writes), static_cast<unsigned long long>(aio),

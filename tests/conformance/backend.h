@@ -109,6 +109,8 @@ class Backend {
   virtual std::uint64_t id(std::size_t event) = 0;
   virtual int map(std::size_t event, std::uint32_t data_pages, bool writable) = 0;
   virtual void unmap(std::size_t event) = 0;
+  // Op::map_aux: 0 or the errno; a mapping made is unmapped at once.
+  virtual int map_aux(std::size_t event, const AuxAsk& ask, bool writable) = 0;
   virtual int set_output(std::size_t event, std::size_t target) = 0;
   virtual int control(std::size_t event, Op op) = 0;  // enable, disable, pause, resume
 

@@ -82,6 +82,14 @@ inline Step map_read_only(std::size_t e, std::uint32_t pages = 1) {
   return s;
 }
 inline Step unmap(std::size_t e) { return op(Op::unmap, e); }
+// mmap of e's AUX area: aux_offset, aux_size, then `map_pages` pages at
+// page offset `map_offset` (the same as aux_offset unless given).
+inline Step map_aux(std::size_t e, std::uint32_t offset, std::uint32_t size, std::uint32_t map_pages,
+                    std::uint32_t map_offset = UINT32_MAX) {
+  Step s = op(Op::map_aux, e);
+  s.aux = AuxAsk{offset, size, map_offset == UINT32_MAX ? offset : map_offset, map_pages};
+  return s;
+}
 inline Step set_output(std::size_t e, std::size_t target) {
   Step s = op(Op::set_output, e);
   s.other = target;

@@ -130,6 +130,22 @@ int CallBackend::map(std::size_t event, std::uint32_t data_pages, bool writable)
   return 0;
 }
 
+int CallBackend::map_aux(std::size_t event, const AuxAsk& ask, bool writable) {
+  VERIFY(handles_[event] >= 0);
+  tick();
+  const Mapping& m = mappings_[event];
+  if (m.ring >= 0) {
+    auto* control = static_cast<perf_event_mmap_page*>(m.memory);
+    control->aux_offset = std::uint64_t{ask.offset} * kPageBytes;
+    control->aux_size = std::uint64_t{ask.size} * kPageBytes;
+  }
+  std::vector<std::byte> area(std::size_t{ask.map_pages} * kPageBytes);
+  const long ring = kernel_->map_aux(handles_[event], area, std::uint64_t{ask.map_offset} * kPageBytes, writable, 0);
+  if (ring < 0) return static_cast<int>(-ring);
+  kernel_->unmap_aux(static_cast<int>(ring));
+  return 0;
+}
+
 void CallBackend::unmap(std::size_t event) {
   Mapping& m = mappings_[event];
   VERIFY(m.ring >= 0);

@@ -240,6 +240,7 @@ class PauseIgnored final : public Backend {
   std::uint64_t id(std::size_t e) override { return in_.id(e); }
   int map(std::size_t e, std::uint32_t pages, bool writable) override { return in_.map(e, pages, writable); }
   void unmap(std::size_t e) override { in_.unmap(e); }
+  int map_aux(std::size_t e, const AuxAsk& ask, bool writable) override { return in_.map_aux(e, ask, writable); }
   int set_output(std::size_t e, std::size_t target) override { return in_.set_output(e, target); }
   int control(std::size_t e, Op op) override {
     const int rc = in_.control(e, op);

@@ -715,6 +715,10 @@ std::string step_source(const Step& s) {
     case Op::consume: return "consume(" + e + more(s.count, 0) + ")";
     case Op::read_values: return "read_values(" + e + ")";
     case Op::control_page: return "control_page(" + e + ")";
+    case Op::map_aux:
+      return "map_aux(" + e + ", " + std::to_string(s.aux.offset) + ", " + std::to_string(s.aux.size) + ", " +
+             std::to_string(s.aux.map_pages) + (s.aux.map_offset == s.aux.offset ? "" : ", " + std::to_string(s.aux.map_offset)) +
+             ")";
   }
   return "?";
 }

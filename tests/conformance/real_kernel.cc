@@ -190,6 +190,22 @@ void RealKernel::unmap(std::size_t event) {
   e.mapping = nullptr;
 }
 
+int RealKernel::map_aux(std::size_t event, const AuxAsk& ask, bool writable) {
+  Event& e = events_[event];
+  VERIFY(e.fd >= 0);
+  if (e.mapping != nullptr) {
+    auto* control = static_cast<perf_event_mmap_page*>(e.mapping);
+    control->aux_offset = std::uint64_t{ask.offset} * kPageBytes;
+    control->aux_size = std::uint64_t{ask.size} * kPageBytes;
+  }
+  const std::size_t bytes = std::size_t{ask.map_pages} * kPageBytes;
+  void* p = mmap(nullptr, bytes, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, e.fd,
+                 static_cast<off_t>(ask.map_offset) * static_cast<off_t>(kPageBytes));
+  if (p == MAP_FAILED) return errno;
+  VERIFY(munmap(p, bytes) == 0);
+  return 0;
+}
+
 int RealKernel::set_output(std::size_t event, std::size_t target) {
   return ioctl(events_[event].fd, PERF_EVENT_IOC_SET_OUTPUT, events_[target].fd) == 0 ? 0 : errno;
 }

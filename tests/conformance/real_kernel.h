@@ -40,6 +40,7 @@ class RealKernel final : public Backend {
   std::uint64_t id(std::size_t event) override;
   int map(std::size_t event, std::uint32_t data_pages, bool writable) override;
   void unmap(std::size_t event) override;
+  int map_aux(std::size_t event, const AuxAsk& ask, bool writable) override;
   int set_output(std::size_t event, std::size_t target) override;
   int control(std::size_t event, Op op) override;
   void act(Action action, bool by_child, const std::string& name) override;

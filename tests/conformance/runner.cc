@@ -97,6 +97,9 @@ class Runner {
         result(e, rc);
         break;
       }
+      case Op::map_aux:
+        result(e, backend_.map_aux(e, st.aux, st.writable));
+        break;
       case Op::unmap:
         backend_.unmap(e);
         for (int& o : owner_) o = o == static_cast<int>(e) ? kNoOwner : o;

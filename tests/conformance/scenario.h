@@ -86,6 +86,17 @@ enum class Op : std::uint8_t {
   consume,        // store data_tail: all read (`count` 0) or `count` bytes more
   read_values,    // read() of the event: what its read_format gives (count, times, id, lost)
   control_page,   // the control page's fields (data_offset, data_size, version, ...)
+  map_aux,        // mmap of `event`'s AUX area as `aux` asks (`writable` or read-only); unmapped at once
+};
+
+// map_aux: the control page's aux_offset and aux_size (stored first, when
+// the event has a mapping), then an mmap of `map_pages` pages at page
+// offset `map_offset` (perf_mmap's AUX branch).
+struct AuxAsk {
+  std::uint32_t offset = 0;
+  std::uint32_t size = 0;
+  std::uint32_t map_offset = 0;
+  std::uint32_t map_pages = 0;
 };
 
 inline constexpr std::size_t kNoEvent = 255;
@@ -110,6 +121,7 @@ struct Step {
   // read: also log whether the records' times follow ring order.
   bool time_order = false;
   std::string name;  // comm: the new name
+  AuxAsk aux;        // map_aux
 };
 
 struct Scenario {

@@ -154,6 +154,12 @@ void add_lost(std::vector<Scenario>& out) {
                  {tp(Source::getpid, kIdTid), tp(Source::getppid, kIdTid), tp(Source::getuid, kIdTid)},
                  {open(A), map(A, 0), control_page(A), enable(A), pause(A), getpid(3), read_values(A), open(B), map(B, 8),
                   control_page(B), open(C), map(C, 3)}});
+  out.push_back({"aux-mapping-rules", "23, 14",
+                 "perf_mmap's AUX checks in Linux's order (no ring; aux_offset inside the data pages, not the "
+                 "mapping's offset; aux_size not its length; 3 pages), then EOPNOTSUPP: a tracepoint has no AUX PMU",
+                 {tp(Source::getpid, kIdTid)},
+                 {open(A), map_aux(A, 3, 4, 4), map(A, 2), map_aux(A, 2, 4, 4), map_aux(A, 3, 4, 4, 4),
+                  map_aux(A, 3, 4, 2), map_aux(A, 3, 3, 3), map_aux(A, 3, 4, 4), map_aux(A, 8, 8, 8)}});
 }
 
 // Rows 8 and 9: wakeups.
@@ -591,6 +597,10 @@ std::string describe(const Step& s) {
     case Op::consume: return "store data_tail of " + e + (s.count > 0 ? " (+" + std::to_string(s.count) + ")" : "");
     case Op::read_values: return "read() " + e;
     case Op::control_page: return "control page of " + e;
+    case Op::map_aux:
+      return "mmap " + e + "'s AUX area: aux_offset " + std::to_string(s.aux.offset) + " pages, aux_size " +
+             std::to_string(s.aux.size) + ", " + std::to_string(s.aux.map_pages) + " pages at page " +
+             std::to_string(s.aux.map_offset);
   }
   return "?";
 }
