@@ -17,9 +17,7 @@ SimAux::SimAux(const AuxConfig& c, model::AuxLog& aux_log) : config(c), log(aux_
   data.resize(config.size_bytes);
   // The kernel's defaults: half the area in non-overwrite mode, 0 (and no
   // bookkeeping) in overwrite mode.
-  watermark_bytes = config.overwrite ? 0
-                    : config.watermark_bytes == 0 ? config.size_bytes / 2
-                                                   : config.watermark_bytes;
+  watermark_bytes = aux_watermark(config.overwrite, config.watermark_bytes, config.size_bytes);
   log.present = true;
   log.overwrite = config.overwrite;
   log.size_bytes = config.size_bytes;

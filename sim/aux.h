@@ -58,6 +58,7 @@
 #include <vector>
 
 #include "model/log.h"
+#include "sim/aux_rules.h"
 
 namespace ringsim::sim {
 
@@ -108,10 +109,7 @@ struct SimAux {
 
   bool present() const { return config.size_bytes > 0; }
   // Free space for a transaction (non-overwrite): CIRC_SPACE.
-  std::uint64_t space() const {
-    const std::uint64_t used = head + pending - tail;
-    return used < config.size_bytes ? config.size_bytes - 1 - used : 0;
-  }
+  std::uint64_t space() const { return aux_free_space(head + pending, tail, config.size_bytes); }
   // aux_head as the user page shows stream position p.
   std::uint64_t user_head(std::uint64_t p) const {
     return config.offset_heads ? p & (config.size_bytes - 1) : p;

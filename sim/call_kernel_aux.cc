@@ -2,8 +2,9 @@
 // mapping (perf_mmap's AUX branch and rb_alloc_aux, kernel/events/core.c
 // and ring_buffer.c), its transactions (perf_aux_output_begin/end) and the
 // consumer's aux_tail. The same rules as the campaign's AUX areas
-// (sim/aux.h, which the campaign's kernel drives from its fibers), here
-// over the consumer's pages and stepped by its calls.
+// (sim/aux.h, which the campaign's kernel drives from its fibers; the
+// rules both follow are sim/aux_rules.h), here over the consumer's pages
+// and stepped by its calls.
 #include <poll.h>
 
 #include <atomic>
@@ -11,6 +12,7 @@
 
 #include "core/verify.h"
 #include "model/aux_content.h"
+#include "sim/aux_rules.h"
 #include "sim/call_kernel.h"
 
 namespace ringsim::sim {
@@ -60,7 +62,7 @@ long CallKernel::map_aux(int event, std::span<std::byte> memory, std::uint64_t o
   a->offset = offset;
   a->mappings = 1;
   // rb_alloc_aux: a watermark of 0 is half the area (non-overwrite).
-  a->watermark = e.attr.aux_watermark != 0 ? e.attr.aux_watermark : aux_size / 2;
+  a->watermark = aux_watermark(false, e.attr.aux_watermark, aux_size);
   a->seed = seed;
   a->owner_id = e.id;
   r.aux = std::move(a);
@@ -127,8 +129,7 @@ void CallKernel::aux_transaction(int event, const Task& task, CallAux& a) {
   MappedRing& r = *rings_[e.ring];
   const std::uint64_t size = a.area.size();
   const std::uint64_t attempted = d_.between(1, size / 2);
-  const std::uint64_t used = a.head - a.tail_seen;
-  const std::uint64_t space = used < size ? size - 1 - used : 0;
+  const std::uint64_t space = aux_free_space(a.head, a.tail_seen, size);
   a.transactions++;
   if (space == 0) {
     a.full_disables++;
@@ -150,11 +151,7 @@ void CallKernel::aux_transaction(int event, const Task& task, CallAux& a) {
   build_attr_aux(scratch_, e.writer.identity, a.head, n, flags, record_time());
   write_record(event, scratch_);
   a.head += n;
-  bool wake = false;
-  if (a.head - a.wakeup >= a.watermark) {
-    a.wakeup = a.head - a.head % a.watermark;
-    wake = true;
-  }
+  bool wake = aux_watermark_crossed(a.head, a.wakeup, a.watermark);
   if (flags & PERF_AUX_FLAG_TRUNCATED) {
     a.truncated++;
     a.truncated_bytes += attempted - n;

@@ -90,8 +90,7 @@ bool Kernel::aux_wakeup_after(std::size_t cpu, std::uint64_t flags) {
     // rb_need_aux_wakeup: only in non-overwrite mode, so the watermark is
     // never 0 here.
     VERIFY(a.watermark_bytes > 0);
-    if (a.head - a.wakeup >= a.watermark_bytes) {
-      a.wakeup = a.head - a.head % a.watermark_bytes;
+    if (aux_watermark_crossed(a.head, a.wakeup, a.watermark_bytes)) {
       wake = true;
       probes_.hit(Probe::aux_wakeup);
     }
