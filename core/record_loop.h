@@ -106,6 +106,9 @@ struct LoopResult {
   std::uint64_t poll_interrupted = 0;
   std::uint64_t poll_timeouts = 0;
   std::uint64_t hangups_with_data = 0;  // POLLHUP while the ring still had data
+  // A ring's drain_chunks_max chunks read in one round with more still
+  // there (left for a later round): the producers outran the reader.
+  std::uint64_t chunk_budget_spent = 0;
   std::uint64_t mappings_held = 0;    // not released: writes on them never completed
 
   // Rings declared corrupt (each is one corrupt event, data ring or AUX).
@@ -299,6 +302,7 @@ class RecordLoop {
       drained = true;
     } else if (after == ReadStatus::ready) {
       round_drained_ = false;
+      result_.chunk_budget_spent++;
     }  // else: corrupt, reported by the next round's read
     return 0;
   }

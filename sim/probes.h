@@ -82,7 +82,8 @@ namespace ringsim::sim {
   X(staging_full, "staging: the reading fiber waited for room (backpressure)")                 \
   X(staging_wrap_skip, "staging: a chunk started at the beginning, not to be torn at the end") \
   X(staging_batched, "staging: the writer wrote several chunks (of rounds merged) in one write") \
-  X(staging_end_cut, "staging: a batch stopped at a chunk that ended exactly at the buffer's end")
+  X(staging_end_cut, "staging: a batch stopped at a chunk that ended exactly at the buffer's end") \
+  X(chunk_budget_spent, "reader: a ring's chunks per round (drain_chunks_max) ran out with more to read")
 
 enum class Probe : std::uint8_t {
 #define RINGSIM_PROBE_ENUM(name, text) name,

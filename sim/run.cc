@@ -322,6 +322,7 @@ class Run {
     }
     r.probes.hit(Probe::reader_fell_behind, r.loop.drops[core::DropCause::overwritten].events);
     r.probes.hit(Probe::chunk_wrapped, r.loop.ring.wrapped_chunks);
+    r.probes.hit(Probe::chunk_budget_spent, r.loop.chunk_budget_spent);
     r.probes.hit(Probe::aux_overwritten, r.loop.aux_drops[core::DropCause::overwritten].records.bytes > 0 ? 1 : 0);
     r.probes.hit(Probe::aux_wrapped, r.loop.aux.wrapped);
     r.probes.hit(Probe::aux_offset_wrapped, r.loop.aux.wrapped_snapshots);
