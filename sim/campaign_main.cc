@@ -18,6 +18,12 @@ int main(int argc, char** argv) {
     if (const int rc = parse_merge_command_line(argc - 1, argv + 1, merge); rc >= 0) return rc;
     return merge_campaign_files(merge.files, merge.json_path, std::cout, std::cerr);
   }
+  if (argc > 1 && std::string(argv[1]) == "explore") {
+    ExploreOptions explore;
+    if (const int rc = parse_explore_command_line(argc - 1, argv + 1, explore); rc >= 0) return rc;
+    ExploreStats stats;
+    return run_exploration(explore, std::cout, std::cerr, stats);
+  }
   CampaignOptions options;
   if (const int rc = parse_campaign_command_line(argc, argv, options); rc >= 0) return rc;
   if (options.seed_from_clock) {

@@ -173,6 +173,33 @@ std::string check_campaign_seeds(const CampaignOptions& options, std::uint64_t s
   return "";
 }
 
+int parse_explore_command_line(int argc, char** argv, ExploreOptions& options) {
+  CLI::App app(
+      "Runs every schedule of one seed's configuration that deviates from the first ready fiber at most D times "
+      "(delay-bounded search), each once, and checks every property (docs/campaign.md, \"Bounded exhaustive "
+      "search\").",
+      "campaign explore");
+  std::string seed = std::to_string(options.seed);
+  app.add_option("--seed", seed, "the seed: the configuration and every choice but the schedule (0..2^63-1)");
+  app.add_option("--deviations", options.deviations, "D: the most picks other than the first ready fiber in a run")
+      ->check(CLI::Range(0, 4));
+  app.add_option("--runs-max", options.runs_max, "the budget of runs (the summary says if it stopped the search)")
+      ->check(CLI::Range(1, 1'000'000'000));
+  app.add_option("--max-failures", options.failures_max, "stop after this many failures")
+      ->check(CLI::Range(1, 1'000'000));
+  app.add_option("--replay-dir", options.replay_dir, "where failing schedules' replay files go");
+  ConfigOptions config_options;
+  config_options.add_to(app);
+  if (const int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
+  if (const std::string error = check_seed(seed); !error.empty() || seed == "random") {
+    return core::usage_error("campaign explore", error.empty() ? "--seed: a number (no `random` here)" : error);
+  }
+  options.seed = std::strtoull(seed.c_str(), nullptr, 10);
+  options.overrides = config_options.overrides();
+  options.replay_dir = user_path(options.replay_dir);
+  return -1;
+}
+
 int parse_merge_command_line(int argc, char** argv, MergeOptions& options) {
   CLI::App app("Folds the --json summaries of a campaign's shards into the summary one run of all its seeds prints.",
                "campaign merge");

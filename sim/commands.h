@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/campaign.h"
+#include "sim/explore.h"
 
 namespace ringsim::sim {
 
@@ -33,6 +34,11 @@ struct MergeOptions {
 // bazel run //sim:campaign -- merge FILES... [--json OUT] (argv from
 // "merge" on).
 int parse_merge_command_line(int argc, char** argv, MergeOptions& options);
+
+// bazel run //sim:campaign -- explore [--seed N] [--deviations D]
+// [--runs-max N] [--replay-dir DIR] [configuration options] (argv from
+// "explore" on).
+int parse_explore_command_line(int argc, char** argv, ExploreOptions& options);
 
 struct ReplayOptions {
   std::string file;

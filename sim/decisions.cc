@@ -11,7 +11,25 @@ DecisionSource::DecisionSource(std::uint64_t seed, bool record)
 
 DecisionSource::DecisionSource(std::vector<Decision> tape, Mode mode, bool record)
     : mode_(mode), record_(record), tape_(std::move(tape)) {
-  VERIFY(mode_ != Mode::random);
+  VERIFY(mode_ == Mode::replay_strict || mode_ == Mode::replay_lenient);
+}
+
+DecisionSource::DecisionSource(std::uint64_t seed, std::vector<std::uint64_t> schedule)
+    : mode_(Mode::explore), record_(true), rng_(seed), schedule_(std::move(schedule)) {}
+
+std::uint64_t DecisionSource::draw_schedule(std::uint64_t bound) {
+  if (mode_ != Mode::explore) return draw(bound);
+  VERIFY(bound >= 1);
+  if (bound == 1) return 0;
+  const std::size_t k = schedule_taken_.size();
+  const std::uint64_t value = k < schedule_.size() ? schedule_[k] : 0;
+  // The explorer asks only for picks a run with the same picks before
+  // offered: the same bound.
+  VERIFY_MSG(value < bound, "explore: a pick beyond the ready fibers (the run is not deterministic)");
+  draws_++;
+  recorded_.push_back(Decision{bound, value});
+  schedule_taken_.push_back(Decision{bound, value});
+  return value;
 }
 
 std::uint64_t DecisionSource::next_random(std::uint64_t bound) {
@@ -30,7 +48,8 @@ std::uint64_t DecisionSource::draw(std::uint64_t bound) {
   VERIFY(bound >= 1);
   if (bound == 1) return 0;
   draws_++;
-  const std::uint64_t value = mode_ == Mode::random ? next_random(bound) : next_replayed(bound);
+  const bool random = mode_ == Mode::random || mode_ == Mode::explore;
+  const std::uint64_t value = random ? next_random(bound) : next_replayed(bound);
   VERIFY(value < bound);
   if (record_) recorded_.push_back(Decision{bound, value});
   return value;

@@ -14,7 +14,11 @@
 //            draw asks for the bound the tape recorded, and reports the
 //            first divergence; lenient replay (used by the shrinker, whose
 //            edited tapes no longer match the run) reduces a value modulo
-//            the bound and draws 0 past the end of the tape.
+//            the bound and draws 0 past the end of the tape;
+//   explore  (campaign explore, sim/explore.h) the scheduler's picks from a
+//            given list of values (0 past its end: the first ready fiber),
+//            every other choice from a PRNG seeded by the run's seed;
+//            everything recorded, so a run replays strictly from its tape.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +36,7 @@ struct Decision {
 
 class DecisionSource {
  public:
-  enum class Mode : std::uint8_t { random, replay_strict, replay_lenient };
+  enum class Mode : std::uint8_t { random, replay_strict, replay_lenient, explore };
 
   // Random mode; records a tape when `record` is set.
   DecisionSource(std::uint64_t seed, bool record);
@@ -40,10 +44,19 @@ class DecisionSource {
   // reduction) when `record` is set, which is how the shrinker turns an
   // edited tape back into one that replays strictly.
   DecisionSource(std::vector<Decision> tape, Mode mode, bool record = false);
+  // Explore mode: the scheduler's picks are `schedule` (then 0s), the rest
+  // random from `seed`; records the tape and the picks.
+  DecisionSource(std::uint64_t seed, std::vector<std::uint64_t> schedule);
 
   // A value in [0, bound). bound >= 1; a bound of 1 is not a choice and
   // is neither drawn nor recorded.
   std::uint64_t draw(std::uint64_t bound);
+
+  // The scheduler's pick among `bound` ready fibers: draw(bound), except in
+  // explore mode.
+  std::uint64_t draw_schedule(std::uint64_t bound);
+  // Explore mode: the picks made (bound > 1 only), in order.
+  const std::vector<Decision>& schedule_taken() const { return schedule_taken_; }
 
   // True with probability per_million / 1e6. A draw of 0 means "no".
   bool chance(std::uint32_t per_million);
@@ -71,6 +84,8 @@ class DecisionSource {
   std::mt19937_64 rng_;
   std::vector<Decision> tape_;      // replay input
   std::vector<Decision> recorded_;  // what was drawn, when recording
+  std::vector<std::uint64_t> schedule_;     // explore: the picks to make
+  std::vector<Decision> schedule_taken_;    // explore: the picks made
   std::uint64_t cursor_ = 0;
   std::uint64_t draws_ = 0;
   std::string divergence_;

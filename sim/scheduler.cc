@@ -256,7 +256,7 @@ boost::fibers::context* Scheduler::pick_next() {
     }
   }
   if (ready_.empty()) return nullptr;
-  const std::uint64_t index = decisions_.draw(ready_.size());
+  const std::uint64_t index = decisions_.draw_schedule(ready_.size());
   boost::fibers::context* next = ready_[index];
   ready_.erase(ready_.begin() + static_cast<std::ptrdiff_t>(index));
   switches_++;
