@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <filesystem>
@@ -45,7 +46,7 @@ std::string seconds(double s) {
 }
 
 constexpr const char* kSummaryFormat = "ringsim-campaign-summary";
-constexpr std::uint64_t kSummaryFormatVersion = 1;
+constexpr std::uint64_t kSummaryFormatVersion = 2;
 
 struct PropertyCount {
   std::uint64_t checked = 0;
@@ -69,6 +70,9 @@ struct Totals {
   std::uint64_t overwritten_records = 0;
   std::uint64_t virtual_ns = 0;
   std::uint64_t switches = 0;
+  std::uint64_t schedule_points = 0;
+  std::uint64_t schedule_points_max = 0;  // of one run
+  std::uint64_t fibers_max = 0;           // of one run
   std::uint64_t decisions = 0;
   std::uint64_t determinism_checked = 0;
   std::uint64_t determinism_passed = 0;
@@ -124,7 +128,9 @@ struct Totals {
   X(eintr_retries) X(hard_error_runs) X(records_lost_to_error) X(aux_runs) X(aux_written) X(aux_delivered)        \
   X(aux_overwritten) X(aux_truncated) X(aux_snapshot_runs) X(staged_runs) X(staged_chunks) X(staged_records)      \
   X(staged_writes) X(staging_full) X(staging_full_runs) X(staging_wrap_skips) X(staging_dropped) X(lost_time_ns)  \
-  X(elapsed_ns) X(runs_with_loss)
+  X(elapsed_ns) X(runs_with_loss) X(schedule_points)
+// Maxima over the runs (a merge takes the largest).
+#define RS_TOTALS_MAXIMA(X) X(schedule_points_max) X(fibers_max)
 #define RS_DISK_COUNTERS(X)                                                                                        \
   X(writes) X(bytes) X(stalls) X(eagain_single) X(eagain_burst) X(eagain_queue_full) X(short_writes)              \
   X(eintr_writes) X(eintr_suspends) X(eio) X(enospc) X(open_failures)
@@ -157,6 +163,7 @@ nlohmann::json totals_json(const Totals& t) {
   nlohmann::json j;
 #define RS_PUT(f) j[#f] = t.f;
   RS_TOTALS_COUNTERS(RS_PUT)
+  RS_TOTALS_MAXIMA(RS_PUT)
 #undef RS_PUT
   nlohmann::json disk;
 #define RS_PUT(f) disk[#f] = t.disk.f;
@@ -222,6 +229,15 @@ std::string add_totals_json(const nlohmann::json& j, Totals& t) {
   RS_TOTALS_COUNTERS(RS_GET)
 #undef RS_GET
   if (!e.empty()) return e;
+#define RS_GET(f)                                      \
+  if (e.empty()) {                                     \
+    std::uint64_t value = 0;                           \
+    e = add_counter(j, #f, value);                     \
+    t.f = std::max(t.f, value);                        \
+  }
+  RS_TOTALS_MAXIMA(RS_GET)
+#undef RS_GET
+  if (!e.empty()) return e;
   if (!j.contains("disk") || !j["disk"].is_object()) return "totals: no disk";
 #define RS_GET(f) \
   if (e.empty()) e = add_counter(j["disk"], #f, t.disk.f);
@@ -268,6 +284,17 @@ struct CrashContext {
   const DecisionSource* decisions = nullptr;
 };
 
+// The run's one-line reproduction: its configuration, and PCT's settings
+// (they are not part of the configuration: the picks they made are on the
+// tape, which replays without them).
+std::string reproduce_line(const CampaignOptions& options, const RunConfig& config) {
+  std::string line = reproduce_command(config);
+  if (options.pct.depth > 0) {
+    line += " --pct-depth=" + std::to_string(options.pct.depth) + " --pct-steps=" + std::to_string(options.pct.steps);
+  }
+  return line;
+}
+
 std::string replay_path(const CampaignOptions& options, std::uint64_t seed, const char* suffix) {
   return (std::filesystem::path(options.replay_dir) / ("seed-" + std::to_string(seed) + suffix)).string();
 }
@@ -278,7 +305,7 @@ void crash_hook(const char* description) {
   const CrashContext& c = *context;
   std::fprintf(stderr, "CRASH seed=%llu: %s\n  config: %s\n  reproduce: %s\n",
                static_cast<unsigned long long>(c.config->seed), description, describe(*c.config).c_str(),
-               reproduce_command(*c.config).c_str());
+               reproduce_line(*c.options, *c.config).c_str());
   if (c.decisions != nullptr) {
     std::error_code ec;
     std::filesystem::create_directories(c.options->replay_dir, ec);
@@ -318,6 +345,9 @@ void add_kernel_figures(Totals& t, const RunResult& r) {
   t.overwritten_records += r.oracle.records_overwritten;
   t.virtual_ns += r.virtual_ns;
   t.switches += r.switches;
+  t.schedule_points += r.schedule_points;
+  t.schedule_points_max = std::max(t.schedule_points_max, r.schedule_points);
+  t.fibers_max = std::max(t.fibers_max, r.fibers);
   t.decisions += r.decisions;
   t.mode_runs[static_cast<std::size_t>(r.config.mode)]++;
   t.scope_runs[r.config.scope == Scope::task ? 0 : 1]++;
@@ -457,12 +487,12 @@ nlohmann::json report_failure(const CampaignOptions& options, const RunResult& r
     log << "  also " << r.violations[i].property << ": " << r.violations[i].detail << "\n";
   }
   log << "  config: " << describe(r.config) << "\n";
-  log << "  reproduce: " << reproduce_command(r.config) << "\n";
+  log << "  reproduce: " << reproduce_line(options, r.config) << "\n";
   nlohmann::json failure = {{"seed", seed},
                             {"property", first.property},
                             {"detail", first.detail},
                             {"config", to_json(r.config)},
-                            {"reproduce", reproduce_command(r.config)}};
+                            {"reproduce", reproduce_line(options, r.config)}};
   std::error_code ec;
   std::filesystem::create_directories(options.replay_dir, ec);
   ReplayFile replay;
@@ -515,6 +545,34 @@ nlohmann::json drops_json(const core::Drops& drops) {
   return j;
 }
 
+// The options that fix what every run draws: the overrides, --swarm, PCT.
+std::string fixed_args(const CampaignOptions& options) {
+  std::string out = options.overrides.as_args();
+  const auto add = [&](const std::string& arg) { out += (out.empty() ? "" : " ") + arg; };
+  if (options.swarm) add("--swarm");
+  if (options.pct.depth > 0) {
+    add("--pct-depth=" + std::to_string(options.pct.depth) + " --pct-steps=" + std::to_string(options.pct.steps));
+  }
+  return out;
+}
+
+// PCT's guarantee: a bug of depth d (d ordering constraints among the
+// scheduling points) shows in one run with probability at least
+// 1 / (n * k^(d-1)), n the fibers, k the scheduling points.
+void print_pct(std::ostream& out, const PctSettings& pct, const Totals& t) {
+  const double n = static_cast<double>(std::max<std::uint64_t>(t.fibers_max, 1));
+  const double bound = 1.0 / (n * std::pow(static_cast<double>(pct.steps), pct.depth - 1.0));
+  out << "  search           PCT, depth " << pct.depth << ", change points among the first " << pct.steps
+      << " scheduling points: a bug of depth " << pct.depth << " shows in a run with probability >= 1/(n*k^"
+      << pct.depth - 1 << ") = " << std::scientific << std::setprecision(2) << bound << std::defaultfloat
+      << " (n = " << t.fibers_max << " fibers, k = " << pct.steps << ")";
+  if (t.schedule_points_max > pct.steps) {
+    out << "; runs with more than " << pct.steps << " points (up to " << t.schedule_points_max
+        << ") have their change points in the first " << pct.steps;
+  }
+  out << "\n";
+}
+
 nlohmann::json summary_json(const CampaignOptions& options, const Totals& t, double wall_s, bool budget_hit,
                             std::uint64_t planned) {
   nlohmann::json j;
@@ -522,9 +580,8 @@ nlohmann::json summary_json(const CampaignOptions& options, const Totals& t, dou
   j["format_version"] = kSummaryFormatVersion;
   j["first_seed"] = options.first_seed;
   j["runs_requested"] = options.runs;
-  j["fixed"] = options.overrides.empty() && !options.swarm
-                   ? options.merged_fixed
-                   : options.overrides.as_args() + (options.swarm ? std::string(options.overrides.empty() ? "" : " ") + "--swarm" : "");
+  j["fixed"] = options.overrides.empty() && !options.swarm && options.pct.depth == 0 ? options.merged_fixed
+                                                                                    : fixed_args(options);
   j["determinism_every"] = options.determinism_every;
   j["runs_planned"] = planned;
   j["runs"] = t.runs;
@@ -645,7 +702,9 @@ void print_summary(std::ostream& out, const CampaignOptions& options, const Tota
       << (t.elapsed_ns ? 100.0 * static_cast<double>(t.lost_time_ns) / static_cast<double>(t.elapsed_ns) : 0.0)
       << "% (lost time / elapsed, all runs), " << t.runs_with_loss << " runs lost records\n";
   out << "  scheduling       " << with_commas(t.switches) << " fiber switches, " << with_commas(t.decisions)
-      << " decisions\n";
+      << " decisions; " << with_commas(t.schedule_points) << " scheduling points (picks among two or more ready "
+      << "fibers), up to " << with_commas(t.schedule_points_max) << " in a run of up to " << t.fibers_max << " fibers\n";
+  if (options.pct.depth > 0) print_pct(out, options.pct, t);
   out << "  determinism      " << t.determinism_checked << " seeds run twice, " << t.determinism_passed
       << " identical\n";
   out << "  properties (passed/checked):\n";
@@ -674,15 +733,17 @@ namespace {
 
 // The same seed again, without recording: the same trace and output.
 // Prints a failure to `log`.
-bool deterministic(const RunConfig& config, const RunResult& result, std::ostream& log) {
-  const RunResult again = run_simulation(config);
+bool deterministic(const CampaignOptions& options, const RunConfig& config, const RunResult& result,
+                   std::ostream& log) {
+  DecisionSource decisions(config.seed, false, options.pct);
+  const RunResult again = run_simulation(config, decisions);
   if (again.trace_hash == result.trace_hash && again.output_hash == result.output_hash &&
       again.decisions == result.decisions) {
     return true;
   }
   log << "FAIL seed=" << config.seed << " property=" << model::kDeterminism << ": the same seed gave trace hash "
       << std::hex << result.trace_hash << " then " << again.trace_hash << ", output hash " << result.output_hash
-      << " then " << again.output_hash << std::dec << "\n  reproduce: " << reproduce_command(config) << "\n";
+      << " then " << again.output_hash << std::dec << "\n  reproduce: " << reproduce_line(options, config) << "\n";
   return false;
 }
 
@@ -702,7 +763,7 @@ struct SeedOutcome {
 SeedOutcome run_seed(const CampaignOptions& options, std::uint64_t seed, bool check_determinism) {
   SeedOutcome o;
   const RunConfig config = campaign_config(options, seed);
-  DecisionSource decisions(seed, true);
+  DecisionSource decisions(seed, true, options.pct);
   CrashContext crash{&options, &config, &decisions};
   core::set_verify_context(&crash);
   o.result = run_simulation(config, decisions);
@@ -715,7 +776,7 @@ SeedOutcome run_seed(const CampaignOptions& options, std::uint64_t seed, bool ch
     o.code = safety ? kExitCorrectness : kExitLiveness;
   } else if (check_determinism) {
     o.determinism_checked = true;
-    o.determinism_passed = deterministic(config, o.result, report);
+    o.determinism_passed = deterministic(options, config, o.result, report);
     if (!o.determinism_passed) o.code = kExitCorrectness;
   }
   core::set_verify_context(nullptr);

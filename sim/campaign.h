@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/decisions.h"
 #include "sim/params.h"
 
 namespace ringsim::sim {
@@ -36,6 +37,9 @@ struct CampaignOptions {
   // Swarm testing: each run's fault sites on with probability 1/2
   // (sim/params.h swarm_config), before the overrides.
   bool swarm = false;
+  // PCT for the scheduler's picks (sim/decisions.h PctSettings): depth 0
+  // is off (uniform picks).
+  PctSettings pct{0, 1000};
   // A merge's: the shards' fixed fields as their summaries wrote them
   // (overrides.as_args()), written again in the merged summary.
   std::string merged_fixed;

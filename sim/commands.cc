@@ -125,6 +125,12 @@ void add_campaign_options(CLI::App& app, CampaignOptions& options, std::string& 
   app.add_flag("--swarm", options.swarm,
                "swarm testing: in each run every fault site (a rate per million) stays as drawn with probability 1/2, "
                "else 0 (a failure's reproduction line names the sites off)");
+  app.add_option("--pct-depth", options.pct.depth,
+                 "PCT for the scheduler's picks (Burckhardt et al. 2010): depth d, d - 1 priority change points a run "
+                 "(0: uniform picks); the summary prints the bound it gives")
+      ->check(CLI::Range(0, 8));
+  app.add_option("--pct-steps", options.pct.steps, "with --pct-depth: the scheduling points the change points are drawn among")
+      ->check(CLI::Range(1, 1'000'000'000));
   app.add_option("--shard", shard,
                  "I/N: run shard I of N (seeds first + I + k*N); without it, the engine's variables (Bazel, Slurm "
                  "array, Kubernetes Indexed Job: docs/scale.md). `campaign merge` folds the shards' --json files");
@@ -145,6 +151,9 @@ int parse_campaign_command_line(int argc, char** argv, CampaignOptions& options)
   options.first_seed = options.seed_from_clock ? seed_from_clock() : std::strtoull(seed.c_str(), nullptr, 10);
 
   options.progress = !no_progress;
+  if (app.count("--pct-steps") > 0 && options.pct.depth == 0) {
+    return core::usage_error("campaign", "--pct-steps: needs --pct-depth");
+  }
   options.overrides = config_options.overrides();
   const std::string error = shard.empty() ? read_sharding(options) : parse_shard(shard, options);
   if (!error.empty()) return core::usage_error("campaign", error);

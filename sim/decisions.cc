@@ -14,6 +14,19 @@ DecisionSource::DecisionSource(std::vector<Decision> tape, Mode mode, bool recor
   VERIFY(mode_ == Mode::replay_strict || mode_ == Mode::replay_lenient);
 }
 
+DecisionSource::DecisionSource(std::uint64_t seed, bool record, const PctSettings& pct)
+    : mode_(Mode::random), record_(record), rng_(seed), pct_(pct), pct_seed_(seed ^ 0x5043545043545043ull) {
+  VERIFY(pct_.depth == 0 || pct_.steps >= 1);
+}
+
+void DecisionSource::take_pick(std::uint64_t bound, std::uint64_t value) {
+  VERIFY(mode_ == Mode::random && pct_.depth > 0);
+  VERIFY(value < bound);
+  if (bound == 1) return;
+  draws_++;
+  if (record_) recorded_.push_back(Decision{bound, value});
+}
+
 DecisionSource::DecisionSource(std::uint64_t seed, std::vector<std::uint64_t> schedule)
     : mode_(Mode::explore), record_(true), rng_(seed), schedule_(std::move(schedule)) {}
 

@@ -28,6 +28,16 @@
 
 namespace ringsim::sim {
 
+// PCT (probabilistic concurrency testing: Burckhardt, Kothari, Musuvathi,
+// Nagarakatte, ASPLOS 2010) for the scheduler's picks (sim/scheduler.h):
+// depth d, change points drawn among the first `steps` scheduling points.
+// depth 0: off (uniform picks).
+struct PctSettings {
+  std::uint32_t depth = 0;
+  std::uint64_t steps = 0;
+  bool operator==(const PctSettings&) const = default;
+};
+
 struct Decision {
   std::uint64_t bound = 0;
   std::uint64_t value = 0;
@@ -44,6 +54,9 @@ class DecisionSource {
   // reduction) when `record` is set, which is how the shrinker turns an
   // edited tape back into one that replays strictly.
   DecisionSource(std::vector<Decision> tape, Mode mode, bool record = false);
+  // Random mode whose scheduler picks by PCT (`pct.depth` > 0): the picks
+  // are recorded like any draw, so the tape replays without PCT.
+  DecisionSource(std::uint64_t seed, bool record, const PctSettings& pct);
   // Explore mode: the scheduler's picks are `schedule` (then 0s), the rest
   // random from `seed`; records the tape and the picks.
   DecisionSource(std::uint64_t seed, std::vector<std::uint64_t> schedule);
@@ -57,6 +70,11 @@ class DecisionSource {
   std::uint64_t draw_schedule(std::uint64_t bound);
   // Explore mode: the picks made (bound > 1 only), in order.
   const std::vector<Decision>& schedule_taken() const { return schedule_taken_; }
+  // PCT: its settings (depth 0: off), the seed of its own stream, and a
+  // pick it made among `bound` ready fibers, taken as a decision.
+  const PctSettings& pct() const { return pct_; }
+  std::uint64_t pct_seed() const { return pct_seed_; }
+  void take_pick(std::uint64_t bound, std::uint64_t value);
 
   // True with probability per_million / 1e6. A draw of 0 means "no".
   bool chance(std::uint32_t per_million);
@@ -86,6 +104,8 @@ class DecisionSource {
   std::vector<Decision> recorded_;  // what was drawn, when recording
   std::vector<std::uint64_t> schedule_;     // explore: the picks to make
   std::vector<Decision> schedule_taken_;    // explore: the picks made
+  PctSettings pct_;
+  std::uint64_t pct_seed_ = 0;
   std::uint64_t cursor_ = 0;
   std::uint64_t draws_ = 0;
   std::string divergence_;

@@ -312,6 +312,8 @@ class Run {
     r.cancel_reason = scheduler_.cancel_reason();
     r.virtual_ns = scheduler_.now_ns();
     r.switches = scheduler_.switches();
+    r.schedule_points = scheduler_.schedule_points();
+    r.fibers = scheduler_.fibers_seen();
     r.decisions = decisions_.draws();
     r.trace_hash = scheduler_.trace_hash();
     r.trace_events = scheduler_.trace_events();

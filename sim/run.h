@@ -64,6 +64,8 @@ struct RunResult {
   std::uint64_t quiet_start_ns = 0;
   std::uint64_t finish_ns = 0;
   std::uint64_t switches = 0;
+  std::uint64_t schedule_points = 0;  // picks among two or more ready fibers
+  std::uint64_t fibers = 0;           // fibers the run spawned
   std::uint64_t decisions = 0;
   std::uint64_t samples_attempted = 0;
   std::uint64_t bytes_written = 0;  // by the kernel into rings

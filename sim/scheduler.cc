@@ -118,6 +118,50 @@ Scheduler::Scheduler(DecisionSource& decisions, const SchedulerLimits& limits)
   VERIFY(trace_state_ != nullptr);
   VERIFY(XXH3_64bits_reset(trace_state_) == XXH_OK);
   VERIFY(limits_.yield_per_million <= 1'000'000);
+  const PctSettings& pct = decisions_.pct();
+  if (pct.depth > 0) {
+    // d - 1 change points, distinct, among scheduling points 1..steps;
+    // the i-th drawn sets priority i (Burckhardt et al.'s algorithm).
+    pct_rng_ = decisions_.pct_seed();
+    for (std::uint64_t i = 1; i < pct.depth && pct_change_.size() < pct.steps; i++) {
+      for (int attempt = 0; attempt < 1000; attempt++) {
+        const std::uint64_t point = 1 + pct_next() % pct.steps;
+        if (pct_change_.emplace(point, i).second) break;
+      }
+    }
+  }
+}
+
+// splitmix64: PCT's own stream (the run's decisions stay the tape's).
+std::uint64_t Scheduler::pct_next() {
+  std::uint64_t x = (pct_rng_ += 0x9e3779b97f4a7c15ull);
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+std::uint64_t Scheduler::pct_pick() {
+  const std::uint64_t depth = decisions_.pct().depth;
+  const auto priority_of = [&](boost::fibers::context* c) -> std::uint64_t& {
+    auto [it, fresh] = pct_priority_.emplace(c, 0);
+    if (fresh) it->second = depth + 1 + pct_next() % (std::uint64_t{1} << 40);
+    return it->second;
+  };
+  std::uint64_t best = 0;
+  for (std::uint64_t i = 1; i < ready_.size(); i++) {
+    if (priority_of(ready_[i]) > priority_of(ready_[best])) best = i;
+  }
+  priority_of(ready_[best]);
+  const auto change = pct_change_.find(schedule_points_);
+  if (change != pct_change_.end()) {
+    // The fiber about to run drops below every fiber not yet changed.
+    priority_of(ready_[best]) = change->second;
+    best = 0;
+    for (std::uint64_t i = 1; i < ready_.size(); i++) {
+      if (priority_of(ready_[i]) > priority_of(ready_[best])) best = i;
+    }
+  }
+  return best;
 }
 
 Scheduler::~Scheduler() {
@@ -151,12 +195,13 @@ void Scheduler::run(const std::function<void()>& setup) {
 }
 
 void Scheduler::spawn(std::string name, std::function<void()> body) {
+  fibers_seen_++;
   VERIFY(running_);
   VERIFY(fibers_->fibers.size() < kFibersMax);
   fibers_->names.push_back(name);
   fibers_->fibers.emplace_back(
       std::allocator_arg, CleanStack(kStackBytes),
-      [body = std::move(body), name = std::move(name)] {
+      [this, body = std::move(body), name = std::move(name)] {
         // An exception must not cross a fiber's stack boundary.
         try {
           body();
@@ -164,6 +209,8 @@ void Scheduler::spawn(std::string name, std::function<void()> body) {
           const std::string message = "fiber " + name + " threw: " + e.what();
           VERIFY_MSG(false, message.c_str());
         }
+        // PCT: a later fiber may get this context's address; it is new.
+        pct_priority_.erase(boost::fibers::context::active());
       });
 }
 
@@ -256,7 +303,14 @@ boost::fibers::context* Scheduler::pick_next() {
     }
   }
   if (ready_.empty()) return nullptr;
-  const std::uint64_t index = decisions_.draw_schedule(ready_.size());
+  if (ready_.size() > 1) schedule_points_++;
+  std::uint64_t index = 0;
+  if (decisions_.pct().depth > 0) {
+    index = ready_.size() > 1 ? pct_pick() : 0;
+    decisions_.take_pick(ready_.size(), index);
+  } else {
+    index = decisions_.draw_schedule(ready_.size());
+  }
   boost::fibers::context* next = ready_[index];
   ready_.erase(ready_.begin() + static_cast<std::ptrdiff_t>(index));
   switches_++;

@@ -160,6 +160,10 @@ class Scheduler {
   std::uint64_t trace_events() const { return trace_events_; }
 
   std::uint64_t switches() const { return switches_; }
+  // Picks among two or more ready fibers (the scheduling points), and the
+  // fibers the run had.
+  std::uint64_t schedule_points() const { return schedule_points_; }
+  std::uint64_t fibers_seen() const { return fibers_seen_; }
   const SchedulerLimits& limits() const { return limits_; }
 
  private:
@@ -167,6 +171,9 @@ class Scheduler {
   friend class SimAlgorithm;
 
   Wake block(Waiter& waiter, WaitQueue* queue, std::uint64_t deadline_ns);
+  // PCT's pick among the ready fibers (decisions_.pct().depth > 0).
+  std::uint64_t pct_pick();
+  std::uint64_t pct_next();
   void wake(Waiter& waiter, Wake how);
   // Algorithm callbacks.
   void awakened(boost::fibers::context* context);
@@ -178,6 +185,14 @@ class Scheduler {
   const SchedulerLimits limits_;
   std::uint64_t now_ns_ = 0;
   std::uint64_t switches_ = 0;
+  std::uint64_t schedule_points_ = 0;
+  std::uint64_t fibers_seen_ = 0;
+  // PCT: each fiber's priority (drawn when first ready: above the depth),
+  // the change points (scheduling point number -> the priority it sets,
+  // 1..depth-1, below every drawn one), its own stream.
+  std::map<boost::fibers::context*, std::uint64_t> pct_priority_;
+  std::map<std::uint64_t, std::uint64_t> pct_change_;
+  std::uint64_t pct_rng_ = 0;
   std::uint64_t next_wait_id_ = 1;
   bool cancelled_ = false;
   bool running_ = false;
