@@ -36,7 +36,12 @@ inline constexpr std::uint64_t kSwitchOutputMinNs = 10'000'000;
 inline constexpr std::uint64_t kSwitchOutputMaxNs = std::uint64_t{30} * 86'400 * 1'000'000'000;
 inline constexpr std::uint32_t kSwitchMaxFilesMax = 1'000'000;
 inline constexpr std::uint64_t kHeaderIntervalMaxMs = 3'600'000;
-inline constexpr std::uint64_t kHeaderIntervalDefaultMs = 1000;
+// 10 s: a checkpoint's timed read and write, each second, put the recorder
+// in its own -a profile 2.5 times as often as perf is in its own (60
+// idle runs of -a -F 4000 -- sleep 1: 62 samples against 22); every 10 s
+// it is at perf's level (33; docs/recorder.md, "Self-sampling"). kill -9
+// then loses at most about 20 s (perf's own file is unreadable after it).
+inline constexpr std::uint64_t kHeaderIntervalDefaultMs = 10'000;
 inline constexpr std::uint64_t kDelayMaxMs = 3'600'000;  // -D: an hour
 // Without a wakeup from the rings, the reading thread reads them once per
 // header interval (what a checkpoint covers must be written first), or
@@ -45,9 +50,9 @@ inline constexpr std::uint64_t kDelayMaxMs = 3'600'000;  // -D: an hour
 // kWriterWaitMaxMs (and at once when kWriterWakeMaxBytes are staged). Every
 // wakeup is CPU time of the recorder, which then shows in its own -a
 // profile: reading every 100 ms (the default until 2026-11-25) and the
-// writer looking every 10 ms, it had 5x perf's own samples
-// (docs/recorder.md, "Self-sampling").
-inline constexpr std::uint64_t kReadIntervalNoCheckpointsMs = 1000;
+// writer looking every 10 ms, it had 5x perf's own samples; reading every
+// second (until 2026-11-26), 2.5x (docs/recorder.md, "Self-sampling").
+inline constexpr std::uint64_t kReadIntervalNoCheckpointsMs = 10'000;
 inline constexpr std::uint64_t kWriterWaitMaxMs = 1000;
 // The writer writes at least this often in bytes (perf writes each ring's
 // half at its watermark, 256 KiB by default): a full disk keeps what came

@@ -900,8 +900,8 @@ def main():
     ap.add_argument("--self-sampling", type=int, default=0, metavar="RUNS")
     ap.add_argument("--self-sleep", default="1", metavar="S,...",
                     help="with --self-sampling: the recorded command's lengths (sleep S), each measured in turn")
-    ap.add_argument("--self-who", default="perf,ours,ours-100ms", metavar="W,...",
-                    help="with --self-sampling: the recorders, of perf, ours, ours-100ms, ours-10s")
+    ap.add_argument("--self-who", default="perf,ours,ours-1s", metavar="W,...",
+                    help="with --self-sampling: the recorders, of perf, ours (its default: 10 s), ours-100ms, ours-1s")
     a = ap.parse_args()
     if not os.access(PERF, os.X_OK):
         print(f"side_by_side: SKIPPED: {PERF} not found (install linux-perf)")
@@ -955,7 +955,7 @@ def main():
 
 # ---------------------------------------------------------------- self-sampling
 
-SELF_WHO = ("perf", "ours", "ours-100ms", "ours-10s")
+SELF_WHO = ("perf", "ours", "ours-100ms", "ours-1s")
 
 
 def self_args(sleep_s):
@@ -977,8 +977,8 @@ def self_sampling_run(ctx, who, tmp, sleep_s):
     argv = [PERF, "record", "-q", "-o", out] if who == "perf" else [ctx.record, "-q", "-o", out]
     if who == "ours-100ms":  # reading every 100 ms, as the default did until 2026-11-25
         argv += ["--header-interval-ms", "100"]
-    if who == "ours-10s":  # header checkpoints (and timed reads) every 10 s
-        argv += ["--header-interval-ms", "10000"]
+    if who == "ours-1s":  # header checkpoints (and timed reads) every second, the default until 2026-11-26
+        argv += ["--header-interval-ms", "1000"]
     argv += self_args(sleep_s)
     with RecordingLock():
         p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

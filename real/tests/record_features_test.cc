@@ -138,7 +138,7 @@ TEST(RecordFeatures, PerfReportHeaderOnlyDecodesEverySectionWithNoWarning) {
 // Every file of a --switch-output recording is finished with its own
 // feature sections: its sample time, the DSOs its samples hit.
 // The rings are read every 100 ms (--header-interval-ms): at the default
-// 1 s this short workload's 200 KB would be read once, at its end, in one
+// 10 s this short workload's 200 KB would be read once, at its end, in one
 // chunk (a ring's watermark is half its 512 KiB), and fill 2 files.
 TEST(RecordFeatures, EveryRotatedFileHasItsOwnFeatures) {
   const std::string out = testing::temp_dir("rotated") + "/ours.data";

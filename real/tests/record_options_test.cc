@@ -59,7 +59,7 @@ TEST(RecordOptions, DefaultsAreDocumented) {
   EXPECT_EQ(o.aio_cblocks, kAioDefault);
   EXPECT_FALSE(o.overwrite);
   EXPECT_EQ(o.switch_output_bytes, 0u);
-  EXPECT_EQ(o.header_interval_ms, 1000u);
+  EXPECT_EQ(o.header_interval_ms, 10000u);
   EXPECT_EQ(o.realtime_priority, 0u);
   EXPECT_TRUE(o.staged);
   EXPECT_EQ(o.staging_bytes, 0u);  // the default size, from the rings

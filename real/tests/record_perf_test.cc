@@ -444,7 +444,9 @@ TEST(RecordWithPerf, SigtermStopsASystemWideRecording) {
   REQUIRE_PERF();
   const std::string out = testing::temp_dir("sigterm") + "/perf.data";
   Process p;
-  ASSERT_TRUE(testing::start(p, concat({testing::record_path()}, {"-a", "-F", "1000", "-o", out})).ok());
+  ASSERT_TRUE(
+      testing::start(p, concat({testing::record_path()}, {"-a", "-F", "1000", "--header-interval-ms", "1000", "-o", out}))
+          .ok());
   // The header shows the synthesized records first, then ring data.
   std::uint64_t start_bytes = 0;
   ASSERT_TRUE(testing::wait_until([&] { return (start_bytes = testing::header_data_size(out)) > 0; }));
@@ -653,7 +655,7 @@ TEST(RecordWithPerf, SwitchOutputWritesFilesPerfReadsOneByOne) {
   const std::string out = testing::temp_dir("switch") + "/perf.data";
   // A sample every 100 us of the command's CPU time: 8000 samples of 48
   // bytes for 2 x 400 ms, whatever the machine does meanwhile; read every
-  // 100 ms (at the default 1 s the rings may be read once, at the end).
+  // 100 ms (at the default 10 s the rings may be read once, at the end).
   const RunResult r = testing::run_record(concat({"-e", "task-clock", "-c", "100000", "--switch-output", "64K",
                                                   "--header-interval-ms", "100", "-o", out, "--"},
                                                  burn(400, 2)));

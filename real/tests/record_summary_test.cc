@@ -319,7 +319,7 @@ TEST(RecordSummary, EveryFigureOfASystemWideRecordingUnderLoadInEveryWriteMode) 
 TEST(RecordSummary, RotationCountsItsFilesAndTheSideBandItKept) {
   const std::string out = testing::temp_dir("summary-switch") + "/perf.data";
   double wall_s = 0;
-  // Reads every 100 ms: at the default 1 s a ring that never reaches its
+  // Reads every 100 ms: at the default 10 s a ring that never reaches its
   // watermark in 400 ms is read once at the end, and its 400 KB made only
   // two files (2 of 5 runs), as perf's would.
   const RunResult r = record(concat({"-e", "task-clock", "-c", "100000", "--switch-output", "64K",
@@ -406,8 +406,9 @@ TEST(RecordSummary, TheRingsAreReadOncePerHeaderInterval) {
     const RunResult r = testing::run_record(concat(args, {"--", "sleep", "2"}));
     ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
     const std::string loop = line_of(r.err, "loop: ");
-    // Two seconds: a read per second (the default, and without checkpoints)
-    // or per 50 ms, within what a loaded machine adds or delays.
+    // Two seconds: a read per 10 s (the default, and without checkpoints:
+    // none but the end's), per second, or per 50 ms, within what a loaded
+    // machine adds or delays.
     EXPECT_GE(number_after(loop, "rounds"), static_cast<std::uint64_t>(rounds_min)) << interval_ms << ": " << loop;
     EXPECT_LE(number_after(loop, "rounds"), static_cast<std::uint64_t>(rounds_max)) << interval_ms << ": " << loop;
   }
