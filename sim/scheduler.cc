@@ -147,19 +147,19 @@ std::uint64_t Scheduler::pct_pick() {
     if (fresh) it->second = depth + 1 + pct_next() % (std::uint64_t{1} << 40);
     return it->second;
   };
-  std::uint64_t best = 0;
-  for (std::uint64_t i = 1; i < ready_.size(); i++) {
-    if (priority_of(ready_[i]) > priority_of(ready_[best])) best = i;
-  }
-  priority_of(ready_[best]);
+  const auto highest = [&] {
+    std::uint64_t best = 0;
+    for (std::uint64_t i = 1; i < ready_.size(); i++) {
+      if (priority_of(ready_[i]) > priority_of(ready_[best])) best = i;
+    }
+    return best;
+  };
+  std::uint64_t best = highest();
   const auto change = pct_change_.find(schedule_points_);
   if (change != pct_change_.end()) {
     // The fiber about to run drops below every fiber not yet changed.
     priority_of(ready_[best]) = change->second;
-    best = 0;
-    for (std::uint64_t i = 1; i < ready_.size(); i++) {
-      if (priority_of(ready_[i]) > priority_of(ready_[best])) best = i;
-    }
+    best = highest();
   }
   return best;
 }
