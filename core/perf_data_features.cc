@@ -208,6 +208,7 @@ std::string to_hex(const std::vector<std::uint8_t>& id) {
 
 const char* to_string(Feature feature) {
   switch (feature) {
+    case Feature::tracing_data: return "TRACING_DATA";
     case Feature::build_id: return "BUILD_ID";
     case Feature::hostname: return "HOSTNAME";
     case Feature::osrelease: return "OSRELEASE";
@@ -237,6 +238,7 @@ FeatureSections feature_sections(const PerfFeatures& features, const std::vector
   const HostFeatures& h = features.host;
   // Every section has bytes: readers (hotspot's) take a size of 0 for a
   // missing section.
+  if (!h.tracing_data.empty()) sections.emplace_back(Feature::tracing_data, h.tracing_data);
   if (!f.build_ids.empty()) sections.emplace_back(Feature::build_id, build_id_section(f.build_ids));
   host_sections(h, events, sections);
   if (f.aux_recorded) sections.emplace_back(Feature::auxtrace, auxtrace_section(f.auxtrace));

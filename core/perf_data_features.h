@@ -34,6 +34,7 @@ namespace ringsim::core {
 // perf's HEADER_* feature numbers (tools/perf/util/header.h), those written
 // here.
 enum class Feature : std::uint32_t {
+  tracing_data = 1,
   build_id = 2,
   hostname = 3,
   osrelease = 4,
@@ -129,6 +130,9 @@ struct HostFeatures {
   std::vector<NumaNode> numa;
   std::optional<std::uint64_t> clock_resolution_ns;  // CLOCKID
   std::optional<ClockData> clock_data;               // CLOCK_DATA
+  // TRACING_DATA: tracefs's formats of the recording's tracepoints, laid
+  // out by the recorder (real/tracepoints.h); empty without tracepoints.
+  std::vector<std::byte> tracing_data;
   bool operator==(const HostFeatures&) const = default;
 };
 

@@ -1,6 +1,7 @@
 #include "model/perf_features.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 
 #include "model/records.h"
@@ -20,6 +21,7 @@ class Cursor {
   bool ok() const { return problem_.empty(); }
   const std::string& problem() const { return problem_; }
   std::uint64_t left() const { return bytes_.size() - at_; }
+  std::uint64_t offset() const { return at_; }
   void fail(const std::string& why) {
     if (problem_.empty()) problem_ = why + " at section offset " + std::to_string(at_);
   }
@@ -189,9 +191,79 @@ void clock_data(Cursor& c, PerfFeatures& f) {
   if (c.ok() && f.clock_data_version != 1) c.fail("CLOCK_DATA version " + std::to_string(f.clock_data_version));
 }
 
+// A NUL-terminated string (TRACING_DATA's), at most 4096 bytes.
+std::string c_string(Cursor& c) {
+  std::string out;
+  for (int i = 0; i < 4096 && c.ok(); i++) {
+    const char ch = static_cast<char>(c.get<std::uint8_t>());
+    if (ch == '\0') return out;
+    out.push_back(ch);
+  }
+  c.fail("string without its NUL");
+  return out;
+}
+
+// The value after "KEY: " on its own line of a format text ("" if none).
+std::string format_line(const std::string& text, const std::string& key) {
+  const std::size_t at = text.find(key + ": ");
+  if (at == std::string::npos || (at > 0 && text[at - 1] != '\n')) return "";
+  const std::size_t from = at + key.size() + 2;
+  return text.substr(from, text.find('\n', from) - from);
+}
+
+// One event format (u64 size, the text) of `system`.
+void tracepoint_format(Cursor& c, const std::string& system, PerfFeatures& f) {
+  const std::uint64_t size = c.get<std::uint64_t>();
+  const std::span<const std::byte> text = c.take(size);
+  if (!c.ok()) return;
+  const std::string format(reinterpret_cast<const char*>(text.data()), text.size());
+  TracepointFormat t{system, format_line(format, "name"), 0};
+  const std::string id = format_line(format, "ID");
+  const auto parsed = std::from_chars(id.data(), id.data() + id.size(), t.id);
+  if (t.name.empty() || id.empty() || parsed.ec != std::errc{} || parsed.ptr != id.data() + id.size()) {
+    c.fail("a format of system " + system + " without its name or ID line");
+    return;
+  }
+  f.tracepoint_formats.push_back(std::move(t));
+}
+
+// A u32 or u64 size, then that many bytes (skipped).
+template <class Size>
+void sized_blob(Cursor& c) {
+  const Size size = c.get<Size>();
+  c.take(size);
+}
+
+void tracing_data(Cursor& c, PerfFeatures& f) {
+  static const char magic[] = {23, 8, 68, 't', 'r', 'a', 'c', 'i', 'n', 'g'};
+  const std::span<const std::byte> m = c.take(sizeof magic);
+  if (c.ok() && std::memcmp(m.data(), magic, sizeof magic) != 0) c.fail("no tracing magic");
+  f.tracing_version = c_string(c);
+  if (c.ok() && f.tracing_version != "0.6") c.fail("tracing data version " + f.tracing_version + ", not 0.6");
+  c.take(2);  // endianness, sizeof long
+  c.get<std::uint32_t>();  // page size
+  for (const char* header : {"header_page", "header_event"}) {
+    if (c.ok() && c_string(c) != header) c.fail(std::string("no ") + header);
+    sized_blob<std::uint64_t>(c);
+  }
+  const std::uint32_t ftrace = c.get<std::uint32_t>();
+  for (std::uint32_t i = 0; i < ftrace && i < kListMax && c.ok(); i++) tracepoint_format(c, "ftrace", f);
+  const std::uint32_t systems = c.get<std::uint32_t>();
+  for (std::uint32_t s = 0; s < systems && s < kListMax && c.ok(); s++) {
+    const std::string system = c_string(c);
+    const std::uint32_t count = c.get<std::uint32_t>();
+    for (std::uint32_t i = 0; i < count && i < kListMax && c.ok(); i++) tracepoint_format(c, system, f);
+  }
+  f.tracing_formats_end = c.offset();
+  sized_blob<std::uint32_t>(c);  // kallsyms
+  sized_blob<std::uint32_t>(c);  // printk formats
+  sized_blob<std::uint64_t>(c);  // saved cmdlines
+}
+
 // Decodes one section; false for a bit this reader does not decode.
 bool decode(std::uint32_t bit, Cursor& c, PerfFeatures& f) {
   switch (bit) {
+    case kFeatTracingData: tracing_data(c, f); break;
     case kFeatBuildId: build_ids(c, f); break;
     case kFeatHostname: f.hostname = c.string(); break;
     case kFeatOsrelease: f.osrelease = c.string(); break;

@@ -19,7 +19,7 @@
 namespace ringsim::model {
 
 // perf's feature bit numbers.
-inline constexpr std::uint32_t kFeatBuildId = 2, kFeatHostname = 3, kFeatOsrelease = 4, kFeatVersion = 5,
+inline constexpr std::uint32_t kFeatTracingData = 1, kFeatBuildId = 2, kFeatHostname = 3, kFeatOsrelease = 4, kFeatVersion = 5,
                                kFeatArch = 6, kFeatNrcpus = 7, kFeatCpudesc = 8, kFeatCpuid = 9,
                                kFeatTotalMem = 10, kFeatCmdline = 11, kFeatEventDesc = 12,
                                kFeatCpuTopology = 13, kFeatNumaTopology = 14, kFeatAuxtrace = 18,
@@ -64,6 +64,14 @@ struct NumaNodeFeature {
   std::string cpu_list;
 };
 
+// One tracepoint format in TRACING_DATA: its system, and the name and ID
+// lines of the format text.
+struct TracepointFormat {
+  std::string system;
+  std::string name;
+  std::uint64_t id = 0;
+};
+
 struct PerfFeatures {
   std::uint64_t bitmap[4] = {0, 0, 0, 0};
   std::vector<FeatureTableEntry> table;  // in bit order
@@ -87,6 +95,13 @@ struct PerfFeatures {
   std::uint32_t clockid = 0;
   std::uint64_t clock_tod_ns = 0;
   std::uint64_t clock_clockid_ns = 0;
+  // TRACING_DATA (trace-event-read.c's layout, version 0.6): the event
+  // formats it holds, in its order.
+  std::string tracing_version;
+  std::vector<TracepointFormat> tracepoint_formats;
+  // Where the formats end in the section: what follows (printk formats,
+  // saved cmdlines) is tracefs's state when the recorder read it.
+  std::uint64_t tracing_formats_end = 0;
 };
 
 // Reads the features of `file` whose header's bitmap is `bitmap` and whose

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "core/cli/command_line.h"
+#include "real/tracepoints.h"
 #include "real/zstd_records.h"
 
 namespace ringsim::real {
@@ -74,26 +75,11 @@ const std::vector<EventName>& event_names() {
   return names;
 }
 
-std::string parse_event(std::string_view text, perf_event_attr& attr) {
-  const std::size_t colon = text.find(':');
-  const std::string_view name = text.substr(0, colon);
-  const EventName* found = nullptr;
-  for (const EventName& e : event_names()) {
-    if (name == e.name) found = &e;
-  }
-  if (found == nullptr) {
-    return "-e " + std::string(text) + ": unknown event \"" + std::string(name) + "\" (events: " + names_list() + ")";
-  }
-  attr.type = found->type;
-  attr.config = found->config;
-  attr.exclude_user = 0;
-  attr.exclude_kernel = 0;
-  attr.exclude_hv = 0;
-  // Host only, as perf records by default (a guest's samples need perf
-  // kvm); with modifiers, as perf 6.1's get_event_modifier: only u asks it.
-  attr.exclude_guest = 1;
-  if (colon == std::string_view::npos) return "";
-  const std::string_view modifiers = text.substr(colon + 1);
+namespace {
+
+// Modifiers after an event (u: user space only, k: kernel only), as perf
+// 6.1's get_event_modifier sets exclude_guest: only u asks for it.
+std::string parse_modifiers(std::string_view text, std::string_view modifiers, perf_event_attr& attr) {
   bool user = false;
   bool kernel = false;
   for (const char c : modifiers) {
@@ -111,6 +97,75 @@ std::string parse_event(std::string_view text, perf_event_attr& attr) {
   attr.exclude_kernel = kernel ? 0 : 1;
   attr.exclude_hv = 1;
   attr.exclude_guest = user ? 1 : 0;
+  return "";
+}
+
+const EventName* find_event_name(std::string_view name) {
+  for (const EventName& e : event_names()) {
+    if (name == e.name) return &e;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool is_tracepoint(std::string_view text) {
+  const std::size_t colon = text.find(':');
+  return colon != std::string_view::npos && find_event_name(text.substr(0, colon)) == nullptr;
+}
+
+std::string parse_event(std::string_view text, perf_event_attr& attr) {
+  const std::size_t colon = text.find(':');
+  const std::string_view name = text.substr(0, colon);
+  const EventName* found = find_event_name(name);
+  std::string_view modifiers;
+  bool has_modifiers = colon != std::string_view::npos;
+  if (found != nullptr) {
+    attr.type = found->type;
+    attr.config = found->config;
+    if (has_modifiers) modifiers = text.substr(colon + 1);
+  } else if (has_modifiers) {
+    std::vector<Tracepoint> tps;
+    if (std::string problem = find_tracepoints(tracefs_root(), text, tps); !problem.empty()) return problem;
+    if (tps.size() != 1) {
+      return "-e " + std::string(text) + ": names " + std::to_string(tps.size()) + " tracepoints, not one";
+    }
+    attr.type = PERF_TYPE_TRACEPOINT;
+    attr.config = tps[0].id;
+    const std::size_t second = text.find(':', colon + 1);
+    has_modifiers = second != std::string_view::npos;
+    if (has_modifiers) modifiers = text.substr(second + 1);
+  } else {
+    return "-e " + std::string(text) + ": unknown event \"" + std::string(name) + "\" (events: " + names_list() +
+           "; or a tracepoint SYSTEM:NAME)";
+  }
+  attr.exclude_user = 0;
+  attr.exclude_kernel = 0;
+  attr.exclude_hv = 0;
+  // Host only, as perf records by default (a guest's samples need perf kvm).
+  attr.exclude_guest = 1;
+  if (!has_modifiers) return "";
+  return parse_modifiers(text, modifiers, attr);
+}
+
+std::string expand_events(const std::vector<std::string>& texts, std::vector<std::string>& out) {
+  std::vector<std::string> expanded;
+  for (const std::string& text : texts) {
+    if (!is_tracepoint(text)) {
+      expanded.push_back(text);
+      continue;
+    }
+    std::vector<Tracepoint> tps;
+    if (std::string problem = find_tracepoints(tracefs_root(), text, tps); !problem.empty()) return problem;
+    for (const Tracepoint& t : tps) {
+      expanded.push_back(t.full_name() + (t.modifiers.empty() ? "" : ":" + t.modifiers));
+      if (expanded.size() > kEventsMax) {
+        return "-e " + text + ": more than " + std::to_string(kEventsMax) + " events in all (" +
+               std::to_string(tps.size()) + " tracepoints match it)";
+      }
+    }
+  }
+  out = std::move(expanded);
   return "";
 }
 
@@ -430,6 +485,7 @@ int apply_staging(const RawOptions& raw, RecordOptions& o) {
 // pages of 4 KiB) into `o`. "" or the problem.
 std::string apply_freq_and_pages(const RawOptions& raw, RecordOptions& o) {
   if (raw.freq_option->count() > 0) {
+    o.freq_given = true;
     if (raw.freq_text == "max") {
       o.freq_hz = max_sample_rate_hz();
       if (o.freq_hz == 0) return "-F max: /proc/sys/kernel/perf_event_max_sample_rate cannot be read";
@@ -517,7 +573,11 @@ std::string parse_delay(const std::string& text, std::uint64_t& ms_out) {
 }
 
 int apply(const RawOptions& raw, RecordOptions& o) {
-  if (!raw.events.empty()) o.events = raw.events;
+  if (!raw.events.empty()) {
+    if (const std::string problem = expand_events(raw.events, o.events); !problem.empty()) {
+      return core::usage_error(kAppName, problem);
+    }
+  }
   for (const auto& [option, texts, out] : {std::tuple{"-p", &raw.pids, &o.pids}, std::tuple{"-t", &raw.tids, &o.tids}}) {
     for (const std::string& text : *texts) {
       if (const std::string problem = parse_task_list(option, text, *out); !problem.empty()) {
@@ -683,6 +743,18 @@ void set_sampling(const RecordOptions& o, std::uint64_t register_mask, perf_even
     attr.freq = 1;
     attr.sample_freq = o.freq_hz;
     attr.sample_type |= PERF_SAMPLE_PERIOD;
+  }
+  if (attr.type == PERF_TYPE_TRACEPOINT) {
+    // As perf 6.1's evsel__newtp_idx: the tracepoint's fields (RAW), and
+    // every event sampled (period 1, PERIOD) unless -F or -c says
+    // otherwise (evsel__config: a user's -F or -c overrides it). With -c N
+    // PERIOD stays off, so the kernel samples every Nth event, not each
+    // one (see above; perf keeps PERIOD and samples each).
+    attr.sample_type |= PERF_SAMPLE_RAW;
+    if (o.period == 0 && !o.freq_given) {
+      attr.freq = 0;
+      attr.sample_period = 1;
+    }
   }
   if (o.call_graph != CallGraph::none) attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
   if (o.call_graph == CallGraph::dwarf) {

@@ -82,6 +82,7 @@ struct RecordOptions {
   std::vector<int> pids;               // -p: these processes (every thread, and what they start)
   std::vector<int> tids;               // -t: these threads only
   std::uint64_t freq_hz = kFreqDefaultHz;  // used when period == 0
+  bool freq_given = false;             // -F given (a tracepoint samples every event unless -F or -c)
   std::uint64_t period = 0;            // -c; 0: frequency mode
   CallGraph call_graph = CallGraph::none;
   std::uint32_t dwarf_stack_bytes = kDwarfStackDefaultBytes;
@@ -167,12 +168,24 @@ struct EventName {
 // hardware events (which need a PMU this machine may not have).
 const std::vector<EventName>& event_names();
 
-// Parses "NAME[:MODIFIERS]" (modifiers: u = user space, k = kernel; "u"
-// alone excludes the kernel and the hypervisor, as in perf). Fills type,
+// Parses "NAME[:MODIFIERS]" or a tracepoint "SYSTEM:NAME[:MODIFIERS]"
+// (type PERF_TYPE_TRACEPOINT, config its id in tracefs; one tracepoint,
+// not a glob: see expand_events) (modifiers: u = user space, k = kernel;
+// "u" alone excludes the kernel and the hypervisor, as in perf). Fills type,
 // config and the exclude_* bits of `attr` (exclude_guest as perf 6.1: set
 // without modifiers, and with them only when u is one). "" or one line
 // naming the problem.
 std::string parse_event(std::string_view text, perf_event_attr& attr);
+
+// Whether an -e text names a tracepoint: SYSTEM:NAME[:MODIFIERS] whose
+// SYSTEM is not one of event_names() (cpu-clock:u is an event with a
+// modifier, sched:sched_switch a tracepoint).
+bool is_tracepoint(std::string_view text);
+
+// The -e texts with each tracepoint glob ('syscalls:sys_enter_write*')
+// replaced by the tracepoints it matches, in tracefs's order (perf's).
+// "" or the problem (no tracefs, no match, more than kEventsMax events).
+std::string expand_events(const std::vector<std::string>& texts, std::vector<std::string>& out);
 
 // "100M" -> 104857600. Suffixes B, K, M, G, T (powers of 1024), or none
 // (bytes). "" or the problem.

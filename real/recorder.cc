@@ -26,6 +26,7 @@
 #include "real/staging_sync.h"
 #include "real/synthesize.h"
 #include "real/thread_priority.h"
+#include "real/tracepoints.h"
 
 // The core, compiled for the real backend with the file writer.
 template class ringsim::core::TraceWriter<ringsim::real::RealDisk>;
@@ -474,6 +475,7 @@ class Recording {
   std::vector<pid_t> processes_;     // -p/-t: the processes named and mapped in each file
   std::vector<IdIndexEntry> id_index_;
   core::HostFeatures host_;
+  std::vector<std::byte> tracing_data_;  // TRACING_DATA; empty without tracepoints
   std::string buildid_dir_;          // "" with -N
   FeatureCounts features_;
   SignalHandlers signals_;
@@ -553,6 +555,20 @@ bool Recording::make_event_attrs() {
   // perf record 6.x: perf report's "Total Lost Samples").
   if (kernel_has_format_lost()) {
     for (EventAttr& a : attrs_) a.attr.read_format = PERF_FORMAT_LOST;
+  }
+  // The formats of the tracepoints, read now (they do not change while
+  // the kernel runs), for every file's TRACING_DATA.
+  std::vector<Tracepoint> tracepoints;
+  for (const EventAttr& a : attrs_) {
+    if (a.attr.type != PERF_TYPE_TRACEPOINT) continue;
+    if (const std::string problem = find_tracepoints(tracefs_root(), a.name, tracepoints); !problem.empty()) {
+      return fail(kExitUsage, problem);
+    }
+  }
+  if (!tracepoints.empty()) {
+    if (const std::string problem = tracing_data(tracefs_root(), tracepoints, tracing_data_); !problem.empty()) {
+      return fail(kExitOsError, "tracepoint formats (TRACING_DATA): " + problem);
+    }
   }
   return true;
 }
@@ -721,6 +737,7 @@ bool Recording::open_output() {
   disk_ = std::make_unique<RealDisk>(o_.output, slots);
   writer_ = std::make_unique<Writer>(*disk_, wo_, *head_);
   host_ = host_features(o_.argv);
+  host_.tracing_data = tracing_data_;
   buildid_dir_ = o_.no_buildid_cache ? "" : (o_.buildid_dir.empty() ? default_build_id_dir() : o_.buildid_dir);
   writer_->set_feature_source(
       [this](const core::FinishedFile& file, core::PerfFeatures& out) { return file_features(file, out); });

@@ -157,6 +157,12 @@ _DIFFERENCES = [
                "one sample layout for every event (the readers take the first event's); a dummy event never "
                "samples, so no sample differs",
                lambda c: delayed(c)),
+    Difference("D19", ("sample_type.PERIOD",), "1", None,
+               "-c N on a tracepoint: perf keeps PERIOD in the sample (so the kernel samples every event, "
+               "whatever N), ours leaves it out as for any event with -c",
+               "perf_swevent_event samples each event when the sample has PERIOD and no frequency: ours makes -c "
+               "mean what it says (every Nth event); with -c 1 both sample every event",
+               lambda c: "-c" in c.args and any(":" in a and a.split(":")[0] in ("sched", "syscalls") for a in c.args)),
     Difference("D15", ("hotspot",), None, r"feature not properly read PerfHeader::CLOCKID N N",
                "hotspot-perfparser does not read the CLOCKID feature, which ours always writes",
                "perf writes it with -k only (D4); hotspot says the same of perf's file with -k, and reads "
@@ -221,6 +227,11 @@ def mode_cases():
         Case("-e cpu-clock,page-faults,cs", "several", ["-e", "cpu-clock,page-faults,cs"]),
         Case("-e cpu-clock -e minor-faults -a", "several", ["-e", "cpu-clock", "-e", "minor-faults", "-a"], mode="a"),
         Case("-e cycles", "cycles (no PMU)", ["-e", "cycles"], fast=True),
+        Case("-e sched:sched_switch", "tracepoint", ["-e", "sched:sched_switch"]),
+        Case("-e sched:sched_switch -a", "tracepoint", ["-e", "sched:sched_switch", "-a"], mode="a"),
+        Case("-e sched:sched_switch -c 1", "tracepoint", ["-e", "sched:sched_switch", "-c", "1"]),
+        Case("-e 'syscalls:sys_enter_write*',sched:sched_process_exit", "tracepoint",
+             ["-e", "syscalls:sys_enter_write*,sched:sched_process_exit"]),
         Case("-F 1000", "cpu-clock", ["-e", "cpu-clock", "-F", "1000"]),
         Case("-F max", "cpu-clock", ["-e", "cpu-clock", "-F", "max"]),
         Case("-c 10000", "cpu-clock", ["-e", "cpu-clock", "-c", "10000"]),

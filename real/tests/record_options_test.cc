@@ -2,7 +2,10 @@
 // perf events are opened here.
 #include <linux/perf_event.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -10,6 +13,7 @@
 
 #include "gtest/gtest.h"
 #include "real/record_options.h"
+#include "real/tracepoints.h"
 
 namespace ringsim::real {
 namespace {
@@ -314,6 +318,44 @@ TEST(RecordOptions, UnknownEventsAreNamed) {
   const std::string unknown = parse_event("cpu-clok", attr);
   EXPECT_NE(unknown.find("unknown event \"cpu-clok\""), std::string::npos) << unknown;
   EXPECT_NE(unknown.find("task-clock"), std::string::npos) << "lists the events: " << unknown;
+}
+
+TEST(RecordOptions, TracepointsAreToldFromEventsWithModifiers) {
+  EXPECT_FALSE(is_tracepoint("cpu-clock"));
+  EXPECT_FALSE(is_tracepoint("cpu-clock:u"));
+  EXPECT_TRUE(is_tracepoint("sched:sched_switch"));
+  EXPECT_TRUE(is_tracepoint("sched:sched_switch:k"));
+  if (tracefs_root().empty() || ::access((tracefs_root() + "/events/sched/sched_switch/id").c_str(), R_OK) != 0) {
+    GTEST_SKIP() << "no readable tracefs: mount -t tracefs nodev /sys/kernel/tracing (as root)";
+  }
+  std::ifstream id_file(tracefs_root() + "/events/sched/sched_switch/id");
+  std::uint64_t id = 0;
+  ASSERT_TRUE(id_file >> id);
+  perf_event_attr attr{};
+  ASSERT_EQ(parse_event("sched:sched_switch", attr), "");
+  EXPECT_EQ(attr.type, std::uint32_t{PERF_TYPE_TRACEPOINT});
+  EXPECT_EQ(attr.config, id);
+  EXPECT_EQ(attr.exclude_guest, 1u);
+  EXPECT_NE(parse_event("sched:sched_*", attr).find("tracepoints, not one"), std::string::npos) << "a glob is expanded first";
+  std::vector<std::string> expanded;
+  ASSERT_EQ(expand_events({"sched:sched_switch*", "cpu-clock:u"}, expanded), "");
+  ASSERT_GE(expanded.size(), 2u);
+  EXPECT_NE(std::find(expanded.begin(), expanded.end(), "sched:sched_switch"), expanded.end());
+  EXPECT_EQ(expanded.back(), "cpu-clock:u");
+  // perf's sampling: every event, with its fields; -F overrides.
+  RecordOptions o;
+  o.command = {"true"};
+  o.events = {"sched:sched_switch"};
+  std::vector<EventAttr> attrs;
+  ASSERT_EQ(make_attrs(o, attrs), "");
+  EXPECT_EQ(attrs[0].attr.freq, 0u);
+  EXPECT_EQ(attrs[0].attr.sample_period, 1u);
+  EXPECT_EQ(attrs[0].attr.sample_type & (PERF_SAMPLE_RAW | PERF_SAMPLE_PERIOD), PERF_SAMPLE_RAW | PERF_SAMPLE_PERIOD);
+  o.freq_given = true;
+  o.freq_hz = 99;
+  ASSERT_EQ(make_attrs(o, attrs), "");
+  EXPECT_EQ(attrs[0].attr.freq, 1u);
+  EXPECT_EQ(attrs[0].attr.sample_freq, 99u);
 }
 
 TEST(RecordOptions, SizesAndCallGraphs) {

@@ -1,0 +1,171 @@
+// Tracepoints (-e SYSTEM:NAME, globs), side by side with perf record of the
+// same command:
+//   - the same events in the same order (a glob expands in tracefs's
+//     order), with perf's type, config, period and sample fields;
+//   - TRACING_DATA byte for byte perf's, so perf script prints every
+//     event's fields from our file;
+//   - a command's write(2) calls counted the same in both files (every
+//     event sampled: period 1);
+//   - -F and -c override the period as in perf;
+//   - bad tracepoints: one line naming the cause, exit 64, no file.
+#include <linux/perf_event.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "model/perf_data_file.h"
+#include "real/tests/perf_tools.h"
+#include "real/testing/record_testing.h"
+#include "real/tracepoints.h"
+
+namespace ringsim::real {
+namespace {
+
+using testing::concat;
+using testing::RunResult;
+
+// In a TEST body: skip unless tracefs is mounted and readable (root).
+#define REQUIRE_TRACEFS()                                                                          \
+  do {                                                                                             \
+    if (tracefs_root().empty() || ::access((tracefs_root() + "/events/sched").c_str(), R_OK) != 0) { \
+      GTEST_SKIP() << "tracefs not mounted or not readable: mount -t tracefs nodev /sys/kernel/tracing"; \
+    }                                                                                              \
+  } while (0)
+
+// The command recorded: three write(2) calls of its own (dash's echo), and
+// a sleep, so that it is switched out.
+const std::vector<std::string> kCommand = {"/bin/sh", "-c", "echo a; echo b; sleep 0.01; echo c"};
+
+// perf script -F comm,event: how many samples of `event` the task `comm` has.
+std::uint64_t samples_of(const std::string& file, const std::string& comm, const std::string& event) {
+  const RunResult r = testing::run({testing::perf_path(), "script", "-i", file, "-F", "comm,event"});
+  EXPECT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  std::istringstream lines(r.out);
+  std::string line;
+  std::uint64_t n = 0;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string c;
+    std::string e;
+    if (words >> c >> e && c == comm && e == event + ":") n++;
+  }
+  return n;
+}
+
+// The TRACING_DATA section's bytes ("" if none).
+std::string tracing_section(const model::PerfDataFile& f, const std::string& path) {
+  for (const model::FeatureTableEntry& e : f.features.table) {
+    if (e.bit != model::kFeatTracingData) continue;
+    std::ifstream in(path, std::ios::binary);
+    std::string bytes(e.size, '\0');
+    in.seekg(static_cast<std::streamoff>(e.offset));
+    in.read(bytes.data(), static_cast<std::streamsize>(e.size));
+    return bytes;
+  }
+  return "";
+}
+
+TEST(RecordTracepoints, FieldsFormatsAndCountsAreAsPerfs) {
+  REQUIRE_PERF();
+  REQUIRE_TRACEFS();
+  const std::string dir = testing::temp_dir("tracepoints");
+  const std::vector<std::string> events = {"-e", "sched:sched_switch", "-e", "syscalls:sys_enter_write*"};
+  const RunResult ours = testing::run_record(concat(concat(events, {"-o", dir + "/ours.data", "--"}), kCommand));
+  ASSERT_TRUE(ours.exited && ours.exit_code == 0) << ours.text();
+  const RunResult perf = testing::run(
+      concat(concat(concat({testing::perf_path(), "record", "-q"}, events), {"-o", dir + "/perf.data", "--"}), kCommand));
+  ASSERT_TRUE(perf.exited && perf.exit_code == 0) << perf.text();
+  model::PerfDataFile o;
+  model::PerfDataFile p;
+  ASSERT_EQ(model::read_perf_data(dir + "/ours.data", o), "");
+  ASSERT_EQ(model::read_perf_data(dir + "/perf.data", p), "");
+  // The same events, in the same order, sampled alike (perf's ID is our
+  // IDENTIFIER; perf adds nothing else).
+  ASSERT_EQ(o.attrs.size(), p.attrs.size());
+  ASSERT_GE(o.attrs.size(), 3u) << "sched_switch, sys_enter_write and sys_enter_writev";
+  const std::uint64_t id_bits = PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER;
+  for (std::size_t i = 0; i < o.attrs.size(); i++) {
+    SCOPED_TRACE(p.features.events[i].name);
+    EXPECT_EQ(o.features.events[i].name, p.features.events[i].name);
+    EXPECT_EQ(o.attrs[i].type, std::uint32_t{PERF_TYPE_TRACEPOINT});
+    EXPECT_EQ(o.attrs[i].config, p.attrs[i].config);
+    EXPECT_EQ(o.attrs[i].sample_type & ~id_bits, p.attrs[i].sample_type & ~id_bits);
+  }
+  // TRACING_DATA: perf's bytes up to the end of the formats (what follows
+  // is tracefs's state at each recorder's moment: printk formats, saved
+  // cmdlines); the model finds each event's format, ID its config.
+  ASSERT_GT(o.features.tracing_formats_end, 0u);
+  EXPECT_EQ(o.features.tracing_formats_end, p.features.tracing_formats_end);
+  EXPECT_EQ(tracing_section(o, dir + "/ours.data").substr(0, o.features.tracing_formats_end),
+            tracing_section(p, dir + "/perf.data").substr(0, p.features.tracing_formats_end));
+  EXPECT_EQ(o.features.tracing_version, "0.6");
+  for (std::size_t i = 0; i < o.attrs.size(); i++) {
+    bool found = false;
+    for (const model::TracepointFormat& t : o.features.tracepoint_formats) {
+      found = found || (t.system + ":" + t.name == o.features.events[i].name && t.id == o.attrs[i].config);
+    }
+    EXPECT_TRUE(found) << o.features.events[i].name << ": no format with its ID in TRACING_DATA";
+  }
+  // perf script prints the fields, and counts the command's three writes in both.
+  const RunResult script = testing::run({testing::perf_path(), "script", "-i", dir + "/ours.data"});
+  EXPECT_NE(script.out.find("prev_comm="), std::string::npos) << script.out.substr(0, 2000);
+  EXPECT_NE(script.out.find("count: 0x"), std::string::npos) << script.out.substr(0, 2000);
+  EXPECT_EQ(samples_of(dir + "/ours.data", "sh", "syscalls:sys_enter_write"), 3u);
+  EXPECT_EQ(samples_of(dir + "/perf.data", "sh", "syscalls:sys_enter_write"), 3u);
+  EXPECT_GE(samples_of(dir + "/ours.data", "sh", "sched:sched_switch"), 1u) << "the sleep switches it out";
+  const testing::ModelEvents model = testing::model_events({dir + "/ours.data"});
+  ASSERT_EQ(model.problem, "");
+  EXPECT_EQ(testing::perf_samples_per_event(dir + "/ours.data"), model.samples);
+}
+
+TEST(RecordTracepoints, FrequencyAndCountOverrideEveryEvent) {
+  REQUIRE_PERF();
+  REQUIRE_TRACEFS();
+  const std::string dir = testing::temp_dir("tracepoint-period");
+  for (const auto& [option, value] : std::vector<std::pair<std::string, std::string>>{{"-c", "2"}, {"-F", "99"}}) {
+    SCOPED_TRACE(option);
+    const std::string out = dir + "/ours" + option + ".data";
+    const RunResult r =
+        testing::run_record(concat({"-e", "syscalls:sys_enter_write", option, value, "-o", out, "--"}, kCommand));
+    ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+    const RunResult evlist = testing::run({testing::perf_path(), "evlist", "-v", "-i", out});
+    if (option == "-c") {
+      EXPECT_NE(evlist.out.find("sample_freq }: 2,"), std::string::npos) << evlist.out;
+      EXPECT_EQ(evlist.out.find("PERIOD"), std::string::npos) << "-c N: every Nth event\n" << evlist.out;
+      EXPECT_EQ(samples_of(out, "sh", "syscalls:sys_enter_write"), 1u) << "3 writes, every second one";
+    } else {
+      EXPECT_NE(evlist.out.find("sample_freq }: 99,"), std::string::npos) << evlist.out;
+      EXPECT_NE(evlist.out.find("freq: 1"), std::string::npos) << evlist.out;
+    }
+  }
+}
+
+TEST(RecordTracepoints, BadTracepointsAreOneLineErrorsWithNoFile) {
+  REQUIRE_TRACEFS();
+  const std::string dir = testing::temp_dir("tracepoint-errors");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"nosuchsystem:x", "nor a tracepoint system"},
+      {"sched:no_such_event", "no tracepoint of that name"},
+      {"sched:no_such_*", "no tracepoint matches it"},
+      {"sched:", "a tracepoint is SYSTEM:NAME"},
+  };
+  for (const auto& [event, message] : cases) {
+    SCOPED_TRACE(event);
+    const std::string out = dir + "/x.data";
+    const RunResult r = testing::run_record({"-e", event, "-o", out, "--", "true"});
+    EXPECT_TRUE(r.exited && r.exit_code == 64) << r.text();
+    EXPECT_EQ(testing::lines_with(r.err, "error:").size(), 1u) << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    struct stat st {};
+    EXPECT_NE(::stat(out.c_str(), &st), 0) << "no file for a refused event";
+  }
+}
+
+}  // namespace
+}  // namespace ringsim::real
