@@ -3,7 +3,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <cctype>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
 #include <sstream>
 
 #include "model/perf_data_file.h"
@@ -22,6 +27,39 @@ std::string shares_path() {
 
 std::vector<std::string> shares(int rounds, int threads) {
   return {shares_path(), std::to_string(rounds), std::to_string(threads)};
+}
+
+bool perf_record_aborted(const RunResult& r) {
+  return !r.exited && WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGABRT &&
+         r.err.find("assertion failed at util/build-id.c") != std::string::npos;
+}
+
+RunResult retry_perf_record(const std::function<RunResult()>& once) {
+  RunResult r = once();
+  for (int run = 2; run <= kPerfRecordTries && perf_record_aborted(r); run++) {
+    std::printf("perf record aborted (its own bug, not ours): recording again (run %d of at most %d)\n%s\n", run,
+                kPerfRecordTries, r.err.c_str());
+    std::fflush(stdout);
+    r = once();
+  }
+  return r;
+}
+
+RunResult run_perf_record(const std::vector<std::string>& argv) {
+  std::string out;
+  for (std::size_t i = 0; i < argv.size() && argv[i] != "--"; i++) {
+    if ((argv[i] == "-o" || argv[i] == "--output") && i + 1 < argv.size()) out = argv[i + 1];
+    if (argv[i].rfind("--output=", 0) == 0) out = argv[i].substr(9);
+  }
+  bool first = true;
+  return retry_perf_record([&] {
+    if (!first && !out.empty()) {
+      std::error_code ignored;
+      std::filesystem::remove(out, ignored);
+    }
+    first = false;
+    return testing::run(argv);
+  });
 }
 
 std::string perfparser_path() {

@@ -7,11 +7,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "real/testing/record_testing.h"
+#include "real/testing/recording_lock.h"
 
 // In a TEST body: skip, with one line saying why, when perf is absent.
 #define REQUIRE_PERF()                                                                               \
@@ -29,6 +31,23 @@ std::vector<std::string> concat(std::vector<std::string> a, const std::vector<st
 // The workload: f1..f4 take 40/30/20/10% of its CPU time.
 std::string shares_path();
 std::vector<std::string> shares(int rounds, int threads = 1);
+
+// perf record, with perf 6.1's own abort retried. perf 6.1 sometimes dies
+// at the end of a recording, in its build-id pass ("assertion failed at
+// util/build-id.c:1010", then "stack smashing detected", SIGABRT; seen in
+// CI, once twice in a row under tsan): that is the reference recorder
+// failing, not ours. Only that abort is retried, at most kPerfRecordTries
+// runs in all, each retry printed with perf's stderr; any other failure
+// (or a third abort) is returned as it is.
+inline constexpr int kPerfRecordTries = 3;
+// r is that abort: SIGABRT with perf's build-id assertion on stderr.
+bool perf_record_aborted(const RunResult& r);
+// `once` (one perf record, from start to end: a start/finish pair too)
+// run again while it returns that abort.
+RunResult retry_perf_record(const std::function<RunResult()>& once);
+// testing::run(argv) (argv: perf ... record ... [-- command]), retried; the
+// aborted run's output (-o FILE) removed before the next.
+RunResult run_perf_record(const std::vector<std::string>& argv);
 
 // hotspot-perfparser ("" when hotspot is not installed).
 std::string perfparser_path();

@@ -41,29 +41,14 @@ RunResult record_ours(const std::string& out, const std::vector<std::string>& ar
   return testing::run_record(concat(concat(args, {"-o", out, "--"}), command));
 }
 
-// The same with perf record (-q), its time stamps on CLOCK_MONOTONIC as ours.
-// perf 6.1 itself sometimes dies at the end of a recording (seen once in
-// CI: "assertion failed at util/build-id.c:1010", then "stack smashing
-// detected", SIGABRT): that is the reference recorder failing, not ours,
-// so a recording that perf aborts is made again, once, and said.
+// The same with perf record (-q), its time stamps on CLOCK_MONOTONIC as ours;
+// perf's own abort retried (testing::run_perf_record).
 RunResult record_perfs(const std::string& out, const std::vector<std::string>& args,
                        const std::vector<std::string>& command) {
   const std::string cache = std::filesystem::path(out).parent_path().string() + "/perf-cache";
-  const std::vector<std::string> argv = concat(
+  return testing::run_perf_record(concat(
       concat({testing::perf_path(), "--buildid-dir", cache, "record", "-q", "-k", "CLOCK_MONOTONIC", "-o", out}, args),
-      concat({"--"}, command));
-  // perf 6.1 sometimes aborts in its own build-id pass ("assertion failed
-  // at util/build-id.c:1010", once twice in a row under tsan): up to four
-  // tries, each abort printed.
-  RunResult r = testing::run(argv);
-  for (int attempt = 1; attempt < 4 && !r.exited && WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGABRT;
-       attempt++) {
-    std::printf("perf record aborted (its own bug, not ours): recording again (try %d)\n%s\n", attempt + 1,
-                r.err.c_str());
-    std::filesystem::remove(out);
-    r = testing::run(argv);
-  }
-  return r;
+      concat({"--"}, command)));
 }
 
 // "# name : value" from perf report --header-only (first match; "" if none).
