@@ -127,16 +127,28 @@ TEST(RecordTargets, LostRecordsNameTheirEventAndAreCountedPerRing) {
   EXPECT_EQ(v.lost_records, lost_records);
 }
 
-// The workload started apart from the recorder, its threads all running.
+// Rounds of the workload a test starts apart from the recorder and kills
+// at its end: about 70 s of CPU time per thread (2000 rounds are about
+// 7 s), far more than the start, the recording and the machine's load
+// take, so it still runs when the recording ends.
+constexpr int kTargetRounds = 20'000;
+
+// The workload started apart from the recorder, its threads all running;
+// killed by the destructor. It holds the recording lock from before the
+// workload starts (the recordings the test then starts take it again at
+// once: it is counted within a process), so no wait for the lock comes
+// between the start and the recording. (With 2000 rounds started before
+// a lock wait of seconds, the workload could end before its recording.)
 class RunningShares {
  public:
   explicit RunningShares(int threads) {
-    const Error e = process_.start(testing::shares(2000, threads));
+    const Error e = process_.start(testing::shares(kTargetRounds, threads));
     EXPECT_TRUE(e.ok()) << e.message;
     EXPECT_TRUE(testing::wait_until([&] { return workers().size() == static_cast<std::size_t>(threads - 1); }));
   }
   ~RunningShares() { process_.signal(SIGKILL); }
   pid_t pid() const { return process_.pid(); }
+  bool running() const { return !process_.has_exited(); }
   // The threads it started ("shares-worker"; not a sanitizer's own).
   std::vector<pid_t> workers() const {
     std::vector<pid_t> out;
@@ -151,6 +163,7 @@ class RunningShares {
   }
 
  private:
+  testing::RecordingLockScope lock_{testing::kRecordingLockWaitS};  // first: taken before, dropped after process_
   Process process_;
 };
 
@@ -160,6 +173,7 @@ TEST(RecordTargets, DashPRecordsEveryThreadOfTheProcessAndTheCommandOnlySetsHowL
   const std::string out = testing::temp_dir("pid") + "/ours.data";
   const RunResult r = testing::run_record({"-p", std::to_string(target.pid()), "-F", "1000", "-N", "-o", out, "--",
                                            "sleep", "0.5"});
+  ASSERT_TRUE(target.running()) << "the workload ended before the recording did";
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
   EXPECT_NE(r.err.find("loop: stopped"), std::string::npos) << "the command ended it";
   const std::vector<std::string> pids = script_field(out, "pid");
@@ -189,7 +203,10 @@ TEST(RecordTargets, AProcessInAnotherMountNamespaceIsReadThroughItsRoot) {
   const std::string prog = dir + "/prog";
   const std::string cache = dir + "/cache";
   fs::copy_file("/bin/true", prog);
-  const std::vector<std::string> workload = testing::shares(2000, 2);
+  // The lock before the workload starts, and far more work than the
+  // recording takes (RunningShares): it runs throughout the recording.
+  const testing::RecordingLockScope lock(testing::kRecordingLockWaitS);
+  const std::vector<std::string> workload = testing::shares(kTargetRounds, 2);
   ASSERT_EQ(workload.size(), 3u);
   BuildId host_id;
   BuildId workload_id;
@@ -216,8 +233,10 @@ TEST(RecordTargets, AProcessInAnotherMountNamespaceIsReadThroughItsRoot) {
   ASSERT_TRUE(running) << "the workload did not start in its namespace";
   const RunResult r = testing::run_record({"-p", std::to_string(target.pid()), "-F", "1000", "--buildid-dir", cache,
                                            "-o", dir + "/ours.data", "--", "sleep", "0.5"});
+  const bool still_running = !target.has_exited();
   target.signal(SIGKILL);
   target.wait();
+  ASSERT_TRUE(still_running) << "the workload ended before the recording did";
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
   const RunResult ids = testing::run({testing::perf_path(), "buildid-list", "-i", dir + "/ours.data"});
   EXPECT_NE(ids.out.find(core::to_hex(workload_id) + " " + prog), std::string::npos)
@@ -239,6 +258,7 @@ TEST(RecordTargets, DashTRecordsThatThreadOnly) {
   const std::string out = testing::temp_dir("tid") + "/ours.data";
   const RunResult r =
       testing::run_record({"-t", std::to_string(tid), "-F", "1000", "-N", "-o", out, "--", "sleep", "1"});
+  ASSERT_TRUE(target.running()) << "the workload ended before the recording did";
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
   const std::vector<std::string> tids = script_field(out, "tid");
   ASSERT_GT(tids.size(), 50u);
