@@ -132,7 +132,15 @@ TEST(RecordCompression, PerfScriptSeesTheSameSamplesPerEventWithAndWithoutZ) {
   ASSERT_EQ(shares.count("cpu-clock"), 1u) << report.out;
   const char* symbols[] = {"f1", "f2", "f3", "f4"};
   const double expected[] = {40, 30, 20, 10};
-  for (int i = 0; i < 4; i++) EXPECT_NEAR(testing::share_of(shares.at("cpu-clock"), symbols[i]), expected[i], 4.0);
+  // Shares among f1..f4: the samples outside them (ASan's start-up, the
+  // kernel, interrupts) grow with the machine's load and are not the work,
+  // and push every raw share down alike.
+  double work = 0;
+  for (const char* symbol : symbols) work += testing::share_of(shares.at("cpu-clock"), symbol);
+  ASSERT_GT(work, 50.0) << "most samples are in f1..f4:\n" << report.out.substr(0, 3000);
+  for (int i = 0; i < 4; i++) {
+    EXPECT_NEAR(100 * testing::share_of(shares.at("cpu-clock"), symbols[i]) / work, expected[i], 4.0) << symbols[i];
+  }
   // Really compressed: the COMPRESSED records perf counts are the
   // recorder's, and a sample takes a fraction of its bytes without -z.
   const CompressionLine c = compression_line(packed.run);
