@@ -176,7 +176,7 @@ std::vector<std::byte> cmdline_section(const std::vector<std::string>& cmdline) 
   return s.take();
 }
 
-using Sections = std::vector<std::pair<Feature, std::vector<std::byte>>>;
+using Sections = FeatureList;
 
 // The host's sections, in bit order.
 void host_sections(const HostFeatures& h, const std::vector<EventDescription>& events, Sections& out) {
@@ -231,8 +231,7 @@ const char* to_string(Feature feature) {
   return "?";
 }
 
-FeatureSections feature_sections(const PerfFeatures& features, const std::vector<EventDescription>& events,
-                                 std::uint64_t at) {
+FeatureList feature_list(const PerfFeatures& features, const std::vector<EventDescription>& events) {
   Sections sections;
   const FileFeatures& f = features.file;
   const HostFeatures& h = features.host;
@@ -246,6 +245,12 @@ FeatureSections feature_sections(const PerfFeatures& features, const std::vector
   if (h.clock_resolution_ns) sections.emplace_back(Feature::clockid, one_u64(*h.clock_resolution_ns));
   if (f.compressed) sections.emplace_back(Feature::compressed, compressed_section(*f.compressed));
   if (h.clock_data) sections.emplace_back(Feature::clock_data, clock_data_section(*h.clock_data));
+  return sections;
+}
+
+FeatureSections feature_sections(const PerfFeatures& features, const std::vector<EventDescription>& events,
+                                 std::uint64_t at) {
+  const Sections sections = feature_list(features, events);
   FeatureSections out;
   std::uint64_t offset = at + sections.size() * sizeof(FileSection);
   std::vector<std::byte> body;

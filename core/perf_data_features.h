@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/perf_data.h"
@@ -172,6 +173,10 @@ struct FeatureSections {
   FeatureBitmap bitmap{};        // for the file header
   std::vector<std::byte> bytes;  // the table, then the sections
 };
+
+// Each section of `features`, in bit order (EVENT_DESC from `events`).
+using FeatureList = std::vector<std::pair<Feature, std::vector<std::byte>>>;
+FeatureList feature_list(const PerfFeatures& features, const std::vector<EventDescription>& events);
 
 // The table and sections of `features` for a file whose data section ends
 // at `at` (the absolute file offset the table starts at). EVENT_DESC comes

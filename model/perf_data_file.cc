@@ -54,10 +54,76 @@ long trailer_field_offset_from_end(std::uint64_t sample_type, std::uint64_t fiel
 
 }  // namespace
 
+// One PERF_RECORD_HEADER_ATTR: the attr (its own size), then its ids.
+std::string pipe_attr(std::span<const std::byte> record, PerfDataFile& f) {
+  if (record.size() < 8 + kAttrBytesMin) return "ATTR record of " + std::to_string(record.size()) + " bytes";
+  const std::byte* a = record.data() + 8;
+  const std::uint32_t attr_size = load<std::uint32_t>(a + 4);
+  if (attr_size < kAttrBytesMin || attr_size > record.size() - 8 || (record.size() - 8 - attr_size) % 8 != 0) {
+    return "ATTR record with an attr of " + std::to_string(attr_size) + " bytes in " + std::to_string(record.size());
+  }
+  PerfAttr attr;
+  attr.type = load<std::uint32_t>(a);
+  attr.config = load<std::uint64_t>(a + 8);
+  attr.sample_type = load<std::uint64_t>(a + 24);
+  attr.sample_id_all = (load<std::uint64_t>(a + 40) >> 18) & 1;
+  for (std::uint64_t at = 8 + attr_size; at < record.size(); at += 8) attr.ids.push_back(load<std::uint64_t>(record.data() + at));
+  f.attrs.push_back(std::move(attr));
+  return "";
+}
+
+// perf's pipe format (perf record -o -): a 16-byte header, then records:
+// ATTR (64) and FEATURE (80) records say what a file's header and feature
+// sections would; TRACING_DATA (66) is followed by its data (outside the
+// record, padded to 8); every other record is data, as a file's data
+// section would hold it.
+std::string parse_perf_pipe(std::span<const std::byte> stream, PerfDataFile& out) {
+  constexpr std::uint32_t kHeaderAttr = 64, kHeaderTracingData = 66, kHeaderFeature = 80;
+  PerfDataFile f;
+  f.file_size = stream.size();
+  f.data_offset = 16;
+  std::uint64_t at = 16;
+  // Bounded: every record is at least 8 bytes.
+  for (std::uint64_t n = 0; at < stream.size() && n <= stream.size() / 8; n++) {
+    if (stream.size() - at < 8) return "a record header cut at stream offset " + std::to_string(at);
+    const std::uint32_t type = load<std::uint32_t>(stream.data() + at);
+    const std::uint16_t size = load<std::uint16_t>(stream.data() + at + 6);
+    if (size < 8 || size > stream.size() - at) {
+      return "record of type " + std::to_string(type) + " and size " + std::to_string(size) + " at stream offset " +
+             std::to_string(at);
+    }
+    const std::span<const std::byte> record = stream.subspan(at, size);
+    std::string problem;
+    std::uint64_t next = at + size;
+    if (type == kHeaderAttr) {
+      problem = pipe_attr(record, f);
+    } else if (type == kHeaderFeature && size >= 16) {
+      const std::uint64_t bit = load<std::uint64_t>(record.data() + 8);
+      problem = parse_feature_section(bit < 256 ? static_cast<std::uint32_t>(bit) : 256, record.subspan(16), f.features);
+    } else if (type == kHeaderTracingData && size >= 12) {
+      const std::uint32_t data = load<std::uint32_t>(record.data() + 8);
+      if (data % 8 != 0 || data > stream.size() - next) return "TRACING_DATA of " + std::to_string(data) + " bytes";
+      problem = parse_feature_section(1, stream.subspan(next, data), f.features, 7);
+      next += data;
+    } else {
+      f.data.insert(f.data.end(), record.begin(), record.end());
+    }
+    if (!problem.empty()) return problem + " (stream offset " + std::to_string(at) + ")";
+    at = next;
+  }
+  if (f.attrs.empty()) return "a stream without ATTR records";
+  f.data_size = f.data.size();
+  out = std::move(f);
+  return "";
+}
+
 std::string parse_perf_data(std::span<const std::byte> file, PerfDataFile& out) {
   const std::uint64_t size = file.size();
-  if (size < kFileHeaderBytes) return "shorter than a perf.data header (" + std::to_string(size) + " bytes)";
   const std::byte* p = file.data();
+  if (size >= 16 && load<std::uint64_t>(p) == kMagic && load<std::uint64_t>(p + 8) == 16) {
+    return parse_perf_pipe(file, out);
+  }
+  if (size < kFileHeaderBytes) return "shorter than a perf.data header (" + std::to_string(size) + " bytes)";
   if (load<std::uint64_t>(p) != kMagic) return "not a perf.data file (bad magic)";
   if (load<std::uint64_t>(p + 8) != kFileHeaderBytes) return "unexpected header size " + std::to_string(load<std::uint64_t>(p + 8));
   const std::uint64_t attr_size = load<std::uint64_t>(p + 16);

@@ -306,6 +306,22 @@ std::string feature_name(std::uint32_t bit) {
   return "bit " + std::to_string(bit);
 }
 
+std::string parse_feature_section(std::uint32_t bit, std::span<const std::byte> section, PerfFeatures& out,
+                                  std::uint64_t zero_padding_max) {
+  if (bit == 0 || bit >= 256) return "feature bit " + std::to_string(bit);
+  if (out.has(bit)) return feature_name(bit) + " twice";
+  out.bitmap[bit / 64] |= std::uint64_t{1} << (bit % 64);
+  Cursor c(section);
+  if (!decode(bit, c, out)) return "";
+  if (c.ok() && c.left() > zero_padding_max) c.fail(std::to_string(c.left()) + " bytes left over");
+  if (c.ok()) {
+    for (const std::byte b : c.take(c.left())) {
+      if (b != std::byte{0}) c.fail("non-zero padding");
+    }
+  }
+  return c.ok() ? "" : feature_name(bit) + ": " + c.problem();
+}
+
 std::string parse_perf_features(std::span<const std::byte> file, const std::uint64_t bitmap[4],
                                 std::uint64_t data_end, PerfFeatures& out) {
   PerfFeatures f;

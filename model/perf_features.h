@@ -110,6 +110,14 @@ struct PerfFeatures {
 std::string parse_perf_features(std::span<const std::byte> file, const std::uint64_t bitmap[4],
                                  std::uint64_t data_end, PerfFeatures& out);
 
+// One feature section on its own (a pipe's PERF_RECORD_HEADER_FEATURE, or
+// its TRACING_DATA record), decoded into `out` with its bit set. Bits this
+// reader does not decode are only set. zero_padding_max: trailing zero
+// bytes allowed after the decoding (a pipe's TRACING_DATA is padded to 8).
+// "" or the problem.
+std::string parse_feature_section(std::uint32_t bit, std::span<const std::byte> section, PerfFeatures& out,
+                                  std::uint64_t zero_padding_max = 0);
+
 // perf's name of a feature bit ("BUILD_ID"), or "bit N".
 std::string feature_name(std::uint32_t bit);
 

@@ -115,8 +115,47 @@ void RealDisk::reset_tracking() {
   prefix_end_ = 0;
 }
 
+void RealDisk::set_stream(int fd, std::uint64_t data_offset, std::vector<std::byte> prefix) {
+  VERIFY_MSG(fd >= 0 && fd_ < 0 && counters_.files_opened == 0, "set_stream after the output was opened");
+  stream_fd_ = fd;
+  stream_data_offset_ = data_offset;
+  stream_prefix_ = std::move(prefix);
+}
+
+namespace {
+
+// All of `data` to a pipe, EINTR and short writes retried (a bounded number
+// of times). 0 or -errno (-EPIPE: the reader went away).
+int write_all(int fd, std::span<const std::byte> data, std::uint64_t& written) {
+  constexpr int kAttemptsMax = 1 << 20;
+  std::size_t at = 0;
+  for (int attempt = 0; attempt < kAttemptsMax && at < data.size(); attempt++) {
+    const ssize_t n = ::write(fd, data.data() + at, data.size() - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      VERIFY(error > 0);
+      return -error;
+    }
+    at += static_cast<std::size_t>(n);
+    written += static_cast<std::uint64_t>(n);
+  }
+  return at == data.size() ? 0 : -EIO;
+}
+
+}  // namespace
+
 int RealDisk::open_output(std::uint32_t index) {
   VERIFY_MSG(in_flight_ == 0, "open_output with writes in flight");
+  if (streaming()) {
+    VERIFY_MSG(index == 0 && index_base_ == 0 && fd_ < 0 && counters_.files_opened == 0,
+               "a stream has one output");
+    fd_ = stream_fd_;
+    current_path_ = "-";
+    counters_.files_opened++;
+    stream_next_ = stream_data_offset_;
+    return write_all(fd_, stream_prefix_, stream_bytes_);
+  }
   if (fd_ >= 0) {
     ::close(fd_);
     fd_ = -1;
@@ -160,6 +199,7 @@ int RealDisk::close_output() {
   VERIFY_MSG(in_flight_ == 0, "close_output with writes in flight");
   VERIFY_MSG(fd_ >= 0, "close_output without an open file");
   const int fd = std::exchange(fd_, -1);
+  if (streaming()) return ::close(fd) == 0 || errno == EINTR ? 0 : -errno;
   // A file removed while it was written (it, or its directory: rm -rf)
   // took everything written with it: that is an error, not a recording.
   struct stat st {};
@@ -175,6 +215,10 @@ int RealDisk::close_output() {
 int RealDisk::remove_output() {
   VERIFY_MSG(in_flight_ == 0, "remove_output with writes in flight");
   VERIFY_MSG(fd_ >= 0, "remove_output without an open file");
+  if (streaming()) {
+    ::close(std::exchange(fd_, -1));  // nothing to remove: the reader has what was sent
+    return 0;
+  }
   ::close(std::exchange(fd_, -1));
   if (!paths_.empty() && paths_.back() == current_path_) paths_.pop_back();
   reset_tracking();
@@ -220,8 +264,14 @@ std::int64_t RealDisk::write_at(std::span<const std::byte> data, std::uint64_t o
   VERIFY_MSG(fd_ >= 0, "write_at without an open file");
   VERIFY(!data.empty());
   const std::uint64_t end = offset + data.size();
-  note_request(offset, end);
-  const ssize_t n = ::pwrite(fd_, data.data(), data.size(), static_cast<off_t>(offset));
+  if (streaming()) {
+    if (end <= stream_data_offset_) return static_cast<std::int64_t>(data.size());  // the file's header: not sent
+    VERIFY_MSG(offset == stream_next_, "a stream is written in order");
+  } else {
+    note_request(offset, end);
+  }
+  const ssize_t n = streaming() ? ::write(fd_, data.data(), data.size())
+                                : ::pwrite(fd_, data.data(), data.size(), static_cast<off_t>(offset));
   if (n < 0) {
     const int error = errno;
     VERIFY(error > 0);
@@ -230,12 +280,19 @@ std::int64_t RealDisk::write_at(std::span<const std::byte> data, std::uint64_t o
   counters_.sync_writes++;
   if (static_cast<std::uint64_t>(n) < data.size()) counters_.sync_short_writes++;
   counters_.bytes_written += static_cast<std::uint64_t>(n);
-  note_written(offset, end, static_cast<std::uint64_t>(n));
+  if (streaming()) {
+    stream_bytes_ += static_cast<std::uint64_t>(n);
+    stream_next_ += static_cast<std::uint64_t>(n);
+    prefix_end_ = stream_next_;
+  } else {
+    note_written(offset, end, static_cast<std::uint64_t>(n));
+  }
   return n;
 }
 
 int RealDisk::truncate(std::uint64_t offset) {
   VERIFY_MSG(fd_ >= 0, "truncate without an open file");
+  if (streaming()) return 0;  // a stream holds what was sent
   if (::ftruncate(fd_, static_cast<off_t>(offset)) != 0) {
     const int error = errno;
     VERIFY(error > 0);
@@ -247,6 +304,7 @@ int RealDisk::truncate(std::uint64_t offset) {
 
 int RealDisk::aio_submit(std::uint32_t slot, std::span<const std::byte> data, std::uint64_t offset) {
   VERIFY(slot < slots_.size());
+  VERIFY_MSG(!streaming(), "a stream is written serially");
   VERIFY_MSG(fd_ >= 0, "aio_submit without an open file");
   VERIFY(!data.empty());
   Slot& s = slots_[slot];

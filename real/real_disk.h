@@ -113,6 +113,20 @@ class RealDisk {
   int aio_suspend(std::span<const std::uint32_t> slots, std::uint64_t duration_ns);
   void sleep_ns(std::uint64_t duration_ns);
 
+  // Stream mode (perf's pipe format, -o -): before the first open_output,
+  // says that the output is descriptor `fd` (standard output), written
+  // front to back. open_output(0) writes `prefix` (core::pipe_prefix);
+  // then write_at of the file's bytes below data_offset (its header,
+  // written and rewritten at offset 0) is dropped, as is truncate, and
+  // write_at at or past data_offset must continue the stream where it
+  // stands (the writer's serial mode: every range in order; VERIFY).
+  // close_output closes fd, so the reader sees the end. No other index,
+  // no aio, no file to remove or keep as .old.
+  void set_stream(int fd, std::uint64_t data_offset, std::vector<std::byte> prefix);
+  bool streaming() const { return stream_fd_ >= 0; }
+  // Bytes written to the stream, its prefix included.
+  std::uint64_t stream_bytes() const { return stream_bytes_; }
+
   // From now on open_output(index) opens file base + index (a new writer
   // for each file: --switch-output=signal|TIME, --overwrite snapshots).
   void set_index_base(std::uint32_t base) { index_base_ = base; }
@@ -165,6 +179,11 @@ class RealDisk {
   std::map<std::uint64_t, Pending> pending_;              // by end
   std::map<std::uint64_t, std::uint64_t> complete_;        // [begin, end) beyond the prefix, by begin
   std::uint64_t prefix_end_ = 0;
+  int stream_fd_ = -1;
+  std::uint64_t stream_data_offset_ = 0;
+  std::vector<std::byte> stream_prefix_;
+  std::uint64_t stream_next_ = 0;   // the file offset the next data write must start at
+  std::uint64_t stream_bytes_ = 0;
 };
 
 static_assert(core::TraceDisk<RealDisk>);

@@ -1,6 +1,7 @@
 #include "real/record_options.h"
 
 #include <asm/perf_regs.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -299,6 +300,7 @@ struct RawOptions {
   std::string compression_text;  // -z/--compression-level
   std::string delay_text;        // -D/--delay
   CLI::Option* delay_option = nullptr;
+  CLI::Option* output_option = nullptr;
 };
 
 // Everything after the first "--" is the command, as given: the index of
@@ -381,7 +383,9 @@ void add_sampling_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
 // Where and how it is written: -o, -m, --aio, --overwrite, --switch-output,
 // --header-interval-ms, -r, -q.
 void add_output_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
-  app.add_option("-o,--output", o.output, "output file (default perf.data)");
+  raw.output_option = app.add_option(
+      "-o,--output", o.output,
+      "output file (default perf.data; - or a pipe as standard output: perf's pipe format, as perf record -o -)");
   app.add_option("-m,--mmap-pages", raw.mmap_text,
                  "data pages per ring, a power of two (default 128), or their size with a suffix B, K, M, G "
                  "(e.g. 8M, as perf)");
@@ -573,6 +577,10 @@ std::string parse_delay(const std::string& text, std::uint64_t& ms_out) {
 }
 
 int apply(const RawOptions& raw, RecordOptions& o) {
+  // As perf record: with no -o and standard output a pipe, the pipe format
+  // to it (ringsim-record -- CMD | perf report -i -).
+  struct stat stdout_stat {};
+  if (raw.output_option->count() == 0 && ::fstat(STDOUT_FILENO, &stdout_stat) == 0 && S_ISFIFO(stdout_stat.st_mode)) o.output = "-";
   if (!raw.events.empty()) {
     if (const std::string problem = expand_events(raw.events, o.events); !problem.empty()) {
       return core::usage_error(kAppName, problem);
@@ -676,9 +684,12 @@ namespace {
 
 // Which tasks and CPUs: the combinations that make sense.
 std::string check_targets(const RecordOptions& o) {
-  if (o.output == "-") {
-    return "-o -: pipe output is not supported (the file is written at offsets, its header fixed up and its "
-           "features appended at the end; see docs/recorder.md): write to a file";
+  if (o.pipe_output() && o.rotates()) {
+    return "-o - (a pipe): one stream, no --switch-output or --overwrite (they write several files)";
+  }
+  if (o.pipe_output() && o.aio_cblocks > 0) {
+    return "-o - (a pipe) with --aio " + std::to_string(o.aio_cblocks) +
+           ": a stream is written in order, serially: leave --aio out";
   }
   if (o.command.empty() && !o.cpu_wide() && !o.attach()) {
     return "nothing to record: give a COMMAND, -a for the whole system, -C for some CPUs, or -p/-t for running tasks";

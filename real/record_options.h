@@ -147,6 +147,8 @@ struct RecordOptions {
   // Every task on some CPUs (-a or -C).
   bool cpu_wide() const { return system_wide || !cpu_list.empty(); }
   // The COMMAND is the recording's target (not only its duration).
+  // -o -: perf's pipe format to standard output.
+  bool pipe_output() const { return output == "-"; }
   bool command_target() const { return !command.empty() && !attach() && !cpu_wide(); }
 };
 

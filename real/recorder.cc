@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/drops.h"
+#include "core/perf_data_pipe.h"
 #include "core/stack_cut.h"
 #include "core/verify.h"
 #include "real/build_ids.h"
@@ -67,9 +68,19 @@ class Command {
   Command& operator=(const Command&) = delete;
   ~Command() { finish(); }
 
-  Error start(const std::vector<std::string>& argv) {
+  // stdout_to_stderr: with -o - the recorder's standard output is the
+  // stream, so the command's goes to standard error (as perf's workload).
+  Error start(const std::vector<std::string>& argv, bool stdout_to_stderr) {
     ProcessOptions options;
     options.hold = true;
+    if (stdout_to_stderr) {
+      // The recorder ignores SIGPIPE then (record()); the command gets the
+      // default back (an ignored signal stays ignored across exec).
+      options.prepare = [] {
+        ::signal(SIGPIPE, SIG_DFL);
+        return ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0 ? 126 : 0;
+      };
+    }
     return process_.start(argv, options);
   }
 
@@ -622,7 +633,7 @@ bool Recording::install_signals() {
 // Forked and held before exec until start_events().
 bool Recording::start_command() {
   if (!has_command_) return true;
-  if (const Error e = command_.start(o_.command); !e.ok()) return fail(kExitOsError, e.message);
+  if (const Error e = command_.start(o_.command, o_.pipe_output()); !e.ok()) return fail(kExitOsError, e.message);
   return true;
 }
 
@@ -735,12 +746,27 @@ bool Recording::open_output() {
   }
   const std::uint32_t slots = wo_.mappings * (wo_.mode == core::WriteMode::aio ? wo_.cblocks : 1);
   disk_ = std::make_unique<RealDisk>(o_.output, slots);
-  writer_ = std::make_unique<Writer>(*disk_, wo_, *head_);
   host_ = host_features(o_.argv);
   host_.tracing_data = tracing_data_;
+  if (o_.pipe_output()) {
+    // perf's pipe format: what a file's header, attributes and features
+    // say goes first; the records follow as they are read. No feature
+    // sections at the end, no build-id cache (nothing is read back).
+    core::PerfFeatures start;
+    start.host = host_;
+    if (compressor_ != nullptr) {
+      start.file.compressed = core::CompressedFeature{kCompressedFeatureVersion, kCompressedTypeZstd,
+                                                      static_cast<std::uint32_t>(compressor_->level()), 0,
+                                                      kCompressSliceBytes};
+    }
+    disk_->set_stream(STDOUT_FILENO, head_->data_offset(), core::pipe_prefix(head_->events(), start));
+  }
+  writer_ = std::make_unique<Writer>(*disk_, wo_, *head_);
   buildid_dir_ = o_.no_buildid_cache ? "" : (o_.buildid_dir.empty() ? default_build_id_dir() : o_.buildid_dir);
-  writer_->set_feature_source(
-      [this](const core::FinishedFile& file, core::PerfFeatures& out) { return file_features(file, out); });
+  if (!o_.pipe_output()) {
+    writer_->set_feature_source(
+        [this](const core::FinishedFile& file, core::PerfFeatures& out) { return file_features(file, out); });
+  }
   if (const int rc = writer_->start(); rc != 0) {
     const bool created = disk_->counters().files_opened > 0;
     return fail(created ? kExitIoError : kExitCantCreate,
@@ -1097,7 +1123,7 @@ void Recording::print_summary(bool started) const {
   }
   const FileStats back = read_back(disk_->paths());
   print_files(back);
-  print_events(back);
+  if (!disk_->streaming()) print_events(back);
   print_features();
   print_drops();
   print_writer();
@@ -1114,8 +1140,14 @@ void Recording::print_files(const FileStats& back) const {
   const core::RecordCounts& cut = ws.drops[core::DropCause::output_error].records;
   std::string files;
   for (const std::string& p : disk_->paths()) files += (files.empty() ? "" : ", ") + p;
-  print_line("wrote " + std::to_string(back.files) + " file(s): " + (files.empty() ? "none" : files) + ", " +
-             std::to_string(back.file_bytes) + " bytes (data sections " + std::to_string(back.data_bytes) + " bytes)");
+  if (disk_->streaming()) {
+    print_line("streamed " + std::to_string(disk_->stream_bytes()) +
+               " bytes to standard output (perf's pipe format, -o -)");
+  } else {
+    print_line("wrote " + std::to_string(back.files) + " file(s): " + (files.empty() ? "none" : files) + ", " +
+               std::to_string(back.file_bytes) + " bytes (data sections " + std::to_string(back.data_bytes) +
+               " bytes)");
+  }
   if (disk_->counters().files_kept_as_old > 0) {
     print_line("kept " + std::to_string(disk_->counters().files_kept_as_old) +
                " earlier file(s) of the same name as NAME.old");
@@ -1125,6 +1157,11 @@ void Recording::print_files(const FileStats& back) const {
              std::to_string(ws.records.lost_records - cut.lost_records) + " PERF_RECORD_LOST records)");
   print_line("lost samples (the kernel's count per event, PERF_FORMAT_LOST): " + std::to_string(lost_samples_) +
              (lost_samples_unread_ > 0 ? " (" + std::to_string(lost_samples_unread_) + " events unread)" : ""));
+  if (disk_->streaming()) {
+    print_line("data-loss metric: not computed with -o - (a stream is not read back; the counts above are the "
+               "writer's)");
+    return;
+  }
   char metric[512];
   std::snprintf(metric, sizeof metric,
                 "data-loss metric: %.4f%% (lost time / elapsed, read back from the file%s); lost fraction %.4f%% "
@@ -1298,6 +1335,9 @@ namespace {
 int record(const RecordOptions& options) {
   int command_signal = 0;
   int status = kExitOk;
+  // A stream whose reader went away (| head) is a write error (EPIPE): the
+  // recording stops and says so, rather than dying of SIGPIPE in silence.
+  if (options.pipe_output()) ::signal(SIGPIPE, SIG_IGN);
   {
     Recording recording(options);
     status = recording.run();

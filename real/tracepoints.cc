@@ -15,6 +15,7 @@
 #include <set>
 #include <utility>
 
+#include "core/bytes.h"
 #include "core/verify.h"
 
 namespace ringsim::real {
@@ -107,25 +108,13 @@ std::string system_events(const std::string& root, const std::string& system, co
   return "";
 }
 
-void put(std::vector<std::byte>& out, const void* p, std::size_t n) {
-  const auto* b = static_cast<const std::byte*>(p);
-  out.insert(out.end(), b, b + n);
-}
-
-template <typename T>
-void put_int(std::vector<std::byte>& out, T value) {
-  put(out, &value, sizeof value);
-}
-
-void put_cstring(std::vector<std::byte>& out, const std::string& s) { put(out, s.c_str(), s.size() + 1); }
-
 // A file's bytes after its size (u32 or u64, as the caller says).
 template <typename Size>
 std::string put_file(std::vector<std::byte>& out, const std::string& path) {
   std::string text;
   if (std::string problem = read_file(path, text); !problem.empty()) return problem;
-  put_int<Size>(out, static_cast<Size>(text.size()));
-  put(out, text.data(), text.size());
+  core::append_int<Size>(out, static_cast<Size>(text.size()));
+  core::append_bytes(out, text.data(), text.size());
   return "";
 }
 
@@ -141,13 +130,13 @@ std::string put_systems(std::vector<std::byte>& out, const std::string& root, co
     wanted_systems.insert(t.system);
   }
   std::erase_if(systems, [&](const std::string& s) { return s == "ftrace" || wanted_systems.count(s) == 0; });
-  put_int<std::uint32_t>(out, static_cast<std::uint32_t>(systems.size()));
+  core::append_int<std::uint32_t>(out, static_cast<std::uint32_t>(systems.size()));
   for (const std::string& system : systems) {
     std::vector<std::string> names;
     if (std::string problem = subdirectories(root + "/events/" + system, names); !problem.empty()) return problem;
     std::erase_if(names, [&](const std::string& n) { return wanted.count({system, n}) == 0; });
-    put_cstring(out, system);
-    put_int<std::uint32_t>(out, static_cast<std::uint32_t>(names.size()));
+    core::append_cstring(out, system);
+    core::append_int<std::uint32_t>(out, static_cast<std::uint32_t>(names.size()));
     for (const std::string& name : names) {
       if (std::string problem = put_file<std::uint64_t>(out, root + "/events/" + system + "/" + name + "/format");
           !problem.empty()) {
@@ -209,18 +198,18 @@ std::string tracing_data(const std::string& root, const std::vector<Tracepoint>&
   VERIFY(!root.empty());
   std::vector<std::byte> b;
   const char magic[] = {23, 8, 68, 't', 'r', 'a', 'c', 'i', 'n', 'g'};
-  put(b, magic, sizeof magic);
-  put_cstring(b, "0.6");
-  put_int<std::uint8_t>(b, std::endian::native == std::endian::big ? 1 : 0);
-  put_int<std::uint8_t>(b, static_cast<std::uint8_t>(sizeof(long)));
-  put_int<std::uint32_t>(b, static_cast<std::uint32_t>(::sysconf(_SC_PAGESIZE)));
+  core::append_bytes(b, magic, sizeof magic);
+  core::append_cstring(b, "0.6");
+  core::append_int<std::uint8_t>(b, std::endian::native == std::endian::big ? 1 : 0);
+  core::append_int<std::uint8_t>(b, static_cast<std::uint8_t>(sizeof(long)));
+  core::append_int<std::uint32_t>(b, static_cast<std::uint32_t>(::sysconf(_SC_PAGESIZE)));
   for (const char* header : {"header_page", "header_event"}) {
-    put_cstring(b, header);
+    core::append_cstring(b, header);
     if (std::string problem = put_file<std::uint64_t>(b, root + "/events/" + header); !problem.empty()) return problem;
   }
-  put_int<std::uint32_t>(b, 0);  // ftrace events: none asked for
+  core::append_int<std::uint32_t>(b, 0);  // ftrace events: none asked for
   if (std::string problem = put_systems(b, root, tracepoints); !problem.empty()) return problem;
-  put_int<std::uint32_t>(b, 0);  // kallsyms: none, as perf 6.1
+  core::append_int<std::uint32_t>(b, 0);  // kallsyms: none, as perf 6.1
   if (std::string problem = put_file<std::uint32_t>(b, root + "/printk_formats"); !problem.empty()) return problem;
   if (std::string problem = put_file<std::uint64_t>(b, root + "/saved_cmdlines"); !problem.empty()) return problem;
   out = std::move(b);

@@ -197,7 +197,9 @@ TEST(RecordOptions, ErrorsAreOneLineWithExitStatus64) {
            {"-p", "1", "-a"},
            {"-t", "1", "-C", "0"},
            {"-a", "-C", "0"},
-           {"-o", "-", "--", "true"},
+           {"-o", "-", "--aio", "2", "--", "true"},
+           {"-o", "-", "--switch-output", "--", "true"},
+           {"-o", "-", "--overwrite", "--", "true"},
        }) {
     const Parsed p = parse(args);
     SCOPED_TRACE(::testing::PrintToString(args));
@@ -318,6 +320,27 @@ TEST(RecordOptions, UnknownEventsAreNamed) {
   const std::string unknown = parse_event("cpu-clok", attr);
   EXPECT_NE(unknown.find("unknown event \"cpu-clok\""), std::string::npos) << unknown;
   EXPECT_NE(unknown.find("task-clock"), std::string::npos) << "lists the events: " << unknown;
+}
+
+TEST(RecordOptions, DashOIsPipeModeAndAPipeAsStdoutToo) {
+  const Parsed p = parse({"-o", "-", "-z", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_TRUE(p.options.pipe_output());
+  const Parsed file = parse({"-o", "x.data", "--", "true"});
+  ASSERT_EQ(file.status, -1) << file.err;
+  EXPECT_FALSE(file.options.pipe_output());
+  // No -o, standard output a pipe: the stream goes to it, as perf decides.
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const int saved = ::dup(STDOUT_FILENO);
+  ::dup2(fds[1], STDOUT_FILENO);
+  const Parsed piped = parse({"--", "true"});
+  ::dup2(saved, STDOUT_FILENO);
+  ::close(saved);
+  ::close(fds[0]);
+  ::close(fds[1]);
+  ASSERT_EQ(piped.status, -1) << piped.err;
+  EXPECT_TRUE(piped.options.pipe_output());
 }
 
 TEST(RecordOptions, TracepointsAreToldFromEventsWithModifiers) {

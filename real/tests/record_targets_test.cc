@@ -316,7 +316,7 @@ TEST(RecordTargets, BadEventsTasksAndCpusAreOneLineErrorsWithNoFile) {
   expect_refused({"-t", no_such_task, "--", "true"}, kExitUsage, "-t " + no_such_task + ": no such thread");
   expect_refused({"-C", "4096", "--", "true"}, kExitUsage, "CPU 4096 is not online");
   expect_refused({"-C", "0-4096", "--", "true"}, kExitUsage, "is not online");
-  expect_refused({"-o", "-", "--", "true"}, kExitUsage, "pipe output is not supported");
+  expect_refused({"-o", "-", "--aio", "1", "--", "true"}, kExitUsage, "a stream is written in order");
   expect_refused({"-p", "1", "-a"}, kExitUsage, "exclude each other");
   if (!exists("/sys/bus/event_source/devices/cpu")) {
     expect_refused({"-e", "cpu-clock,instructions", "--", "true"}, kExitUnavailable, "no hardware PMU here?");
