@@ -53,7 +53,7 @@ RunResult run_perf_record(const std::vector<std::string>& argv) {
   }
   bool first = true;
   return retry_perf_record([&] {
-    if (!first && !out.empty()) {
+    if (!first && !out.empty() && out != "-") {
       std::error_code ignored;
       std::filesystem::remove(out, ignored);
     }

@@ -432,7 +432,7 @@ TEST(RecordWithPerf, LostSamplesAreCountedAsPerfCountsThem) {
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
   const Summary ours = summary_of(r);
   EXPECT_EQ(ours.samples, 0u);
-  EXPECT_GT(ours.lost, 10u) << "100 ms of CPU time with a 1 ms period, every sample dropped";
+  EXPECT_GT(ours.lost, 0u) << "PERF_RECORD_LOST records";
   expect_perf_agrees(out, ours, /*report=*/false);
   // perf report counts LOST_SAMPLES records ("Total Lost Samples", and
   // here, with no sample written, "lost 100.00%"; issue 19: 0 for our
@@ -442,7 +442,13 @@ TEST(RecordWithPerf, LostSamplesAreCountedAsPerfCountsThem) {
   ASSERT_TRUE(testing::summary_value(r.err, "lost samples (the kernel's count per event, PERF_FORMAT_LOST)",
                                      lost_samples))
       << r.text();
-  EXPECT_GT(lost_samples, 10u);
+  // The kernel's count is all of them: 100 ms of CPU time with a 1 ms
+  // period, every sample dropped. The LOST records hold fewer when the
+  // command moves to the other CPU before it exits: the drops still
+  // pending in the first ring's count go out with that ring's next record,
+  // and none comes (seen in CI: 6 in LOST records).
+  EXPECT_GT(lost_samples, 50u) << "100 ms of CPU time with a 1 ms period, every sample dropped";
+  EXPECT_LE(ours.lost, lost_samples);
   const RunResult dump = testing::run({testing::perf_path(), "report", "-D", "-i", out});
   std::uint64_t perf_sum = 0;
   for (const std::string& line : testing::lines_with(dump.out, "PERF_RECORD_LOST_SAMPLES:")) {

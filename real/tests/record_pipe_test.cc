@@ -110,7 +110,7 @@ TEST(RecordPipe, PerfReadsTheStreamAsTheRecorderWroteIt) {
                                                                  << script.out.substr(0, 2000);
   }
   // The same host features as perf's own stream of the same command.
-  const RunResult perf = testing::run(concat({testing::perf_path(), "record", "-q", "-e", "cpu-clock", "-o", "-", "--"},
+  const RunResult perf = testing::run_perf_record(concat({testing::perf_path(), "record", "-q", "-e", "cpu-clock", "-o", "-", "--"},
                                              testing::shares(10)));
   ASSERT_TRUE(perf.exited && perf.exit_code == 0) << perf.text();
   write_file(dir + "/perf.pipe", perf.out);

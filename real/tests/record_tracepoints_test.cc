@@ -78,7 +78,7 @@ TEST(RecordTracepoints, FieldsFormatsAndCountsAreAsPerfs) {
   const std::vector<std::string> events = {"-e", "sched:sched_switch", "-e", "syscalls:sys_enter_write*"};
   const RunResult ours = testing::run_record(concat(concat(events, {"-o", dir + "/ours.data", "--"}), kCommand));
   ASSERT_TRUE(ours.exited && ours.exit_code == 0) << ours.text();
-  const RunResult perf = testing::run(
+  const RunResult perf = testing::run_perf_record(
       concat(concat(concat({testing::perf_path(), "record", "-q"}, events), {"-o", dir + "/perf.data", "--"}), kCommand));
   ASSERT_TRUE(perf.exited && perf.exit_code == 0) << perf.text();
   model::PerfDataFile o;
