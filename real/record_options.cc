@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "core/cli/command_line.h"
+#include "real/pmu_events.h"
 #include "real/tracepoints.h"
 #include "real/zstd_records.h"
 
@@ -78,26 +79,58 @@ const std::vector<EventName>& event_names() {
 
 namespace {
 
-// Modifiers after an event (u: user space only, k: kernel only), as perf
-// 6.1's get_event_modifier sets exclude_guest: only u asks for it.
+// Modifiers after an event, as perf 6.1's get_event_modifier reads them:
+// u, k, h (user space, kernel, hypervisor: any of them excludes the
+// others), G, H (guest, host: either excludes the other), I (not the idle
+// task), p (up to 3: precise_ip; asks exclude_guest), P (the most precise:
+// 3), D (pinned), e (exclusive). u asks exclude_guest too. S (sample read),
+// W (weak group) and b (BPF counter) are refused: this recorder does not
+// read counters in samples, has no groups and no BPF.
 std::string parse_modifiers(std::string_view text, std::string_view modifiers, perf_event_attr& attr) {
-  bool user = false;
-  bool kernel = false;
+  const auto bad = [&](char c, const std::string& why) {
+    return "-e " + std::string(text) + ": modifier '" + std::string(1, c) + "' " + why +
+           " (u, k, h, G, H, I, p, pp, ppp, P, D, e)";
+  };
+  if (modifiers.empty()) return "-e " + std::string(text) + ": empty modifier list (u, k, h, G, H, I, p, P, D, e)";
+  bool exclude = false, exclude_gh = false;
+  unsigned eu = 0, ek = 0, eh = 0, eg = 0, e_host = 0, precise = 0;
   for (const char c : modifiers) {
-    if (c == 'u') {
-      user = true;
-    } else if (c == 'k') {
-      kernel = true;
-    } else {
-      return "-e " + std::string(text) + ": unknown modifier '" + std::string(1, c) +
-             "' (u: user space only, k: kernel only)";
+    switch (c) {
+      case 'u': case 'k': case 'h':
+        if (!exclude) {
+          exclude = true;
+          eu = ek = eh = 1;
+        }
+        if (c == 'u' && !exclude_gh) eg = 1;
+        (c == 'u' ? eu : c == 'k' ? ek : eh) = 0;
+        break;
+      case 'G': case 'H':
+        if (!exclude_gh) {
+          exclude_gh = true;
+          eg = e_host = 1;
+        }
+        (c == 'G' ? eg : e_host) = 0;
+        break;
+      case 'I': attr.exclude_idle = 1; break;
+      case 'p':
+        if (++precise > 3) return bad(c, "more than three times");
+        if (!exclude_gh) eg = 1;
+        break;
+      case 'P': precise = 3; break;
+      case 'D': attr.pinned = 1; break;
+      case 'e': attr.exclusive = 1; break;
+      case 'S': return bad(c, "(sample read) is not supported: samples carry no counter values here");
+      case 'W': return bad(c, "(weak group) is not supported: no event groups");
+      case 'b': return bad(c, "(BPF counter) is not supported");
+      default: return bad(c, "is unknown");
     }
   }
-  if (!user && !kernel) return "-e " + std::string(text) + ": empty modifier list (u: user space only, k: kernel only)";
-  attr.exclude_user = user ? 0 : 1;
-  attr.exclude_kernel = kernel ? 0 : 1;
-  attr.exclude_hv = 1;
-  attr.exclude_guest = user ? 1 : 0;
+  attr.exclude_user = eu;
+  attr.exclude_kernel = ek;
+  attr.exclude_hv = eh;
+  attr.exclude_guest = eg;
+  attr.exclude_host = e_host;
+  attr.precise_ip = precise;
   return "";
 }
 
@@ -112,7 +145,26 @@ const EventName* find_event_name(std::string_view name) {
 
 bool is_tracepoint(std::string_view text) {
   const std::size_t colon = text.find(':');
-  return colon != std::string_view::npos && find_event_name(text.substr(0, colon)) == nullptr;
+  return colon != std::string_view::npos && find_event_name(text.substr(0, colon)) == nullptr && !is_pmu_event(text);
+}
+
+std::string split_event_list(std::string_view text, std::vector<std::string>& out) {
+  if (text.find_first_of("{}") != std::string_view::npos) {
+    return "-e " + std::string(text) + ": event groups {...} are not supported (give the events without braces)";
+  }
+  bool in_terms = false;  // between a PMU event's two '/'
+  std::string item;
+  for (const char c : text) {
+    if (c == '/') in_terms = !in_terms;
+    if (c == ',' && !in_terms) {
+      out.push_back(std::move(item));
+      item.clear();
+    } else {
+      item.push_back(c);
+    }
+  }
+  out.push_back(std::move(item));
+  return "";
 }
 
 std::string parse_event(std::string_view text, perf_event_attr& attr) {
@@ -121,10 +173,15 @@ std::string parse_event(std::string_view text, perf_event_attr& attr) {
   const EventName* found = find_event_name(name);
   std::string_view modifiers;
   bool has_modifiers = colon != std::string_view::npos;
+  std::string pmu_modifiers;
   if (found != nullptr) {
     attr.type = found->type;
     attr.config = found->config;
     if (has_modifiers) modifiers = text.substr(colon + 1);
+  } else if (is_pmu_event(text)) {
+    if (std::string problem = parse_pmu_event(text, attr, pmu_modifiers); !problem.empty()) return problem;
+    modifiers = pmu_modifiers;
+    has_modifiers = !pmu_modifiers.empty() || text.back() == ':';
   } else if (has_modifiers) {
     std::vector<Tracepoint> tps;
     if (std::string problem = find_tracepoints(tracefs_root(), text, tps); !problem.empty()) return problem;
@@ -145,12 +202,21 @@ std::string parse_event(std::string_view text, perf_event_attr& attr) {
   attr.exclude_hv = 0;
   // Host only, as perf records by default (a guest's samples need perf kvm).
   attr.exclude_guest = 1;
+  attr.exclude_host = 0;
+  attr.exclude_idle = 0;
+  attr.precise_ip = 0;
+  attr.pinned = 0;
+  attr.exclusive = 0;
   if (!has_modifiers) return "";
   return parse_modifiers(text, modifiers, attr);
 }
 
-std::string expand_events(const std::vector<std::string>& texts, std::vector<std::string>& out) {
+std::string expand_events(const std::vector<std::string>& lists, std::vector<std::string>& out) {
   std::vector<std::string> expanded;
+  std::vector<std::string> texts;
+  for (const std::string& list : lists) {
+    if (std::string problem = split_event_list(list, texts); !problem.empty()) return problem;
+  }
   for (const std::string& text : texts) {
     if (!is_tracepoint(text)) {
       expanded.push_back(text);
@@ -355,8 +421,8 @@ std::string refused_given(const CLI::App& app) {
 void add_sampling_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
   app.add_flag("-a,--all-cpus", o.system_wide, "system-wide: every task on every online CPU");
   app.add_option("-e,--event", raw.events,
-                 "events NAME[:u|:k], comma-separated or repeated (default cpu-clock): " + names_list())
-      ->delimiter(',');
+                 "events NAME[:MODIFIERS], SYSTEM:TRACEPOINT (globs), PMU/TERMS/ or rHEX, comma-separated or "
+                 "repeated (default cpu-clock): " + names_list());
   app.add_option("-C,--cpu", o.cpu_list, "system-wide on these CPUs only (a list: 0,2-3)");
   app.add_option("-p,--pid", raw.pids, "attach to these running processes (comma-separated), with their threads")
       ->delimiter(',');
@@ -748,7 +814,10 @@ namespace {
 // the period), so -c 10000 -e page-faults would record every fault.
 void set_sampling(const RecordOptions& o, std::uint64_t register_mask, perf_event_attr& attr) {
   attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
-  if (o.period > 0) {
+  if (attr.sample_period != 0) {
+    // The event's own period= or freq= term (PMU/TERMS/), as perf: over -c/-F.
+    if (attr.freq) attr.sample_type |= PERF_SAMPLE_PERIOD;
+  } else if (o.period > 0) {
     attr.sample_period = o.period;
   } else {
     attr.freq = 1;

@@ -184,7 +184,12 @@ std::string parse_event(std::string_view text, perf_event_attr& attr);
 // modifier, sched:sched_switch a tracepoint).
 bool is_tracepoint(std::string_view text);
 
-// The -e texts with each tracepoint glob ('syscalls:sys_enter_write*')
+// One -e's comma-separated list of events (commas inside a PMU event's
+// terms, software/config=2,period=3/, do not split it), appended to out.
+// "" or the problem (groups {a,b}: not supported).
+std::string split_event_list(std::string_view text, std::vector<std::string>& out);
+
+// The -e texts (each a comma-separated list) with each tracepoint glob ('syscalls:sys_enter_write*')
 // replaced by the tracepoints it matches, in tracefs's order (perf's).
 // "" or the problem (no tracefs, no match, more than kEventsMax events).
 std::string expand_events(const std::vector<std::string>& texts, std::vector<std::string>& out);

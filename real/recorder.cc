@@ -443,6 +443,7 @@ class Recording {
   bool start_command();
   bool set_priority();
   bool open_events();
+  bool fall_back(const Error& e);
   bool describe_events();
   bool open_output();
   bool file_features(const core::FinishedFile& file, core::PerfFeatures& out);
@@ -663,15 +664,54 @@ bool Recording::set_priority() {
 
 // One ring per CPU, every event of every task on that CPU writing into it
 // (disabled; a command's: enable_on_exec).
+// perf's fallbacks when an event cannot be opened (evsel__fallback), each
+// said in one warning line: -e cycles with no hardware PMU records
+// cpu-clock; an event counting the kernel that perf_event_paranoid refuses
+// (EACCES at 2 or more) counts user space only, its name given ":u".
+// True if an attribute changed (open again).
+bool Recording::fall_back(const Error& e) {
+  bool changed = false;
+  const bool no_pmu = e.error == ENOENT || e.error == ENODEV || e.error == EOPNOTSUPP;
+  for (EventAttr& a : attrs_) {
+    if (no_pmu && a.attr.type == PERF_TYPE_HARDWARE && a.attr.config == PERF_COUNT_HW_CPU_CYCLES) {
+      if (!o_.quiet) print_line("warning: -e " + a.name + ": no hardware PMU here (" + errno_name(e.error) +
+                                "): recording cpu-clock instead, as perf does");
+      a.attr.type = PERF_TYPE_SOFTWARE;
+      a.attr.config = PERF_COUNT_SW_CPU_CLOCK;
+      a.name = "cpu-clock" + (a.name.find(':') == std::string::npos ? "" : a.name.substr(a.name.find(':')));
+      changed = true;
+    }
+  }
+  // Only a command's events: CPU-wide ones need the permission whatever they count.
+  if (changed || (e.error != EACCES && e.error != EPERM) || !o_.command_target()) return changed;
+  const std::string paranoid = read_first_line_of("/proc/sys/kernel/perf_event_paranoid");
+  if (paranoid == "?" || std::atoi(paranoid.c_str()) < 2) return false;
+  for (EventAttr& a : attrs_) {
+    if (a.attr.exclude_kernel != 0 || a.attr.exclude_user != 0) continue;
+    if (!o_.quiet) print_line("warning: -e " + a.name + ": kernel.perf_event_paranoid=" + paranoid +
+                              " refuses the kernel's samples: recording user space only (" + a.name +
+                              (a.name.find(':') == std::string::npos ? ":u" : "u") + "), as perf does");
+    a.name += a.name.find(':') == std::string::npos ? ":u" : "u";
+    a.attr.exclude_kernel = 1;
+    a.attr.exclude_hv = 1;
+    changed = true;
+  }
+  return changed;
+}
+
 bool Recording::open_events() {
   if (o_.command_target()) tasks_ = {command_.pid()};
-  std::vector<perf_event_attr> attrs;
-  for (const EventAttr& e : attrs_) attrs.push_back(e.attr);
-  const std::vector<RingSpec> specs = shared_ring_specs(attrs, tasks_, cpus_, o_.mmap_pages);
-  if (const Error e = RealSession::open(specs, session_); !e.ok()) {
-    return fail(session_error_status(e), session_error_message(e, o_, attrs_[0].attr));
+  // The first attempt, then one per fallback (at most two: cycles, then
+  // the paranoid one).
+  for (int attempt = 0; attempt < 3; attempt++) {
+    std::vector<perf_event_attr> attrs;
+    for (const EventAttr& e : attrs_) attrs.push_back(e.attr);
+    const std::vector<RingSpec> specs = shared_ring_specs(attrs, tasks_, cpus_, o_.mmap_pages);
+    const Error e = RealSession::open(specs, session_);
+    if (e.ok()) return true;
+    if (attempt == 2 || !fall_back(e)) return fail(session_error_status(e), session_error_message(e, o_, attrs_[0].attr));
   }
-  return true;
+  return false;
 }
 
 // The file's attributes: each event with its ids (ring by ring, as

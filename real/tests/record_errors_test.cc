@@ -135,10 +135,21 @@ TEST(RecordErrors, UnsupportedEventNamesItAndCreatesNoFile) {
     GTEST_SKIP() << "this machine has a PMU: cycles is supported here";
   }
   const std::string out = testing::temp_dir("unsupported") + "/never.data";
-  const RunResult r = testing::run_record(concat({"-e", "cycles", "-o", out, "--"}, burn(10)));
+  const RunResult r = testing::run_record(concat({"-e", "instructions", "-o", out, "--"}, burn(10)));
   EXPECT_TRUE(r.exited && r.exit_code == kExitUnavailable) << r.text();
-  expect_one_error_line(r, {"-e cycles", "not supported", "software event"});
+  expect_one_error_line(r, {"-e instructions", "not supported", "software event"});
   EXPECT_FALSE(exists(out));
+  // cycles falls back to cpu-clock, as perf's evsel__fallback: one
+  // warning line, and the file's event is cpu-clock.
+  const std::string fell_back = testing::temp_dir("cycles") + "/x.data";
+  const RunResult c = testing::run_record(concat({"-e", "cycles:u", "-o", fell_back, "--"}, burn(50)));
+  EXPECT_TRUE(c.exited && c.exit_code == 0) << c.text();
+  EXPECT_EQ(testing::lines_with(c.err, "warning: -e cycles:u: no hardware PMU here").size(), 1u) << c.err;
+  EXPECT_TRUE(testing::lines_with(c.err, "error:").empty()) << c.err;
+  if (testing::perf_path().empty()) GTEST_SKIP() << "/usr/bin/perf not found (scripts/setup.sh installs linux-perf)";
+  const RunResult evlist = testing::run({testing::perf_path(), "evlist", "-v", "-i", fell_back});
+  EXPECT_EQ(evlist.out.rfind("cpu-clock:u: type: 1, size:", 0), 0u) << evlist.out;
+  EXPECT_NE(evlist.out.find("exclude_kernel: 1"), std::string::npos) << evlist.out;
 }
 
 TEST(RecordErrors, MissingDirectoryIsNamed) {
@@ -235,14 +246,37 @@ TEST(RecordPermissions, SystemWideWithoutPermissionNamesParanoid) {
   EXPECT_FALSE(exists(out));
 }
 
-TEST(RecordPermissions, KernelSamplesOfACommandSuggestUserSpaceOnly) {
+// As perf's evsel__fallback: kernel samples perf_event_paranoid refuses
+// become user space only, the event named NAME:u, with one warning line;
+// perf, unprivileged alike, names its event the same.
+TEST(RecordPermissions, KernelSamplesOfACommandFallBackToUserSpaceAsPerf) {
   const int paranoid = read_proc_int("/proc/sys/kernel/perf_event_paranoid");
   if (paranoid < 2) GTEST_SKIP() << "perf_event_paranoid is " << paranoid << ": kernel samples are allowed unprivileged";
-  const std::string out = testing::temp_dir("paranoid-cmd") + "/x.data";
-  const RunResult r = testing::run_record(concat({"-e", "cpu-clock", "-o", out, "--"}, burn(10)), unprivileged());
-  EXPECT_TRUE(r.exited && r.exit_code == kExitNoPermission) << r.text();
-  expect_one_error_line(r, {"perf_event_paranoid", "-e cpu-clock:u"});
-  EXPECT_FALSE(exists(out));
+  const std::string dir = testing::temp_dir("paranoid-cmd");
+  const RunResult r = testing::run_record(concat({"-e", "cpu-clock,page-faults:k", "-o", dir + "/ours.data", "--"},
+                                                 burn(50)),
+                                          unprivileged());
+  if (r.exited && r.exit_code == kExitNoPermission) {
+    EXPECT_NE(r.err.find("page-faults:k"), std::string::npos) << "a kernel-only event cannot fall back\n" << r.err;
+  } else {
+    ADD_FAILURE() << "page-faults:k asks for the kernel only: nothing to fall back to\n" << r.text();
+  }
+  const RunResult ok =
+      testing::run_record(concat({"-e", "cpu-clock", "-o", dir + "/ours.data", "--"}, burn(50)), unprivileged());
+  EXPECT_TRUE(ok.exited && ok.exit_code == 0) << ok.text();
+  EXPECT_EQ(testing::lines_with(ok.err, "perf_event_paranoid=" + std::to_string(paranoid)).size(), 1u) << ok.err;
+  EXPECT_TRUE(testing::lines_with(ok.err, "error:").empty()) << ok.err;
+  std::uint64_t samples = 0;
+  EXPECT_TRUE(testing::summary_value(ok.err, "samples written", samples)) << ok.text();
+  EXPECT_GT(samples, 0u);
+  if (testing::perf_path().empty()) GTEST_SKIP() << "/usr/bin/perf not found (scripts/setup.sh installs linux-perf)";
+  const RunResult perf = testing::run(
+      concat({testing::perf_path(), "record", "-q", "-e", "cpu-clock", "-o", dir + "/perf.data", "--"}, burn(50)),
+      unprivileged());
+  for (const std::string& file : {dir + "/ours.data", dir + "/perf.data"}) {
+    const RunResult evlist = testing::run({testing::perf_path(), "evlist", "-i", file});
+    EXPECT_EQ(testing::lines_with(evlist.out, "cpu-clock:u").size(), 1u) << file << "\n" << evlist.text();
+  }
 }
 
 TEST(RecordPermissions, RingOverTheLockedMemoryLimit) {

@@ -296,7 +296,32 @@ TEST(RecordOptions, EventNamesAndModifiers) {
   EXPECT_EQ(attr.exclude_user, 0u);
   EXPECT_EQ(attr.exclude_kernel, 0u);
   EXPECT_NE(parse_event("cpu-clock:", attr), "");
-  EXPECT_NE(parse_event("cpu-clock:p", attr), "");
+  // perf 6.1's get_event_modifier, flag by flag.
+  ASSERT_EQ(parse_event("cpu-clock:ppp", attr), "");
+  EXPECT_EQ(attr.precise_ip, 3u);
+  EXPECT_EQ(attr.exclude_guest, 1u) << "p asks for exclude_guest";
+  EXPECT_EQ(attr.exclude_kernel, 0u);
+  ASSERT_EQ(parse_event("cpu-clock:P", attr), "");
+  EXPECT_EQ(attr.precise_ip, 3u);
+  ASSERT_EQ(parse_event("cpu-clock:H", attr), "");
+  EXPECT_EQ(attr.exclude_guest, 1u);
+  EXPECT_EQ(attr.exclude_host, 0u);
+  EXPECT_EQ(attr.precise_ip, 0u) << "reset from the earlier parse";
+  ASSERT_EQ(parse_event("cpu-clock:G", attr), "");
+  EXPECT_EQ(attr.exclude_guest, 0u);
+  EXPECT_EQ(attr.exclude_host, 1u);
+  ASSERT_EQ(parse_event("cpu-clock:kh", attr), "");
+  EXPECT_EQ(attr.exclude_user, 1u);
+  EXPECT_EQ(attr.exclude_kernel, 0u);
+  EXPECT_EQ(attr.exclude_hv, 0u);
+  ASSERT_EQ(parse_event("task-clock:uDeI", attr), "");
+  EXPECT_EQ(attr.pinned, 1u);
+  EXPECT_EQ(attr.exclusive, 1u);
+  EXPECT_EQ(attr.exclude_idle, 1u);
+  for (const char* bad : {"cpu-clock:pppp", "cpu-clock:S", "cpu-clock:W", "cpu-clock:b", "cpu-clock:x"}) {
+    const std::string problem = parse_event(bad, attr);
+    EXPECT_NE(problem.find("modifier"), std::string::npos) << bad << ": " << problem;
+  }
 }
 
 // Host only (exclude_guest) as perf 6.1 sets it: by default, and with a

@@ -1,0 +1,108 @@
+// The PMU event syntax against a PMU laid out in a temporary sysfs tree
+// (formats with split bit ranges, aliases), and against this machine's
+// software PMU; the -e list split that keeps a PMU event's terms whole.
+#include "real/pmu_events.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "real/record_options.h"
+
+namespace ringsim::real {
+namespace {
+
+void write(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path) << text << "\n";
+}
+
+// A PMU "cpu" of type 4 with Intel-like formats and one alias.
+std::string fake_root() {
+  const std::filesystem::path root =
+      std::filesystem::path(::testing::TempDir()) / ("pmus-" + std::to_string(::getpid()));
+  write(root / "cpu/type", "4");
+  write(root / "cpu/format/event", "config:0-7");
+  write(root / "cpu/format/umask", "config:8-15");
+  write(root / "cpu/format/any", "config:21");
+  write(root / "cpu/format/split", "config1:0-1,8-9");
+  write(root / "cpu/events/cycles-t", "event=0x3c,umask=0x02");
+  return root.string();
+}
+
+TEST(PmuEvents, TermsFormatsAndAliases) {
+  const std::string root = fake_root();
+  perf_event_attr attr{};
+  std::string mods;
+  ASSERT_EQ(parse_pmu_event("cpu/event=0x3c,umask=0x1,any/", attr, mods, root), "");
+  EXPECT_EQ(attr.type, 4u);
+  EXPECT_EQ(attr.config, 0x3cu | 0x100u | (1u << 21));
+  EXPECT_EQ(mods, "");
+  ASSERT_EQ(parse_pmu_event("cpu/cycles-t/:u", attr, mods, root), "");
+  EXPECT_EQ(attr.config, 0x23cu) << "the alias's terms, from a clean config";
+  EXPECT_EQ(mods, "u");
+  ASSERT_EQ(parse_pmu_event("cpu/split=0xf/", attr, mods, root), "");
+  EXPECT_EQ(attr.config1, 0x303u) << "value bits low first into 0-1, then 8-9";
+  ASSERT_EQ(parse_pmu_event("cpu/config=0x1234,config2=7,period=1000/", attr, mods, root), "");
+  EXPECT_EQ(attr.config, 0x1234u);
+  EXPECT_EQ(attr.config2, 7u);
+  EXPECT_EQ(attr.freq, 0u);
+  EXPECT_EQ(attr.sample_period, 1000u);
+  for (const auto& [text, why] : std::vector<std::pair<std::string, std::string>>{
+           {"cpu/umask=0x100/", "too big for format"},
+           {"cpu/bogus/", "unknown term 'bogus' for PMU 'cpu'"},
+           {"cpu/event=x/", "not a number"},
+           {"nopmu/config=1/", "no PMU 'nopmu'"},
+           {"cpu/event=1", "PMU/TERMS/"},
+           {"cpu/event=1/x", "after the closing"}}) {
+    const std::string problem = parse_pmu_event(text, attr, mods, root);
+    EXPECT_NE(problem.find(why), std::string::npos) << text << ": " << problem;
+    EXPECT_EQ(problem.rfind("-e " + text + ": ", 0), 0u) << problem;
+  }
+  std::filesystem::remove_all(root);
+}
+
+TEST(PmuEvents, RawEventsAndWhatIsNotOne) {
+  perf_event_attr attr{};
+  std::string mods;
+  EXPECT_TRUE(is_pmu_event("r1a8"));
+  EXPECT_TRUE(is_pmu_event("r1a8:u"));
+  EXPECT_TRUE(is_pmu_event("software/config=0/"));
+  EXPECT_FALSE(is_pmu_event("rcu:rcu_utilization")) << "a tracepoint";
+  EXPECT_FALSE(is_pmu_event("cpu-clock"));
+  ASSERT_EQ(parse_pmu_event("r1a8:k", attr, mods), "");
+  EXPECT_EQ(attr.type, std::uint32_t{PERF_TYPE_RAW});
+  EXPECT_EQ(attr.config, 0x1a8u);
+  EXPECT_EQ(mods, "k");
+}
+
+TEST(PmuEvents, ThisMachinesSoftwarePmuAsPerfReadsIt) {
+  if (::access("/sys/bus/event_source/devices/software/type", R_OK) != 0) GTEST_SKIP() << "no sysfs PMUs";
+  perf_event_attr attr{};
+  ASSERT_EQ(parse_event("software/config=2,period=3/", attr), "");
+  EXPECT_EQ(attr.type, std::uint32_t{PERF_TYPE_SOFTWARE});
+  EXPECT_EQ(attr.config, 2u);
+  RecordOptions o;
+  o.command = {"true"};
+  o.events = {"software/config=2,period=3/:u"};
+  std::vector<EventAttr> attrs;
+  ASSERT_EQ(make_attrs(o, attrs), "");
+  EXPECT_EQ(attrs[0].attr.sample_period, 3u) << "the term over -F";
+  EXPECT_EQ(attrs[0].attr.freq, 0u);
+  EXPECT_EQ(attrs[0].attr.sample_type & PERF_SAMPLE_PERIOD, 0u) << "as perf: a fixed period, no PERIOD";
+  EXPECT_EQ(attrs[0].attr.exclude_kernel, 1u);
+}
+
+TEST(PmuEvents, EventListsSplitOutsideTheTerms) {
+  std::vector<std::string> out;
+  ASSERT_EQ(split_event_list("cpu-clock,software/config=2,period=3/,page-faults:u", out), "");
+  EXPECT_EQ(out, (std::vector<std::string>{"cpu-clock", "software/config=2,period=3/", "page-faults:u"}));
+  EXPECT_NE(split_event_list("{cpu-clock,page-faults}", out).find("groups"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ringsim::real
