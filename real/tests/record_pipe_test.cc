@@ -88,8 +88,10 @@ TEST(RecordPipe, PerfReadsTheStreamAsTheRecorderWroteIt) {
   REQUIRE_PERF();
   const std::string dir = testing::temp_dir("pipe");
   std::vector<std::string> events = {"-e", "cpu-clock"};
-  if (::access("/sys/kernel/tracing/events/sched/sched_switch/id", R_OK) == 0) {
-    events = {"-e", "cpu-clock,sched:sched_switch"};
+  // A tracepoint every run hits once: the command's exit (a CPU-bound
+  // command may never be switched out).
+  if (::access("/sys/kernel/tracing/events/sched/sched_process_exit/id", R_OK) == 0) {
+    events = {"-e", "cpu-clock,sched:sched_process_exit"};
   }
   const RunResult r = testing::run_record(concat(concat(events, {"-o", "-", "--"}), testing::shares(60)));
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
@@ -106,7 +108,8 @@ TEST(RecordPipe, PerfReadsTheStreamAsTheRecorderWroteIt) {
   EXPECT_NE(report.out.find("] f1"), std::string::npos) << report.out.substr(0, 2000);
   if (events[1].find("sched") != std::string::npos) {
     const RunResult script = shell(quoted({testing::perf_path(), "script", "-i", "-"}) + " < '" + stream + "'");
-    EXPECT_NE(script.out.find("prev_comm="), std::string::npos) << "TRACING_DATA in the stream\n"
+    EXPECT_NE(script.out.find("sched:sched_process_exit: comm=shares pid="), std::string::npos)
+        << "TRACING_DATA in the stream\n"
                                                                  << script.out.substr(0, 2000);
   }
   // The same host features as perf's own stream of the same command.
