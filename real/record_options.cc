@@ -392,10 +392,8 @@ void describe(CLI::App& app) {
 // one line naming it (not "unknown option"), whatever its value.
 constexpr const char* kRefusedWithValue[] = {"--control", "-u,--uid", "--user-regs", "-I,--intr-regs",
                                              "-j,--branch-filter", "-G,--cgroup", "--filter"};
-constexpr const char* kRefusedFlags[] = {"-d,--data", "--phys-data", "-P,--period", "-R,--raw-samples",
-                                         "--switch-events", "-n,--no-samples", "-s,--stat", "--all-user",
-                                         "--all-kernel", "-b,--branch-any", "-W,--weight", "--transaction",
-                                         "--running-time"};
+constexpr const char* kRefusedFlags[] = {"-d,--data", "--phys-data", "-n,--no-samples", "-s,--stat",
+                                         "-b,--branch-any", "-W,--weight", "--transaction", "--running-time"};
 
 void add_refused_options(CLI::App& app, RawOptions& raw) {
   for (const char* names : kRefusedWithValue) {
@@ -436,6 +434,14 @@ void add_sampling_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
   app.add_flag("-g", raw.callchain_fp, "frame-pointer call graphs (as --call-graph fp; with --call-graph, that one)");
   app.add_option("--call-graph", raw.call_graph_text, "fp, dwarf or dwarf,SIZE (SIZE default 8192)");
   app.add_flag("-i,--no-inherit", o.no_inherit, "the command's children and new threads are not recorded, as perf");
+  app.add_flag("--switch-events", o.switch_events,
+               "record context switches (PERF_RECORD_SWITCH, perf script --show-switch-events), as perf");
+  app.add_flag("--all-user", o.all_user, "every event counts user space only (as :u on each), as perf");
+  app.add_flag("--all-kernel", o.all_kernel, "every event counts the kernel only (as :k on each), as perf");
+  app.add_flag("-P,--period", o.sample_period,
+               "sample the period (PERF_SAMPLE_PERIOD) with -c too: the kernel then samples a software event at "
+               "every occurrence, whatever -c says (as perf)");
+  app.add_flag("-R,--raw-samples", o.raw_samples, "sample RAW (a tracepoint's fields; empty for other events), as perf");
   app.add_option("-k,--clockid", raw.clockid_text,
                  "the sample clock: only monotonic (CLOCK_MONOTONIC), which is always used");
   app.add_flag("-T,--timestamp", raw.timestamp, "sample times (always on: accepted as perf's)");
@@ -750,6 +756,7 @@ namespace {
 
 // Which tasks and CPUs: the combinations that make sense.
 std::string check_targets(const RecordOptions& o) {
+  if (o.all_user && o.all_kernel) return "--all-user and --all-kernel exclude each other";
   if (o.pipe_output() && o.rotates()) {
     return "-o - (a pipe): one stream, no --switch-output or --overwrite (they write several files)";
   }
@@ -824,6 +831,8 @@ void set_sampling(const RecordOptions& o, std::uint64_t register_mask, perf_even
     attr.sample_freq = o.freq_hz;
     attr.sample_type |= PERF_SAMPLE_PERIOD;
   }
+  if (o.sample_period) attr.sample_type |= PERF_SAMPLE_PERIOD;
+  if (o.raw_samples) attr.sample_type |= PERF_SAMPLE_RAW;
   if (attr.type == PERF_TYPE_TRACEPOINT) {
     // As perf 6.1's evsel__newtp_idx: the tracepoint's fields (RAW), and
     // every event sampled (period 1, PERIOD) unless -F or -c says
@@ -883,6 +892,18 @@ std::string make_event_attr(const RecordOptions& o, std::uint64_t register_mask,
     // side-by-side harness): not needed to unwind, and 16 zero bytes per
     // sample of a software event; later perf keeps the data mmaps only.
     if (o.call_graph == CallGraph::dwarf) attr.mmap_data = 1;
+    // --switch-events: on the tracking event, as perf's evsel__config.
+    if (o.switch_events) attr.context_switch = 1;
+  }
+  // --all-user, --all-kernel: as perf's evsel__config, over the modifiers
+  // (those two bits only).
+  if (o.all_user) {
+    attr.exclude_kernel = 1;
+    attr.exclude_user = 0;
+  }
+  if (o.all_kernel) {
+    attr.exclude_kernel = 0;
+    attr.exclude_user = 1;
   }
   attr.disabled = 1;
   if (o.command_target()) {
@@ -915,7 +936,7 @@ std::string make_attrs(const RecordOptions& o, std::vector<EventAttr>& out) {
     for (const std::string& event : o.events) {
       perf_event_attr probe{};
       if (std::string problem = parse_event(event, probe); !problem.empty()) return problem;
-      all_user = all_user && probe.exclude_kernel != 0;
+      all_user = all_user && (probe.exclude_kernel != 0 || o.all_user);
     }
     EventAttr dummy;
     dummy.name = all_user ? "dummy:u" : "dummy:HG";

@@ -135,6 +135,11 @@ struct RecordOptions {
   std::uint64_t delay_ms = 0;
   bool quiet = false;                 // only errors
   bool no_inherit = false;            // -i/--no-inherit: the command's children and new threads are not recorded
+  bool switch_events = false;         // --switch-events: context_switch on the tracking event
+  bool all_user = false;              // --all-user: exclude_kernel on every event
+  bool all_kernel = false;            // --all-kernel: exclude_user on every event
+  bool sample_period = false;         // -P: PERF_SAMPLE_PERIOD with -c too
+  bool raw_samples = false;           // -R: PERF_SAMPLE_RAW on every event
   // The build-id cache (perf's ~/.debug layout) the hit DSOs are copied
   // into; "" for $HOME/.debug. no_buildid_cache (-N): not filled.
   std::string buildid_dir;

@@ -224,6 +224,11 @@ def mode_cases():
         Case("-e cpu-clock:ppp", "cpu-clock", ["-e", "cpu-clock:ppp"]),
         Case("-e task-clock:H", "task-clock", ["-e", "task-clock:H"]),
         Case("-e software/config=0/", "cpu-clock", ["-e", "software/config=0/"]),
+        Case("--switch-events", "cpu-clock", ["-e", "cpu-clock", "--switch-events"]),
+        Case("--all-user", "cpu-clock", ["-e", "cpu-clock", "--all-user"]),
+        Case("--all-kernel", "cpu-clock", ["-e", "cpu-clock", "--all-kernel"]),
+        Case("-P -c 10 -e page-faults", "page-faults", ["-e", "page-faults", "-P", "-c", "10"]),
+        Case("-R", "cpu-clock", ["-e", "cpu-clock", "-R"]),
         Case("-e software/config=2,period=3/", "page-faults", ["-e", "software/config=2,period=3/"]),
         Case("-e cpu-clock,page-faults,cs", "several", ["-e", "cpu-clock,page-faults,cs"]),
         Case("-e cpu-clock -e minor-faults -a", "several", ["-e", "cpu-clock", "-e", "minor-faults", "-a"], mode="a"),
@@ -301,8 +306,8 @@ def output_cases():
 # perf record's options that ringsim-record refuses with one line (D11),
 # with a value where they take one.
 REFUSED = [["-D", "-1"], ["--control", "fifo:@TMP@/ctl"], ["-u", "root"], ["--user-regs=ax"], ["--intr-regs=ax"],
-           ["-j", "any"], ["-b"], ["-W"], ["-G", "/"], ["--filter", "0x0"], ["-d"], ["--phys-data"], ["-P"], ["-R"],
-           ["--switch-events"], ["-n"], ["-s"], ["--all-user"], ["--all-kernel"], ["-B"], ["--buildid-all"],
+           ["-j", "any"], ["-b"], ["-W"], ["-G", "/"], ["--filter", "0x0"], ["-d"], ["--phys-data"],
+           ["-n"], ["-s"], ["-B"], ["--buildid-all"],
            ["--per-thread"], ["--no-bpf-event"], ["--namespaces"], ["--timestamp-filename"]]
 
 

@@ -347,6 +347,33 @@ TEST(RecordOptions, UnknownEventsAreNamed) {
   EXPECT_NE(unknown.find("task-clock"), std::string::npos) << "lists the events: " << unknown;
 }
 
+// --switch-events, --all-user, --all-kernel, -P, -R: the attr bits perf
+// 6.1's evsel__config sets for them.
+TEST(RecordOptions, SwitchEventsAllUserAllKernelPeriodAndRawAsPerf) {
+  const Parsed p = parse({"-e", "cpu-clock:k,page-faults", "--switch-events", "--all-user", "-P", "-R", "-c", "1000",
+                          "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  std::vector<EventAttr> attrs;
+  ASSERT_EQ(make_attrs(p.options, attrs), "");
+  ASSERT_EQ(attrs.size(), 2u);
+  EXPECT_EQ(attrs[0].attr.context_switch, 1u) << "on the tracking event";
+  EXPECT_EQ(attrs[1].attr.context_switch, 0u);
+  for (const EventAttr& a : attrs) {
+    EXPECT_EQ(a.attr.exclude_kernel, 1u) << a.name << ": --all-user over :k";
+    EXPECT_EQ(a.attr.exclude_user, 0u) << a.name;
+    EXPECT_EQ(a.attr.sample_type & (PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW), PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW);
+    EXPECT_EQ(a.attr.sample_period, 1000u);
+  }
+  const Parsed k = parse({"--all-kernel", "--", "true"});
+  ASSERT_EQ(k.status, -1) << k.err;
+  ASSERT_EQ(make_attrs(k.options, attrs), "");
+  EXPECT_EQ(attrs[0].attr.exclude_user, 1u);
+  EXPECT_EQ(attrs[0].attr.exclude_kernel, 0u);
+  const Parsed both = parse({"--all-kernel", "--all-user", "--", "true"});
+  EXPECT_EQ(both.status, 64);
+  EXPECT_NE(both.err.find("exclude each other"), std::string::npos) << both.err;
+}
+
 TEST(RecordOptions, DashOIsPipeModeAndAPipeAsStdoutToo) {
   const Parsed p = parse({"-o", "-", "-z", "--", "true"});
   ASSERT_EQ(p.status, -1) << p.err;
@@ -525,7 +552,7 @@ TEST(RecordOptions, PerfCommandLinesThatFailedBefore) {
   EXPECT_EQ(attr.inherit, 0u);
   for (const std::vector<std::string>& refused :
        {std::vector<std::string>{"--control", "fifo:a,b"}, {"-u", "root"},
-        {"-d"}, {"--user-regs", "ax"}, {"--switch-events"}, {"-I"}, {"--intr-regs=ax"}, {"--transaction"},
+        {"-d"}, {"--user-regs", "ax"}, {"-I"}, {"--intr-regs=ax"}, {"--transaction"},
         {"--running-time"}}) {
     std::vector<std::string> args = refused;
     args.insert(args.end(), {"--", "true"});

@@ -89,6 +89,20 @@ TEST(RecordTargets, SeveralEventsShareOneRingPerCpu) {
   }
 }
 
+// --switch-events: PERF_RECORD_SWITCH records of the command, which perf
+// script shows (--show-switch-events); its sleep switches it out.
+TEST(RecordTargets, SwitchEventsAreRecordsPerfScriptShows) {
+  REQUIRE_PERF();
+  const std::string out = testing::temp_dir("switch-events") + "/ours.data";
+  const RunResult r =
+      testing::run_record({"-e", "cpu-clock", "--switch-events", "-o", out, "--", "/bin/sh", "-c", "sleep 0.01"});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  const RunResult script = testing::run({testing::perf_path(), "script", "--show-switch-events", "-i", out});
+  ASSERT_TRUE(script.exited && script.exit_code == 0) << script.text();
+  EXPECT_GE(testing::lines_with(script.out, "PERF_RECORD_SWITCH OUT").size(), 1u) << script.out.substr(0, 2000);
+  EXPECT_GE(testing::lines_with(script.out, "PERF_RECORD_SWITCH IN").size(), 1u) << script.out.substr(0, 2000);
+}
+
 TEST(RecordTargets, LostRecordsNameTheirEventAndAreCountedPerRing) {
   REQUIRE_PERF();
   // Every sample (8 KiB of stack) is larger than the one-page rings: the
