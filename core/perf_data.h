@@ -48,6 +48,7 @@ struct EventDescription {
   perf_event_attr attr{};
   std::vector<std::uint64_t> ids;  // one per opened event (per CPU or thread)
   std::string name;                // as perf names it ("cpu-clock", "page-faults:u"); EVENT_DESC
+  int group_leader = -1;           // a group member: its leader's index among the events; GROUP_DESC
 };
 
 class PerfDataHead {

@@ -178,6 +178,33 @@ std::vector<std::byte> cmdline_section(const std::vector<std::string>& cmdline) 
 
 using Sections = FeatureList;
 
+// GROUP_DESC, as perf 6.1's write_group_desc: u32 groups; per group (a
+// leader with members) its name ("{anon_group}": groups here have none),
+// u32 the leader's index, u32 its members with it. Empty: no group.
+std::vector<std::byte> group_desc_section(const std::vector<EventDescription>& events) {
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> groups;  // leader, members
+  for (std::size_t e = 0; e < events.size(); e++) {
+    const int leader = events[e].group_leader;
+    if (leader < 0) continue;
+    VERIFY(static_cast<std::size_t>(leader) < e && events[static_cast<std::size_t>(leader)].group_leader < 0);
+    if (groups.empty() || groups.back().first != static_cast<std::uint32_t>(leader)) {
+      VERIFY(e == static_cast<std::size_t>(leader) + 1);  // members follow their leader
+      groups.emplace_back(static_cast<std::uint32_t>(leader), 1);
+    }
+    VERIFY(e == groups.back().first + groups.back().second);
+    groups.back().second++;
+  }
+  if (groups.empty()) return {};
+  Section s;
+  s.u32(static_cast<std::uint32_t>(groups.size()));
+  for (const auto& [leader, members] : groups) {
+    s.string("{anon_group}");
+    s.u32(leader);
+    s.u32(members);
+  }
+  return s.take();
+}
+
 // The host's sections, in bit order.
 void host_sections(const HostFeatures& h, const std::vector<EventDescription>& events, Sections& out) {
   out.emplace_back(Feature::hostname, string_section(h.hostname));
@@ -192,6 +219,9 @@ void host_sections(const HostFeatures& h, const std::vector<EventDescription>& e
   out.emplace_back(Feature::event_desc, event_desc_section(events));
   out.emplace_back(Feature::cpu_topology, cpu_topology_section(h));
   out.emplace_back(Feature::numa_topology, numa_section(h.numa));
+  if (std::vector<std::byte> groups = group_desc_section(events); !groups.empty()) {
+    out.emplace_back(Feature::group_desc, std::move(groups));
+  }
 }
 
 }  // namespace
@@ -222,6 +252,7 @@ const char* to_string(Feature feature) {
     case Feature::event_desc: return "EVENT_DESC";
     case Feature::cpu_topology: return "CPU_TOPOLOGY";
     case Feature::numa_topology: return "NUMA_TOPOLOGY";
+    case Feature::group_desc: return "GROUP_DESC";
     case Feature::auxtrace: return "AUXTRACE";
     case Feature::sample_time: return "SAMPLE_TIME";
     case Feature::clockid: return "CLOCKID";

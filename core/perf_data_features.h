@@ -49,6 +49,7 @@ enum class Feature : std::uint32_t {
   event_desc = 12,
   cpu_topology = 13,
   numa_topology = 14,
+  group_desc = 17,
   auxtrace = 18,
   sample_time = 21,
   clockid = 23,

@@ -159,7 +159,7 @@ std::string PerfEvent::describe() const {
   return name;
 }
 
-Error PerfEvent::open(const perf_event_attr& attr, const EventTarget& target, PerfEvent& out) {
+Error PerfEvent::open(const perf_event_attr& attr, const EventTarget& target, PerfEvent& out, int group_fd) {
   out.close();
   out.attr_ = attr;
   out.target_ = target;
@@ -170,7 +170,7 @@ Error PerfEvent::open(const perf_event_attr& attr, const EventTarget& target, Pe
   }
   // On E2BIG the kernel writes the size it expects into attr.size.
   const perf_event_attr requested = out.attr_;
-  const long fd = ::syscall(SYS_perf_event_open, &out.attr_, target.pid, target.cpu, -1, PERF_FLAG_FD_CLOEXEC);
+  const long fd = ::syscall(SYS_perf_event_open, &out.attr_, target.pid, target.cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
   if (fd < 0) {
     const int error = errno;
     VERIFY(error != 0);

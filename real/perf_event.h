@@ -55,7 +55,8 @@ class PerfEvent {
   // attr.size of 0 is taken as sizeof(perf_event_attr). On success `out`
   // holds the open event (whatever it held before is closed first); on
   // failure `out` is left closed.
-  static Error open(const perf_event_attr& attr, const EventTarget& target, PerfEvent& out);
+  // group_fd: the group leader's descriptor (a member), or -1.
+  static Error open(const perf_event_attr& attr, const EventTarget& target, PerfEvent& out, int group_fd = -1);
 
   // PERF_EVENT_IOC_ENABLE / _DISABLE on this event (not its group).
   Error enable();

@@ -228,16 +228,23 @@ std::vector<RingSpec> command_specs(const perf_event_attr& attr, pid_t pid, std:
 }
 
 std::vector<RingSpec> shared_ring_specs(std::span<const perf_event_attr> attrs, std::span<const pid_t> tasks,
-                                        std::span<const int> cpus, std::uint64_t data_pages) {
+                                        std::span<const int> cpus, std::uint64_t data_pages,
+                                        std::span<const int> leaders) {
   VERIFY(!attrs.empty());
   VERIFY(!tasks.empty());
+  VERIFY(leaders.empty() || leaders.size() == attrs.size());
   std::vector<RingSpec> specs;
   for (const int cpu : cpus) {
     RingSpec spec{attrs[0], EventTarget{tasks[0], cpu}, data_pages, {}};
     for (std::size_t e = 0; e < attrs.size(); e++) {
+      const int leader = leaders.empty() ? -1 : leaders[e];
+      VERIFY(leader < static_cast<int>(e));
       for (std::size_t t = 0; t < tasks.size(); t++) {
         if (e == 0 && t == 0) continue;
-        spec.shared.push_back(SharedEvent{attrs[e], EventTarget{tasks[t], cpu}});
+        // Events are laid out event by event, task by task: (e, t) is
+        // number e * tasks + t (0: the spec's own).
+        const int group_leader = leader < 0 ? -1 : static_cast<int>(static_cast<std::size_t>(leader) * tasks.size() + t);
+        spec.shared.push_back(SharedEvent{attrs[e], EventTarget{tasks[t], cpu}, group_leader});
       }
     }
     specs.push_back(std::move(spec));
@@ -253,7 +260,10 @@ namespace {
 Error open_shared(const RingSpec& spec, const PerfEvent& owner, std::vector<PerfEvent>& shared) {
   shared.resize(spec.shared.size());
   for (std::size_t k = 0; k < spec.shared.size(); k++) {
-    Error error = PerfEvent::open(spec.shared[k].attr, spec.shared[k].target, shared[k]);
+    const int leader = spec.shared[k].group_leader;
+    VERIFY(leader <= static_cast<int>(k));
+    const int group_fd = leader < 0 ? -1 : leader == 0 ? owner.fd() : shared[static_cast<std::size_t>(leader - 1)].fd();
+    Error error = PerfEvent::open(spec.shared[k].attr, spec.shared[k].target, shared[k], group_fd);
     if (error.ok()) error = shared[k].set_output(owner);
     if (!error.ok()) return Error{error.error, "shared event " + std::to_string(k) + ": " + error.message};
   }

@@ -93,6 +93,9 @@ class RealMapping {
 struct SharedEvent {
   perf_event_attr attr{};
   EventTarget target{};
+  // A group member: its leader among the spec's events (0: the spec's own
+  // event, k + 1: shared[k], opened before this one); -1: none.
+  int group_leader = -1;
 };
 
 // One event to open and map, and the events that share its ring.
@@ -119,8 +122,11 @@ std::vector<RingSpec> command_specs(const perf_event_attr& attr, pid_t pid, std:
 // One ring per CPU shared by every event in `attrs` and every task in
 // `tasks` (pid -1: every task on that CPU): the first attr on the first
 // task owns the ring, the others write into it.
+// leaders (empty, or one per attr): a group member's leader among attrs
+// (an earlier index), or -1; each task's member joins that task's leader.
 std::vector<RingSpec> shared_ring_specs(std::span<const perf_event_attr> attrs, std::span<const pid_t> tasks,
-                                        std::span<const int> cpus, std::uint64_t data_pages);
+                                        std::span<const int> cpus, std::uint64_t data_pages,
+                                        std::span<const int> leaders = {});
 
 // Threads: the record loop's thread calls the core::RingSession methods;
 // request_stop() and request_snapshot() may be called from any thread (and

@@ -6,11 +6,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <ctime>
 #include <tuple>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <string_view>
 
 #include "core/cli/command_line.h"
@@ -148,22 +150,75 @@ bool is_tracepoint(std::string_view text) {
   return colon != std::string_view::npos && find_event_name(text.substr(0, colon)) == nullptr && !is_pmu_event(text);
 }
 
-std::string split_event_list(std::string_view text, std::vector<std::string>& out) {
-  if (text.find_first_of("{}") != std::string_view::npos) {
-    return "-e " + std::string(text) + ": event groups {...} are not supported (give the events without braces)";
+namespace {
+
+// `event` with the group's modifiers added to its own (perf merges them).
+std::string with_modifiers(const std::string& event, const std::string& modifiers) {
+  if (modifiers.empty()) return event;
+  std::size_t has = 0;  // where the event's own modifiers start, 0: none
+  if (event.find('/') != std::string::npos) {
+    const std::size_t colon = event.find(':', event.rfind('/'));
+    has = colon == std::string::npos ? 0 : colon;
+  } else if (is_tracepoint(event)) {
+    const std::size_t second = event.find(':', event.find(':') + 1);
+    has = second == std::string::npos ? 0 : second;
+  } else {
+    has = event.find(':') == std::string::npos ? 0 : event.find(':');
   }
+  return event + (has != 0 ? "" : ":") + modifiers;
+}
+
+}  // namespace
+
+std::string split_event_list(std::string_view text, std::vector<std::string>& out, std::vector<int>* groups,
+                             std::vector<std::string>* group_modifiers) {
   bool in_terms = false;  // between a PMU event's two '/'
+  bool in_group = false;
+  int group = groups == nullptr || groups->empty() ? 0 : *std::max_element(groups->begin(), groups->end()) + 1;
+  std::size_t group_start = out.size();
   std::string item;
-  for (const char c : text) {
+  const auto end_item = [&] {
+    if (!item.empty() || !in_group) out.push_back(std::move(item));
+    if (groups != nullptr) groups->resize(out.size(), in_group ? group : -1);
+    item.clear();
+  };
+  for (std::size_t i = 0; i < text.size(); i++) {
+    const char c = text[i];
     if (c == '/') in_terms = !in_terms;
-    if (c == ',' && !in_terms) {
-      out.push_back(std::move(item));
-      item.clear();
+    if (!in_terms && c == '{') {
+      if (in_group || !item.empty()) return "-e " + std::string(text) + ": '{' inside an event or a group";
+      if (groups == nullptr) return "-e " + std::string(text) + ": no event group {...} here";
+      in_group = true;
+      group_start = out.size();
+    } else if (!in_terms && c == '}') {
+      if (!in_group) return "-e " + std::string(text) + ": '}' without its '{'";
+      end_item();
+      in_group = false;
+      // {a,b}:MODIFIERS applies to each member.
+      std::string modifiers;
+      if (i + 1 < text.size() && text[i + 1] == ':') {
+        const std::size_t comma = text.find(',', i + 1);
+        modifiers = std::string(text.substr(i + 2, comma == std::string_view::npos ? comma : comma - i - 2));
+        i = comma == std::string_view::npos ? text.size() - 1 : comma - 1;
+      }
+      if (out.size() - group_start < 1) return "-e " + std::string(text) + ": an empty group {}";
+      if (group_modifiers != nullptr) {
+        group_modifiers->resize(static_cast<std::size_t>(group) + 1);
+        (*group_modifiers)[static_cast<std::size_t>(group)] = modifiers;
+      } else {
+        for (std::size_t m = group_start; m < out.size(); m++) out[m] = with_modifiers(out[m], modifiers);
+      }
+      group++;
+      if (i + 1 < text.size() && text[i + 1] == ',') i++;
+      if (i + 1 >= text.size()) return "";
+    } else if (c == ',' && !in_terms) {
+      end_item();
     } else {
       item.push_back(c);
     }
   }
-  out.push_back(std::move(item));
+  if (in_group) return "-e " + std::string(text) + ": '{' without its '}'";
+  end_item();
   return "";
 }
 
@@ -211,21 +266,32 @@ std::string parse_event(std::string_view text, perf_event_attr& attr) {
   return parse_modifiers(text, modifiers, attr);
 }
 
-std::string expand_events(const std::vector<std::string>& lists, std::vector<std::string>& out) {
+std::string expand_events(const std::vector<std::string>& lists, std::vector<std::string>& out,
+                          std::vector<int>* groups_out, std::vector<std::string>* group_modifiers_out) {
   std::vector<std::string> expanded;
+  std::vector<int> expanded_groups;
   std::vector<std::string> texts;
+  std::vector<int> groups;
   for (const std::string& list : lists) {
-    if (std::string problem = split_event_list(list, texts); !problem.empty()) return problem;
+    if (std::string problem = split_event_list(list, texts, groups_out == nullptr ? nullptr : &groups,
+                                               group_modifiers_out);
+        !problem.empty()) {
+      return problem;
+    }
   }
-  for (const std::string& text : texts) {
+  groups.resize(texts.size(), -1);
+  for (std::size_t i = 0; i < texts.size(); i++) {
+    const std::string& text = texts[i];
     if (!is_tracepoint(text)) {
       expanded.push_back(text);
+      expanded_groups.push_back(groups[i]);
       continue;
     }
     std::vector<Tracepoint> tps;
     if (std::string problem = find_tracepoints(tracefs_root(), text, tps); !problem.empty()) return problem;
     for (const Tracepoint& t : tps) {
       expanded.push_back(t.full_name() + (t.modifiers.empty() ? "" : ":" + t.modifiers));
+      expanded_groups.push_back(groups[i]);
       if (expanded.size() > kEventsMax) {
         return "-e " + text + ": more than " + std::to_string(kEventsMax) + " events in all (" +
                std::to_string(tps.size()) + " tracepoints match it)";
@@ -233,6 +299,7 @@ std::string expand_events(const std::vector<std::string>& lists, std::vector<std
     }
   }
   out = std::move(expanded);
+  if (groups_out != nullptr) *groups_out = std::move(expanded_groups);
   return "";
 }
 
@@ -654,7 +721,8 @@ int apply(const RawOptions& raw, RecordOptions& o) {
   struct stat stdout_stat {};
   if (raw.output_option->count() == 0 && ::fstat(STDOUT_FILENO, &stdout_stat) == 0 && S_ISFIFO(stdout_stat.st_mode)) o.output = "-";
   if (!raw.events.empty()) {
-    if (const std::string problem = expand_events(raw.events, o.events); !problem.empty()) {
+    if (const std::string problem = expand_events(raw.events, o.events, &o.event_groups, &o.group_modifiers);
+        !problem.empty()) {
       return core::usage_error(kAppName, problem);
     }
   }
@@ -778,6 +846,11 @@ std::string check_targets(const RecordOptions& o) {
 
 std::string check_events(const RecordOptions& o) {
   if (o.events.empty()) return "-e: no event";
+  if (!o.event_groups.empty()) {
+    if (o.event_groups.size() != o.events.size()) return "-e: a group number per event";
+    const bool grouped = std::any_of(o.event_groups.begin(), o.event_groups.end(), [](int g) { return g >= 0; });
+    if (grouped && o.delay_ms > 0) return "-D with event groups {...}: not supported (the leaders would wait, not the group)";
+  }
   if (o.events.size() > kEventsMax) return "-e: more than " + std::to_string(kEventsMax) + " events";
   perf_event_attr attr{};
   for (const std::string& e : o.events) {
@@ -947,10 +1020,27 @@ std::string make_attrs(const RecordOptions& o, std::vector<EventAttr>& out) {
     if (!all_user) dummy.attr.exclude_guest = 0;  // :HG, as perf names its tracking dummy
     attrs.push_back(dummy);
   }
-  for (const std::string& event : o.events) {
+  std::map<int, int> leaders;  // group number -> the leader's index in attrs
+  for (std::size_t i = 0; i < o.events.size(); i++) {
     EventAttr e;
-    e.name = event;
-    if (std::string problem = make_event_attr(o, mask, event, attrs.empty(), e.attr); !problem.empty()) return problem;
+    e.name = o.events[i];  // as perf: without the group's modifiers
+    const int group = i < o.event_groups.size() ? o.event_groups[i] : -1;
+    const std::string modifiers =
+        group >= 0 && static_cast<std::size_t>(group) < o.group_modifiers.size() ? o.group_modifiers[group] : "";
+    if (std::string problem = make_event_attr(o, mask, with_modifiers(e.name, modifiers), attrs.empty(), e.attr);
+        !problem.empty()) {
+      return problem;
+    }
+    if (group >= 0) {
+      const auto [it, first] = leaders.emplace(group, static_cast<int>(attrs.size()));
+      if (!first) {
+        // A member: the leader enables and disables the group (perf's
+        // evsel__config: disabled and enable_on_exec for leaders only).
+        e.leader = it->second;
+        e.attr.disabled = 0;
+        e.attr.enable_on_exec = 0;
+      }
+    }
     attrs.push_back(e);
   }
   out = std::move(attrs);

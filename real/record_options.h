@@ -78,6 +78,10 @@ struct RecordOptions {
   bool system_wide = false;
   // NAME[:MODIFIERS] each, as given (-e a,b and repeated -e), in order.
   std::vector<std::string> events = {"cpu-clock"};
+  // Per event: its group's number ({a,b}: the first is the leader), or -1;
+  // empty: no groups.
+  std::vector<int> event_groups;
+  std::vector<std::string> group_modifiers;  // per group number: {a,b}:MODIFIERS's, for each member
   std::string cpu_list;                // -C: these CPUs only (system-wide on them); "" for all
   std::vector<int> pids;               // -p: these processes (every thread, and what they start)
   std::vector<int> tids;               // -t: these threads only
@@ -161,6 +165,7 @@ struct RecordOptions {
 struct EventAttr {
   perf_event_attr attr{};
   std::string name;
+  int leader = -1;  // a group member: its leader's index among the attrs
 };
 
 // A named event: perf_event_attr.type and .config.
@@ -191,13 +196,21 @@ bool is_tracepoint(std::string_view text);
 
 // One -e's comma-separated list of events (commas inside a PMU event's
 // terms, software/config=2,period=3/, do not split it), appended to out.
-// "" or the problem (groups {a,b}: not supported).
-std::string split_event_list(std::string_view text, std::vector<std::string>& out);
+// Groups {a,b}[:MODIFIERS]: *groups gets, per event appended, its group's
+// number (numbered on from the largest there) or -1; with groups null a
+// group is an error. The group's modifiers go to (*group_modifiers)[its
+// number], or, with group_modifiers null, are added to each member's own.
+// "" or the problem.
+std::string split_event_list(std::string_view text, std::vector<std::string>& out,
+                             std::vector<int>* groups = nullptr, std::vector<std::string>* group_modifiers = nullptr);
 
 // The -e texts (each a comma-separated list) with each tracepoint glob ('syscalls:sys_enter_write*')
 // replaced by the tracepoints it matches, in tracefs's order (perf's).
 // "" or the problem (no tracefs, no match, more than kEventsMax events).
-std::string expand_events(const std::vector<std::string>& texts, std::vector<std::string>& out);
+// groups_out (if not null): per event, its group number or -1.
+std::string expand_events(const std::vector<std::string>& texts, std::vector<std::string>& out,
+                          std::vector<int>* groups_out = nullptr,
+                          std::vector<std::string>* group_modifiers_out = nullptr);
 
 // "100M" -> 104857600. Suffixes B, K, M, G, T (powers of 1024), or none
 // (bytes). "" or the problem.

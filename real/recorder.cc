@@ -705,8 +705,12 @@ bool Recording::open_events() {
   // the paranoid one).
   for (int attempt = 0; attempt < 3; attempt++) {
     std::vector<perf_event_attr> attrs;
-    for (const EventAttr& e : attrs_) attrs.push_back(e.attr);
-    const std::vector<RingSpec> specs = shared_ring_specs(attrs, tasks_, cpus_, o_.mmap_pages);
+    std::vector<int> leaders;
+    for (const EventAttr& e : attrs_) {
+      attrs.push_back(e.attr);
+      leaders.push_back(e.leader);
+    }
+    const std::vector<RingSpec> specs = shared_ring_specs(attrs, tasks_, cpus_, o_.mmap_pages, leaders);
     const Error e = RealSession::open(specs, session_);
     if (e.ok()) return true;
     if (attempt == 2 || !fall_back(e)) return fail(session_error_status(e), session_error_message(e, o_, attrs_[0].attr));
@@ -735,6 +739,7 @@ bool Recording::describe_events() {
   for (std::size_t e = 0; e < attrs_.size(); e++) {
     descriptions[e].attr = attrs_[e].attr;
     descriptions[e].name = attrs_[e].name;
+    descriptions[e].group_leader = attrs_[e].leader;
   }
   head_ = std::make_unique<core::PerfDataHead>(std::move(descriptions));
   return true;

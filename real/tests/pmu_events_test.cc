@@ -101,7 +101,54 @@ TEST(PmuEvents, EventListsSplitOutsideTheTerms) {
   std::vector<std::string> out;
   ASSERT_EQ(split_event_list("cpu-clock,software/config=2,period=3/,page-faults:u", out), "");
   EXPECT_EQ(out, (std::vector<std::string>{"cpu-clock", "software/config=2,period=3/", "page-faults:u"}));
-  EXPECT_NE(split_event_list("{cpu-clock,page-faults}", out).find("groups"), std::string::npos);
+  EXPECT_NE(split_event_list("{cpu-clock,page-faults}", out).find("group"), std::string::npos) << "no groups asked";
+  // Groups: their modifiers added to each member's own; numbered on.
+  out.clear();
+  std::vector<int> groups = {-1};
+  out.push_back("dummy");
+  ASSERT_EQ(split_event_list("{cpu-clock,page-faults:k,sched:sched_switch}:u,cs,{task-clock,software/config=2/}",
+                             out, &groups),
+            "");
+  EXPECT_EQ(out, (std::vector<std::string>{"dummy", "cpu-clock:u", "page-faults:ku", "sched:sched_switch:u", "cs",
+                                           "task-clock", "software/config=2/"}));
+  EXPECT_EQ(groups, (std::vector<int>{-1, 0, 0, 0, -1, 1, 1}));
+  for (const char* bad : {"{cpu-clock", "cpu-clock}", "{}", "{a,{b}}", "x{a}"}) {
+    std::vector<std::string> o;
+    std::vector<int> g;
+    EXPECT_NE(split_event_list(bad, o, &g), "") << bad;
+  }
+}
+
+TEST(PmuEvents, GroupMembersFollowTheirLeaderAsPerf) {
+  RecordOptions o;
+  o.command = {"true"};
+  ASSERT_EQ(expand_events({"{cpu-clock,page-faults}", "cs"}, o.events, &o.event_groups), "");
+  std::vector<EventAttr> attrs;
+  ASSERT_EQ(make_attrs(o, attrs), "");
+  ASSERT_EQ(attrs.size(), 3u);
+  // {a,b}:u: the members named as written (as perf), user space only.
+  RecordOptions u = o;
+  u.events.clear();
+  u.event_groups.clear();
+  ASSERT_EQ(expand_events({"{cpu-clock,page-faults:k}:u"}, u.events, &u.event_groups, &u.group_modifiers), "");
+  std::vector<EventAttr> user;
+  ASSERT_EQ(make_attrs(u, user), "");
+  ASSERT_EQ(user.size(), 2u);
+  EXPECT_EQ(user[0].name, "cpu-clock");
+  EXPECT_EQ(user[1].name, "page-faults:k");
+  EXPECT_EQ(user[0].attr.exclude_kernel, 1u);
+  EXPECT_EQ(user[1].attr.exclude_kernel, 0u) << "k and u";
+  EXPECT_EQ(user[1].attr.exclude_user, 0u);
+  EXPECT_EQ(attrs[0].leader, -1);
+  EXPECT_EQ(attrs[1].leader, 0);
+  EXPECT_EQ(attrs[2].leader, -1);
+  EXPECT_EQ(attrs[0].attr.disabled, 1u);
+  EXPECT_EQ(attrs[0].attr.enable_on_exec, 1u);
+  EXPECT_EQ(attrs[1].attr.disabled, 0u) << "perf's evsel__config: the leader enables the group";
+  EXPECT_EQ(attrs[1].attr.enable_on_exec, 0u);
+  EXPECT_EQ(attrs[2].attr.disabled, 1u);
+  o.delay_ms = 100;
+  EXPECT_NE(make_attrs(o, attrs).find("-D with event groups"), std::string::npos);
 }
 
 }  // namespace

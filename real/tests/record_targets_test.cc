@@ -89,6 +89,32 @@ TEST(RecordTargets, SeveralEventsShareOneRingPerCpu) {
   }
 }
 
+// Event groups {a,b}: perf lists the same group in both files (GROUP_DESC)
+// and reports the group's members side by side.
+TEST(RecordTargets, EventGroupsAreThoseOfPerf) {
+  REQUIRE_PERF();
+  const std::string dir = testing::temp_dir("groups");
+  const std::vector<std::string> events = {"-e", "{cpu-clock,page-faults},context-switches"};
+  const RunResult r = testing::run_record(concat(concat(events, {"-o", dir + "/ours.data", "--"}), testing::shares(40)));
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  const RunResult perf = testing::run_perf_record(
+      concat(concat(concat({testing::perf_path(), "record", "-q"}, events), {"-o", dir + "/perf.data", "--"}),
+             testing::shares(10)));
+  ASSERT_TRUE(perf.exited && perf.exit_code == 0) << perf.text();
+  for (const std::string& file : {dir + "/ours.data", dir + "/perf.data"}) {
+    const RunResult groups = testing::run({testing::perf_path(), "evlist", "-g", "-i", file});
+    EXPECT_EQ(groups.out, "{cpu-clock,page-faults}\ncontext-switches\n") << file << "\n" << groups.text();
+  }
+  const RunResult report =
+      testing::run({testing::perf_path(), "report", "--group", "--stdio", "-i", dir + "/ours.data"});
+  EXPECT_EQ(testing::lines_with(report.out, "of events 'anon group { cpu-clock, page-faults }'").size(), 1u)
+      << report.out.substr(0, 2000);
+  const testing::ModelEvents model = testing::model_events({dir + "/ours.data"});
+  ASSERT_EQ(model.problem, "");
+  EXPECT_EQ(testing::perf_samples_per_event(dir + "/ours.data"), model.samples);
+  EXPECT_GT(model.samples.at("cpu-clock"), 100u);
+}
+
 // --switch-events: PERF_RECORD_SWITCH records of the command, which perf
 // script shows (--show-switch-events); its sleep switches it out.
 TEST(RecordTargets, SwitchEventsAreRecordsPerfScriptShows) {
