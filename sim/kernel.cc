@@ -58,9 +58,24 @@ Kernel::Kernel(Scheduler& scheduler, const KernelConfig& config, model::KernelLo
     log.sampling.period_offsets.push_back(config_.sampling.period_field ? sample_period_offset(sample_layout) : 0);
     log.sampling.sequence_offsets.push_back(sample_head_bytes(sample_layout, config_.sampling.period_field));
   }
-  for (model::CpuLog& c : log.cpus) c.unsampled_after.assign(config_.events_per_cpu, 0);
+  for (model::CpuLog& c : log.cpus) {
+    c.unsampled_after.assign(config_.events_per_cpu, 0);
+    reserve_log(c);
+  }
   occurrences_.assign(config_.cpus, 0);
   aux_done_.assign(config_.cpus, !has_aux());
+}
+
+// Room for the records the workload plans (with their LOST records, ring
+// steps and hits) in a CPU's log, so that it does not grow by copying
+// itself over and over; bytes for records of about the small mix's size,
+// at most kLogReserveBytesMax (a larger log still grows).
+void Kernel::reserve_log(model::CpuLog& c) const {
+  const std::uint64_t records = config_.records_per_cpu;
+  c.written.reserve(records + records / 4);
+  c.ops.reserve(2 * records + records / 2);
+  c.hits.reserve(records);
+  c.bytes.reserve(std::min<std::uint64_t>(records * 256, kLogReserveBytesMax));
 }
 
 // cpu's events through the call kernel: perf_event_open of each (the

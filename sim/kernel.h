@@ -195,6 +195,8 @@ class Kernel {
   OpenedEvent& event(std::size_t cpu, std::size_t k) { return calls_.event(events_[cpu][k].handle); }
   EventAttrs& attrs(std::size_t cpu, std::size_t k) { return event(cpu, k).writer; }
   void open_events(std::uint32_t cpu);
+  void reserve_log(model::CpuLog& c) const;
+  static constexpr std::uint64_t kLogReserveBytesMax = std::uint64_t{32} << 20;
   std::uint32_t draw_size(DecisionSource& workload, std::size_t event);
   // Bounds of the interruptions' virtual durations.
   static constexpr std::uint64_t kInterruptNsMax = 2'000;
