@@ -313,6 +313,7 @@ class Run {
     r.cancel_reason = scheduler_.cancel_reason();
     r.virtual_ns = scheduler_.now_ns();
     r.switches = scheduler_.switches();
+    r.context_switches = scheduler_.context_switches();
     r.schedule_points = scheduler_.schedule_points();
     r.fibers = scheduler_.fibers_seen();
     r.decisions = decisions_.draws();

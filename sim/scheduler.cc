@@ -216,7 +216,39 @@ void Scheduler::spawn(std::string name, std::function<void()> body) {
 
 void Scheduler::yield() {
   VERIFY(running_);
-  boost::this_fiber::yield();
+  leave(boost::fibers::context::active(), true);
+}
+
+// Boost.Fiber's dispatcher is a context of its own, always among the ready
+// ones while a fiber runs: picked (it takes part in every pick), it would
+// run one turn of its loop, with nothing to do there (no Boost.Fiber timer
+// is used, no other thread schedules here), pick the next fiber and go
+// back to the ready list once it switched to it. leave() makes those picks
+// itself, in the same order with the same draws, and switches only to the
+// fiber they end on: not at all when that is the fiber leaving (a sleeper
+// whose timer is the next to fire, a yield with nothing else ready), once
+// instead of twice otherwise. The dispatcher runs only when it has work: a
+// stall (nothing ready, no timer), or a pick not made here (a fiber ending,
+// the main context joining).
+void Scheduler::leave(boost::fibers::context* self, bool yielding) {
+  boost::fibers::context* next = pick_one();
+  VERIFY(next != nullptr);
+  if (next->is_context(boost::fibers::type::dispatcher_context)) {
+    if (yielding) awakened(self);  // ready again as the switch to the dispatcher completes
+    boost::fibers::context* after = pick_one();
+    if (after != nullptr) {
+      awakened(next);  // the dispatcher, ready again as it switches to `after`
+      next = after;
+      yielding = false;  // already ready
+    }
+  }
+  if (next == self) return;
+  forced_next_ = next;
+  if (yielding) {
+    boost::this_fiber::yield();
+  } else {
+    self->suspend();
+  }
 }
 
 void Scheduler::maybe_yield() {
@@ -246,7 +278,7 @@ Wake Scheduler::block(Waiter& waiter, WaitQueue* queue, std::uint64_t deadline_n
   if (queue != nullptr) queue->waiters_.push_back(&waiter);
   if (waiter.deadline_ns != kNoDeadline) timers_.emplace(std::pair{waiter.deadline_ns, waiter.id}, &waiter);
   VERIFY(queue != nullptr || waiter.deadline_ns != kNoDeadline);  // else it never wakes
-  waiter.context->suspend();
+  leave(waiter.context, false);
   VERIFY(waiting_.find(waiter.id) == waiting_.end());
   return waiter.result;
 }
@@ -288,7 +320,17 @@ void Scheduler::awakened(boost::fibers::context* context) {
   ready_.push_back(context);
 }
 
+// Boost.Fiber asks: from leave() (its pick made), from the dispatcher, or
+// when a fiber ends or the main context waits.
 boost::fibers::context* Scheduler::pick_next() {
+  boost::fibers::context* next = forced_next_;
+  forced_next_ = nullptr;
+  if (next == nullptr) next = pick_one();
+  if (next != nullptr) context_switches_++;
+  return next;
+}
+
+boost::fibers::context* Scheduler::pick_one() {
   // Virtual time moves only when nothing is ready.
   if (ready_.empty() && !timers_.empty()) {
     const auto earliest = timers_.begin();

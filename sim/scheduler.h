@@ -159,7 +159,11 @@ class Scheduler {
   void set_event_log(std::vector<TraceEvent>* events) { event_log_ = events; }
   std::uint64_t trace_events() const { return trace_events_; }
 
+  // Picks of the next fiber to run (the switch budget's unit), Boost.Fiber's
+  // dispatcher among them; and the context switches actually made, fewer
+  // (see leave()).
   std::uint64_t switches() const { return switches_; }
+  std::uint64_t context_switches() const { return context_switches_; }
   // Picks among two or more ready fibers (the scheduling points), and the
   // fibers the run had.
   std::uint64_t schedule_points() const { return schedule_points_; }
@@ -171,6 +175,11 @@ class Scheduler {
   friend class SimAlgorithm;
 
   Wake block(Waiter& waiter, WaitQueue* queue, std::uint64_t deadline_ns);
+  // The running fiber `self` gives up the processor (blocked, or
+  // `yielding`: ready again once it is off it) to the fiber picked next.
+  void leave(boost::fibers::context* self, bool yielding);
+  // One pick of the fiber to run next (nullptr: none ready).
+  boost::fibers::context* pick_one();
   // PCT's pick among the ready fibers (decisions_.pct().depth > 0).
   std::uint64_t pct_pick();
   std::uint64_t pct_next();
@@ -185,6 +194,9 @@ class Scheduler {
   const SchedulerLimits limits_;
   std::uint64_t now_ns_ = 0;
   std::uint64_t switches_ = 0;
+  std::uint64_t context_switches_ = 0;
+  // What leave() picked, for the Boost.Fiber call it makes to switch.
+  boost::fibers::context* forced_next_ = nullptr;
   std::uint64_t schedule_points_ = 0;
   std::uint64_t fibers_seen_ = 0;
   // PCT: each fiber's priority (drawn when first ready: above the depth),
