@@ -68,14 +68,27 @@ Kernel::Kernel(Scheduler& scheduler, const KernelConfig& config, model::KernelLo
 
 // Room for the records the workload plans (with their LOST records, ring
 // steps and hits) in a CPU's log, so that it does not grow by copying
-// itself over and over; bytes for records of about the small mix's size,
-// at most kLogReserveBytesMax (a larger log still grows).
+// itself over and over.
 void Kernel::reserve_log(model::CpuLog& c) const {
   const std::uint64_t records = config_.records_per_cpu;
   c.written.reserve(records + records / 4);
   c.ops.reserve(2 * records + records / 2);
   c.hits.reserve(records);
-  c.bytes.reserve(std::min<std::uint64_t>(records * 256, kLogReserveBytesMax));
+  c.bytes.reserve(planned_bytes_per_cpu());
+}
+
+// A little above the mean record size of the mix (draw_size) times the
+// records, at most kLogReserveBytesMax (a larger log still grows).
+std::uint64_t Kernel::planned_bytes_per_cpu() const {
+  const std::uint64_t ring = config_.ring_bytes;
+  std::uint64_t mean = 256;
+  switch (config_.size_mix) {
+    case SizeMix::small: break;
+    case SizeMix::mixed: mean = 640; break;
+    case SizeMix::large: mean = 256 + ring / 4; break;
+    case SizeMix::huge: mean = 256 + ring / 3; break;
+  }
+  return std::min<std::uint64_t>(std::uint64_t{config_.records_per_cpu} * mean, kLogReserveBytesMax);
 }
 
 // cpu's events through the call kernel: perf_event_open of each (the

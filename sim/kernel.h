@@ -157,6 +157,8 @@ class Kernel {
   // Every CPU's workload is over.
   bool all_done() const { return done_ == rings_.size(); }
   std::uint64_t last_exit_ns() const { return last_exit_ns_; }
+  // About the bytes a CPU's records take (to reserve room for them).
+  std::uint64_t planned_bytes_per_cpu() const;
 
  private:
   // One record of the workload, drawn but not yet written.

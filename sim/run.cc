@@ -88,6 +88,9 @@ class Run {
     result_.config = config;
     result_.output.cpus.assign(config.cpus, model::CpuOutput{});
     oracle_sink_.set_drop_lost_records(config.mutant == Mutant::drop_lost);
+    if (!to_disk()) {
+      for (model::CpuOutput& cpu : result_.output.cpus) cpu.bytes.reserve(kernel_.planned_bytes_per_cpu());
+    }
     released_with_data_.assign(config.cpus, false);
   }
 

@@ -36,6 +36,12 @@ struct Scheduler::Fibers {
 };
 
 namespace {
+bool by_id(const Waiter* a, std::uint64_t id) { return a->id < id; }
+// Timers in descending (deadline, id) order.
+bool later(const Waiter* a, const Waiter* b) {
+  return std::pair{a->deadline_ns, a->id} > std::pair{b->deadline_ns, b->id};
+}
+
 // Fiber stacks: guard-paged, and large enough for sanitizer builds.
 constexpr std::size_t kStackBytes = 256 * 1024;
 constexpr std::size_t kFibersMax = 256;
@@ -117,6 +123,7 @@ Scheduler::Scheduler(DecisionSource& decisions, const SchedulerLimits& limits)
     : decisions_(decisions), limits_(limits), fibers_(new Fibers), trace_state_(XXH3_createState()) {
   VERIFY(trace_state_ != nullptr);
   VERIFY(XXH3_64bits_reset(trace_state_) == XXH_OK);
+  trace_batch_.reserve(5 * kTraceBatch);
   VERIFY(limits_.yield_per_million <= 1'000'000);
   const PctSettings& pct = decisions_.pct();
   if (pct.depth > 0) {
@@ -274,21 +281,28 @@ Wake Scheduler::block(Waiter& waiter, WaitQueue* queue, std::uint64_t deadline_n
   waiter.deadline_ns = std::max(deadline_ns, now_ns_);
   waiter.queue = queue;
   VERIFY(waiter.context != nullptr);
-  waiting_.emplace(waiter.id, &waiter);
+  VERIFY(waiting_.size() <= kFibersMax);  // one wait per fiber (and the main context)
+  VERIFY(waiting_.empty() || waiting_.back()->id < waiter.id);
+  waiting_.push_back(&waiter);
   if (queue != nullptr) queue->waiters_.push_back(&waiter);
-  if (waiter.deadline_ns != kNoDeadline) timers_.emplace(std::pair{waiter.deadline_ns, waiter.id}, &waiter);
+  if (waiter.deadline_ns != kNoDeadline) {
+    timers_.insert(std::lower_bound(timers_.begin(), timers_.end(), &waiter, later), &waiter);
+  }
   VERIFY(queue != nullptr || waiter.deadline_ns != kNoDeadline);  // else it never wakes
   leave(waiter.context, false);
-  VERIFY(waiting_.find(waiter.id) == waiting_.end());
+  VERIFY(!std::binary_search(waiting_.begin(), waiting_.end(), &waiter,
+                             [](const Waiter* a, const Waiter* b) { return a->id < b->id; }));
   return waiter.result;
 }
 
 void Scheduler::wake(Waiter& waiter, Wake how) {
-  const std::size_t erased = waiting_.erase(waiter.id);
-  VERIFY(erased == 1);
+  const auto waiting = std::lower_bound(waiting_.begin(), waiting_.end(), waiter.id, by_id);
+  VERIFY(waiting != waiting_.end() && *waiting == &waiter);
+  waiting_.erase(waiting);
   if (waiter.deadline_ns != kNoDeadline) {
-    const std::size_t erased_timer = timers_.erase(std::pair{waiter.deadline_ns, waiter.id});
-    VERIFY(erased_timer == 1);
+    const auto timer = std::lower_bound(timers_.begin(), timers_.end(), &waiter, later);
+    VERIFY(timer != timers_.end() && *timer == &waiter);
+    timers_.erase(timer);
   }
   if (waiter.queue != nullptr) {
     auto& list = waiter.queue->waiters_;
@@ -308,7 +322,7 @@ void Scheduler::cancel(const std::string& reason) {
   // In wait-id order, so the wake order is deterministic.
   const std::size_t waiting_max = waiting_.size();
   for (std::size_t i = 0; i < waiting_max && !waiting_.empty(); i++) {
-    wake(*waiting_.begin()->second, Wake::cancelled);
+    wake(*waiting_.front(), Wake::cancelled);
   }
   VERIFY(waiting_.empty());
   VERIFY(timers_.empty());
@@ -333,15 +347,15 @@ boost::fibers::context* Scheduler::pick_next() {
 boost::fibers::context* Scheduler::pick_one() {
   // Virtual time moves only when nothing is ready.
   if (ready_.empty() && !timers_.empty()) {
-    const auto earliest = timers_.begin();
-    const std::uint64_t deadline_ns = earliest->first.first;
+    Waiter& earliest = *timers_.back();
+    const std::uint64_t deadline_ns = earliest.deadline_ns;
     if (deadline_ns > limits_.virtual_ns_max) {
       cancel("virtual time limit of " + std::to_string(limits_.virtual_ns_max) + " ns reached");
     } else {
       VERIFY(deadline_ns >= now_ns_);
       now_ns_ = deadline_ns;
-      trace(TraceKind::timer_fired, earliest->first.second);
-      wake(*earliest->second, Wake::timed_out);
+      trace(TraceKind::timer_fired, earliest.id);
+      wake(earliest, Wake::timed_out);
     }
   }
   if (ready_.empty()) return nullptr;
@@ -373,12 +387,22 @@ void Scheduler::stalled() {
 }
 
 void Scheduler::trace(TraceKind kind, std::uint64_t a, std::uint64_t b, std::uint64_t c) {
-  const std::uint64_t event[5] = {static_cast<std::uint64_t>(kind), now_ns_, a, b, c};
-  VERIFY(XXH3_64bits_update(trace_state_, event, sizeof event) == XXH_OK);
+  if (trace_batch_.size() >= 5 * kTraceBatch) flush_trace();
+  trace_batch_.insert(trace_batch_.end(), {static_cast<std::uint64_t>(kind), now_ns_, a, b, c});
   trace_events_++;
   if (event_log_ != nullptr) event_log_->push_back(TraceEvent{kind, now_ns_, a, b, c});
 }
 
-std::uint64_t Scheduler::trace_hash() const { return XXH3_64bits_digest(trace_state_); }
+void Scheduler::flush_trace() const {
+  if (trace_batch_.empty()) return;
+  VERIFY(XXH3_64bits_update(trace_state_, trace_batch_.data(), trace_batch_.size() * sizeof(std::uint64_t)) ==
+         XXH_OK);
+  trace_batch_.clear();
+}
+
+std::uint64_t Scheduler::trace_hash() const {
+  flush_trace();
+  return XXH3_64bits_digest(trace_state_);
+}
 
 }  // namespace ringsim::sim

@@ -211,11 +211,19 @@ class Scheduler {
   bool finished_ = false;
   std::string cancel_reason_;
   std::vector<boost::fibers::context*> ready_;
-  std::map<std::uint64_t, Waiter*> waiting_;                        // by wait id
-  std::map<std::pair<std::uint64_t, std::uint64_t>, Waiter*> timers_;  // (deadline, id)
+  // The waiting fibers, by wait id (ascending: ids only grow), and those
+  // with a deadline by (deadline, id) descending: the next timer is last.
+  // A few fibers wait at once: sorted vectors, no allocation per wait.
+  std::vector<Waiter*> waiting_;
+  std::vector<Waiter*> timers_;
   struct Fibers;
   Fibers* fibers_ = nullptr;
   XXH3_state_t* trace_state_ = nullptr;
+  // Traced events not yet folded into trace_state_, hashed in batches (the
+  // same bytes in the same order: the same hash).
+  static constexpr std::size_t kTraceBatch = 128;
+  mutable std::vector<std::uint64_t> trace_batch_;
+  void flush_trace() const;
   std::vector<TraceEvent>* event_log_ = nullptr;
   std::uint64_t trace_events_ = 0;
 };
