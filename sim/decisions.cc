@@ -48,7 +48,13 @@ std::uint64_t DecisionSource::draw_schedule(std::uint64_t bound) {
 std::uint64_t DecisionSource::next_random(std::uint64_t bound) {
   // Rejection sampling: unbiased, and defined by this code alone (the
   // standard distributions differ between library implementations).
-  const std::uint64_t threshold = (0 - bound) % bound;
+  // The threshold of the last bound is kept: draws repeat their bounds
+  // (chance's million, the scheduler's few fibers).
+  if (bound != threshold_bound_) {
+    threshold_bound_ = bound;
+    threshold_ = (0 - bound) % bound;
+  }
+  const std::uint64_t threshold = threshold_;
   for (int attempt = 0; attempt < 1000; attempt++) {
     const std::uint64_t r = rng_();
     if (r >= threshold) return r % bound;

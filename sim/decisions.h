@@ -100,6 +100,8 @@ class DecisionSource {
   Mode mode_;
   bool record_ = false;
   std::mt19937_64 rng_;
+  std::uint64_t threshold_bound_ = 0;  // next_random's rejection threshold for this bound
+  std::uint64_t threshold_ = 0;
   std::vector<Decision> tape_;      // replay input
   std::vector<Decision> recorded_;  // what was drawn, when recording
   std::vector<std::uint64_t> schedule_;     // explore: the picks to make

@@ -198,7 +198,9 @@ class Kernel {
   EventAttrs& attrs(std::size_t cpu, std::size_t k) { return event(cpu, k).writer; }
   void open_events(std::uint32_t cpu);
   void reserve_log(model::CpuLog& c) const;
-  static constexpr std::uint64_t kLogReserveBytesMax = std::uint64_t{32} << 20;
+  // Below glibc's largest mmap threshold (sim/run.cc): reserved from the
+  // heap, whose pages the next run reuses.
+  static constexpr std::uint64_t kLogReserveBytesMax = std::uint64_t{8} << 20;
   std::uint32_t draw_size(DecisionSource& workload, std::size_t event);
   // Bounds of the interruptions' virtual durations.
   static constexpr std::uint64_t kInterruptNsMax = 2'000;

@@ -123,7 +123,6 @@ Scheduler::Scheduler(DecisionSource& decisions, const SchedulerLimits& limits)
     : decisions_(decisions), limits_(limits), fibers_(new Fibers), trace_state_(XXH3_createState()) {
   VERIFY(trace_state_ != nullptr);
   VERIFY(XXH3_64bits_reset(trace_state_) == XXH_OK);
-  trace_batch_.reserve(5 * kTraceBatch);
   VERIFY(limits_.yield_per_million <= 1'000'000);
   const PctSettings& pct = decisions_.pct();
   if (pct.depth > 0) {
@@ -387,17 +386,22 @@ void Scheduler::stalled() {
 }
 
 void Scheduler::trace(TraceKind kind, std::uint64_t a, std::uint64_t b, std::uint64_t c) {
-  if (trace_batch_.size() >= 5 * kTraceBatch) flush_trace();
-  trace_batch_.insert(trace_batch_.end(), {static_cast<std::uint64_t>(kind), now_ns_, a, b, c});
+  if (trace_batched_ == trace_batch_.size()) flush_trace();
+  std::uint64_t* event = trace_batch_.data() + trace_batched_;
+  event[0] = static_cast<std::uint64_t>(kind);
+  event[1] = now_ns_;
+  event[2] = a;
+  event[3] = b;
+  event[4] = c;
+  trace_batched_ += 5;
   trace_events_++;
   if (event_log_ != nullptr) event_log_->push_back(TraceEvent{kind, now_ns_, a, b, c});
 }
 
 void Scheduler::flush_trace() const {
-  if (trace_batch_.empty()) return;
-  VERIFY(XXH3_64bits_update(trace_state_, trace_batch_.data(), trace_batch_.size() * sizeof(std::uint64_t)) ==
-         XXH_OK);
-  trace_batch_.clear();
+  if (trace_batched_ == 0) return;
+  VERIFY(XXH3_64bits_update(trace_state_, trace_batch_.data(), trace_batched_ * sizeof(std::uint64_t)) == XXH_OK);
+  trace_batched_ = 0;
 }
 
 std::uint64_t Scheduler::trace_hash() const {

@@ -21,6 +21,7 @@
 
 #include <xxhash.h>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -222,7 +223,8 @@ class Scheduler {
   // Traced events not yet folded into trace_state_, hashed in batches (the
   // same bytes in the same order: the same hash).
   static constexpr std::size_t kTraceBatch = 128;
-  mutable std::vector<std::uint64_t> trace_batch_;
+  mutable std::array<std::uint64_t, 5 * kTraceBatch> trace_batch_{};
+  mutable std::size_t trace_batched_ = 0;  // words of trace_batch_ in use
   void flush_trace() const;
   std::vector<TraceEvent>* event_log_ = nullptr;
   std::uint64_t trace_events_ = 0;
