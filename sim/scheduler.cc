@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "core/verify.h"
@@ -51,19 +52,51 @@ constexpr std::size_t kFibersMax = 256;
 // may have been; that fiber's last frames never returned (it ended with a
 // context switch), so their redzones are still poisoned in the shadow, and
 // a new frame laid over them would be reported as an overflow.
+//
+// Stacks are kept for later fibers (of this run or another, on any thread)
+// up to kStacksKept, instead of being mapped, guarded and unmapped again
+// for each fiber of each run (4% of a campaign's time).
 class CleanStack {
  public:
   explicit CleanStack(std::size_t bytes) : inner_(bytes) {}
   boost::context::stack_context allocate() {
-    boost::context::stack_context stack = inner_.allocate();
+    boost::context::stack_context stack;
+    if (!take_kept(stack)) stack = inner_.allocate();
 #if defined(__SANITIZE_ADDRESS__)
     ASAN_UNPOISON_MEMORY_REGION(static_cast<char*>(stack.sp) - stack.size, stack.size);
 #endif
     return stack;
   }
-  void deallocate(boost::context::stack_context& stack) noexcept { inner_.deallocate(stack); }
+  void deallocate(boost::context::stack_context& stack) noexcept {
+    {
+      const std::lock_guard<std::mutex> lock(kept_mutex());
+      if (kept().size() < kStacksKept) {
+        kept().push_back(stack);
+        return;
+      }
+    }
+    inner_.deallocate(stack);
+  }
 
  private:
+  static constexpr std::size_t kStacksKept = 64;
+  static std::mutex& kept_mutex() {
+    static std::mutex mutex;
+    return mutex;
+  }
+  // Never destroyed: fibers may end after static destruction began.
+  static std::vector<boost::context::stack_context>& kept() {
+    static auto* stacks = new std::vector<boost::context::stack_context>;
+    return *stacks;
+  }
+  static bool take_kept(boost::context::stack_context& stack) {
+    const std::lock_guard<std::mutex> lock(kept_mutex());
+    if (kept().empty()) return false;
+    stack = kept().back();
+    kept().pop_back();
+    VERIFY(stack.size >= kStackBytes);
+    return true;
+  }
   boost::fibers::protected_fixedsize_stack inner_;
 };
 }  // namespace
