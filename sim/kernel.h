@@ -39,6 +39,7 @@
 // is where torn reads come from.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -228,6 +229,17 @@ class Kernel {
   std::vector<std::vector<SimEvent>> events_;
   std::vector<std::vector<std::byte>> scratch_;  // per CPU: the record in hand
   std::vector<std::vector<std::byte>> inner_;    // per CPU: the one that interrupts it
+  // A sample built but for its payload words (build_sample_head), which
+  // are filled when it is written into the ring, never if it is dropped:
+  // per CPU, for scratch_ and inner_.
+  struct PendingPayload {
+    bool pending = false;
+    EventIdentity identity;
+    std::uint64_t sequence = 0;
+  };
+  std::vector<std::array<PendingPayload, 2>> payloads_;
+  PendingPayload& payload_of(std::size_t cpu, const std::byte* buffer);
+  void fill_payload(std::size_t cpu, std::span<const std::byte> record);
   std::vector<std::unique_ptr<SimAux>> auxes_;
   std::vector<bool> aux_done_;
   WaitQueue aux_done_queue_;
