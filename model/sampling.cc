@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 namespace ringsim::model {
 namespace {
@@ -80,7 +81,7 @@ class CpuCheck {
     replay_samples();
     for (std::size_t event = 0; event < c_.unsampled_after.size(); event++) {
       skip(model(static_cast<std::uint32_t>(event)), c_.unsampled_after[event],
-           "event " + std::to_string(event) + " after its last sample");
+           [&] { return "event " + std::to_string(event) + " after its last sample"; });
     }
     if (sampled_ != c_.samples_attempted) {
       fail(std::to_string(sampled_) + " occurrences sampled but " + std::to_string(c_.samples_attempted) +
@@ -98,11 +99,13 @@ class CpuCheck {
   ModelEvent& model(std::uint32_t event) { return events_.try_emplace(event, replay_.armed()).first->second; }
 
   // The occurrences the kernel did not sample must not be samples by the
-  // rules: `unsampled` of them (their times do not matter).
-  bool skip(ModelEvent& e, std::uint64_t unsampled, const std::string& where) {
+  // rules: `unsampled` of them (their times do not matter). `where` names
+  // the place, built only for a failure (it runs once per sample).
+  template <typename Where>
+  bool skip(ModelEvent& e, std::uint64_t unsampled, const Where& where) {
     for (std::uint64_t n = 0; n < unsampled; n++) {
       if (replay_.next(e, 0).sampled) {
-        fail(where + ": the " + std::to_string(n + 1) + "-th unsampled occurrence before it should be sampled");
+        fail(where() + ": the " + std::to_string(n + 1) + "-th unsampled occurrence before it should be sampled");
         return false;
       }
     }
@@ -110,6 +113,7 @@ class CpuCheck {
   }
 
   void replay_samples() {
+    periods_.reserve(c_.hits.size());
     for (std::size_t k = 0; k < c_.hits.size(); k++) {
       const SampleHit& h = c_.hits[k];
       if (h.event >= s_.period_offsets.size()) {
@@ -118,20 +122,20 @@ class CpuCheck {
       }
       ModelEvent& e = model(h.event);
       index_of_[h.id] = h.event;
-      const std::string where = "event " + std::to_string(h.event) + " sample " + std::to_string(k);
+      const auto where = [&] { return "event " + std::to_string(h.event) + " sample " + std::to_string(k); };
       if (!skip(e, h.unsampled, where)) continue;
       const Expected want = replay_.next(e, h.clock_ns);
       if (!want.sampled || h.samples != 1) {
-        fail(where + ": " + (want.sampled ? "" : "should not be sampled, ") + "the kernel took " +
+        fail(where() + ": " + (want.sampled ? "" : "should not be sampled, ") + "the kernel took " +
              std::to_string(h.samples) + " samples");
         continue;
       }
       if (want.period != h.period) {
-        fail(where + ": PERIOD " + std::to_string(h.period) + ", the rules say " + std::to_string(want.period));
+        fail(where() + ": PERIOD " + std::to_string(h.period) + ", the rules say " + std::to_string(want.period));
       }
       const std::uint64_t sequence = sequences_[h.event]++;
       if (h.sequence != sequence) {
-        fail(where + ": the sample's sequence " + std::to_string(h.sequence) + ", expected " + std::to_string(sequence));
+        fail(where() + ": the sample's sequence " + std::to_string(h.sequence) + ", expected " + std::to_string(sequence));
       }
       periods_[{h.id, h.sequence}] = want.period;
       sampled_++;
@@ -140,28 +144,28 @@ class CpuCheck {
 
   // A sample the ring holds: one of those, its PERIOD field as the rules say.
   void check_record(const WrittenRecord& r) {
-    const std::string at = "the sample at " + std::to_string(r.position);
+    const auto at = [&] { return "the sample at " + std::to_string(r.position); };
     const auto idx = index_of_.find(r.event);
     if (idx == index_of_.end()) {
-      fail(at + " of event id " + std::to_string(r.event) + " that had no occurrence");
+      fail(at() + " of event id " + std::to_string(r.event) + " that had no occurrence");
       return;
     }
     const std::uint32_t seq_at = s_.sequence_offsets[idx->second];
     const std::uint32_t period_at = s_.period_offsets[idx->second];
     if (seq_at + 4 > r.size || period_at + 8 > r.size) {
-      fail(at + " is too small for its fields");
+      fail(at() + " is too small for its fields");
       return;
     }
     const std::uint64_t sequence = read_u(c_.bytes, r.offset + seq_at, 4);
     const auto want = periods_.find({r.event, sequence});
     if (want == periods_.end()) {
-      fail(at + " (sequence " + std::to_string(sequence) + ") is no sampled occurrence's");
+      fail(at() + " (sequence " + std::to_string(sequence) + ") is no sampled occurrence's");
       return;
     }
     if (period_at == 0) return;
     const std::uint64_t period = read_u(c_.bytes, r.offset + period_at, 8);
     if (period != want->second) {
-      fail(at + " says PERIOD " + std::to_string(period) + ", the rules say " + std::to_string(want->second));
+      fail(at() + " says PERIOD " + std::to_string(period) + ", the rules say " + std::to_string(want->second));
     }
   }
 
@@ -171,8 +175,14 @@ class CpuCheck {
   const std::size_t cpu_;
   std::vector<Violation>& out_;
   std::map<std::uint32_t, ModelEvent> events_;
-  // (event id, sequence) -> the PERIOD its sample must carry.
-  std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> periods_;
+  // (event id, sequence) -> the PERIOD its sample must carry. Hashed: one
+  // lookup per sample in the ring, one entry per sampled occurrence.
+  struct KeyHash {
+    std::size_t operator()(const std::pair<std::uint64_t, std::uint64_t>& k) const {
+      return std::hash<std::uint64_t>{}(k.first * 0x9e3779b97f4a7c15ull ^ k.second);
+    }
+  };
+  std::unordered_map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t, KeyHash> periods_;
   std::map<std::uint64_t, std::uint32_t> index_of_;
   std::map<std::uint32_t, std::uint64_t> sequences_;
   std::uint64_t sampled_ = 0;

@@ -45,28 +45,7 @@ std::uint64_t DecisionSource::draw_schedule(std::uint64_t bound) {
   return value;
 }
 
-std::uint64_t DecisionSource::next_random(std::uint64_t bound) {
-  // Rejection sampling: unbiased, and defined by this code alone (the
-  // standard distributions differ between library implementations).
-  const std::uint64_t threshold = (0 - bound) % bound;
-  for (int attempt = 0; attempt < 1000; attempt++) {
-    const std::uint64_t r = rng_();
-    if (r >= threshold) return r % bound;
-  }
-  VERIFY_MSG(false, "PRNG rejected 1000 draws in a row");
-  return 0;
-}
-
-std::uint64_t DecisionSource::draw(std::uint64_t bound) {
-  VERIFY(bound >= 1);
-  if (bound == 1) return 0;
-  draws_++;
-  const bool random = mode_ == Mode::random || mode_ == Mode::explore;
-  const std::uint64_t value = random ? next_random(bound) : next_replayed(bound);
-  VERIFY(value < bound);
-  if (record_) recorded_.push_back(Decision{bound, value});
-  return value;
-}
+void DecisionSource::rejected_too_often() { VERIFY_MSG(false, "PRNG rejected 1000 draws in a row"); }
 
 std::uint64_t DecisionSource::next_replayed(std::uint64_t bound) {
   if (cursor_ >= tape_.size()) {
@@ -90,23 +69,6 @@ void DecisionSource::check_fully_used() {
     divergence_ = "the run used " + std::to_string(cursor_) + " of the tape's " + std::to_string(tape_.size()) +
                   " decisions";
   }
-}
-
-bool DecisionSource::chance(std::uint32_t per_million) {
-  VERIFY(per_million <= 1'000'000);
-  if (per_million == 0) return false;
-  if (per_million == 1'000'000) return true;
-  // Drawn as "which of the million outcomes": 0..per_million-1 is "yes",
-  // so value 0 would be yes; flip it so 0 is the plain choice (no).
-  const std::uint64_t value = draw(1'000'000);
-  return value >= 1'000'000 - per_million;
-}
-
-std::uint64_t DecisionSource::between(std::uint64_t low, std::uint64_t high) {
-  VERIFY(low <= high);
-  const std::uint64_t span = high - low;
-  VERIFY(span < UINT64_MAX);
-  return low + draw(span + 1);
 }
 
 }  // namespace ringsim::sim

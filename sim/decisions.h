@@ -26,6 +26,8 @@
 #include <string>
 #include <vector>
 
+#include "core/verify.h"
+
 namespace ringsim::sim {
 
 // PCT (probabilistic concurrency testing: Burckhardt, Kothari, Musuvathi,
@@ -96,6 +98,7 @@ class DecisionSource {
  private:
   std::uint64_t next_random(std::uint64_t bound);
   std::uint64_t next_replayed(std::uint64_t bound);
+  [[noreturn]] static void rejected_too_often();
 
   Mode mode_;
   bool record_ = false;
@@ -110,5 +113,49 @@ class DecisionSource {
   std::uint64_t draws_ = 0;
   std::string divergence_;
 };
+
+// draw, chance and between are here, inline: a run draws tens of millions
+// of times, and a constant bound (chance's million, a draw among 100) then
+// divides by multiplication.
+
+inline std::uint64_t DecisionSource::next_random(std::uint64_t bound) {
+  // Rejection sampling: unbiased, and defined by this code alone (the
+  // standard distributions differ between library implementations). The
+  // threshold (0 - bound) % bound is below bound: a value at or above
+  // bound is kept without computing it.
+  for (int attempt = 0; attempt < 1000; attempt++) {
+    const std::uint64_t r = rng_();
+    if (r >= bound || r >= (0 - bound) % bound) return r % bound;
+  }
+  rejected_too_often();
+}
+
+inline std::uint64_t DecisionSource::draw(std::uint64_t bound) {
+  VERIFY(bound >= 1);
+  if (bound == 1) return 0;
+  draws_++;
+  const bool random = mode_ == Mode::random || mode_ == Mode::explore;
+  const std::uint64_t value = random ? next_random(bound) : next_replayed(bound);
+  VERIFY(value < bound);
+  if (record_) recorded_.push_back(Decision{bound, value});
+  return value;
+}
+
+inline bool DecisionSource::chance(std::uint32_t per_million) {
+  VERIFY(per_million <= 1'000'000);
+  if (per_million == 0) return false;
+  if (per_million == 1'000'000) return true;
+  // Drawn as "which of the million outcomes": 0..per_million-1 is "yes",
+  // so value 0 would be yes; flip it so 0 is the plain choice (no).
+  const std::uint64_t value = draw(1'000'000);
+  return value >= 1'000'000 - per_million;
+}
+
+inline std::uint64_t DecisionSource::between(std::uint64_t low, std::uint64_t high) {
+  VERIFY(low <= high);
+  const std::uint64_t span = high - low;
+  VERIFY(span < UINT64_MAX);
+  return low + draw(span + 1);
+}
 
 }  // namespace ringsim::sim

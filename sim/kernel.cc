@@ -47,6 +47,7 @@ Kernel::Kernel(Scheduler& scheduler, const KernelConfig& config, model::KernelLo
     auxes_.push_back(std::make_unique<SimAux>(config_.aux, log.cpus[cpu].aux));
     scratch_.emplace_back(kSampleBytesMax);
     inner_.emplace_back(kSampleBytesMax);
+    payloads_.emplace_back();
   }
   log.seed = config_.payload_seed;
   log.sampling.sample_period = config_.sampling.sample_period;
@@ -58,9 +59,38 @@ Kernel::Kernel(Scheduler& scheduler, const KernelConfig& config, model::KernelLo
     log.sampling.period_offsets.push_back(config_.sampling.period_field ? sample_period_offset(sample_layout) : 0);
     log.sampling.sequence_offsets.push_back(sample_head_bytes(sample_layout, config_.sampling.period_field));
   }
-  for (model::CpuLog& c : log.cpus) c.unsampled_after.assign(config_.events_per_cpu, 0);
+  for (model::CpuLog& c : log.cpus) {
+    c.unsampled_after.assign(config_.events_per_cpu, 0);
+    reserve_log(c);
+  }
   occurrences_.assign(config_.cpus, 0);
   aux_done_.assign(config_.cpus, !has_aux());
+}
+
+// Room for the records the workload plans (with their LOST records, ring
+// steps and hits) in a CPU's log, so that it does not grow by copying
+// itself over and over.
+void Kernel::reserve_log(model::CpuLog& c) const {
+  const std::uint64_t records = config_.records_per_cpu;
+  c.written.reserve(records + records / 4);
+  c.ops.reserve(2 * records + records / 2);
+  c.hits.reserve(records);
+  c.bytes.reserve(planned_bytes_per_cpu());
+}
+
+// A little above the mean record size of the mix (draw_size) times the
+// records, at most kLogReserveBytesMax (a larger log still grows). The
+// large mixes' largest records mostly do not fit the ring: counted at an
+// eighth of it.
+std::uint64_t Kernel::planned_bytes_per_cpu() const {
+  std::uint64_t mean = 256;
+  switch (config_.size_mix) {
+    case SizeMix::small: break;
+    case SizeMix::mixed: mean = 640; break;
+    case SizeMix::large:
+    case SizeMix::huge: mean = 256 + config_.ring_bytes / 8; break;
+  }
+  return std::min<std::uint64_t>(std::uint64_t{config_.records_per_cpu} * mean, kLogReserveBytesMax);
 }
 
 // cpu's events through the call kernel: perf_event_open of each (the
@@ -203,7 +233,10 @@ SimRing::Handle Kernel::begin(std::size_t cpu, std::size_t event, std::span<cons
 void Kernel::finish(std::size_t cpu, const SimRing::Handle& h, std::span<const std::byte> record) {
   SimRing& ring = *rings_[cpu];
   const bool wakeup_before = ring.wakeup_pending();
-  if (h.result == SimRing::Output::written) ring.write(h, record, scheduler_.now_ns());
+  if (h.result == SimRing::Output::written) {
+    fill_payload(cpu, record);
+    ring.write(h, record, scheduler_.now_ns());
+  }
   ring.end(h, scheduler_.now_ns());
   if (ring.nesting() == 0) writes_queue_.notify_all();
   scheduler_.trace(h.result == SimRing::Output::written ? TraceKind::record_written : TraceKind::record_dropped, cpu,
@@ -285,8 +318,12 @@ void Kernel::build(std::size_t cpu, const Planned& p, std::vector<std::byte>& ou
   SimEvent& e = events_[cpu][p.event];
   const EventIdentity& identity = attrs(cpu, p.event).identity;
   const std::span<std::byte> bytes(out.data(), p.size);
+  PendingPayload& payload = payload_of(cpu, out.data());
+  payload.pending = p.type == PERF_RECORD_SAMPLE;
   if (p.type == PERF_RECORD_SAMPLE) {
-    build_sample(bytes, identity, scheduler_.now_ns(), e.sequence, config_.payload_seed, p.period);
+    build_sample_head(bytes, identity, scheduler_.now_ns(), e.sequence, p.period);
+    payload.identity = identity;
+    payload.sequence = e.sequence;
     log_.cpus[cpu].samples_attempted++;
   } else {
     build_sideband(bytes, p.type, identity, scheduler_.now_ns(), e.sequence, config_.foreign_build_id_misc);
@@ -294,6 +331,22 @@ void Kernel::build(std::size_t cpu, const Planned& p, std::vector<std::byte>& ou
     if (p.type == PERF_RECORD_MMAP2 && config_.foreign_build_id_misc) probes_.hit(Probe::foreign_build_id_misc);
   }
   e.sequence++;
+}
+
+Kernel::PendingPayload& Kernel::payload_of(std::size_t cpu, const std::byte* buffer) {
+  VERIFY(buffer == scratch_[cpu].data() || buffer == inner_[cpu].data());
+  return payloads_[cpu][buffer == scratch_[cpu].data() ? 0 : 1];
+}
+
+// Records built elsewhere (the AUX area's PERF_RECORD_AUX) are whole.
+void Kernel::fill_payload(std::size_t cpu, std::span<const std::byte> record) {
+  if (record.data() != scratch_[cpu].data() && record.data() != inner_[cpu].data()) return;
+  PendingPayload& payload = payload_of(cpu, record.data());
+  if (!payload.pending) return;
+  std::vector<std::byte>& buffer = record.data() == scratch_[cpu].data() ? scratch_[cpu] : inner_[cpu];
+  fill_sample_payload(std::span<std::byte>(buffer.data(), record.size()), payload.identity, payload.sequence,
+                      config_.payload_seed);
+  payload.pending = false;
 }
 
 // A write whose writer may be held after its pause test (on another CPU,

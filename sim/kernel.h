@@ -39,6 +39,7 @@
 // is where torn reads come from.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -157,6 +158,8 @@ class Kernel {
   // Every CPU's workload is over.
   bool all_done() const { return done_ == rings_.size(); }
   std::uint64_t last_exit_ns() const { return last_exit_ns_; }
+  // About the bytes a CPU's records take (to reserve room for them).
+  std::uint64_t planned_bytes_per_cpu() const;
 
  private:
   // One record of the workload, drawn but not yet written.
@@ -195,6 +198,10 @@ class Kernel {
   OpenedEvent& event(std::size_t cpu, std::size_t k) { return calls_.event(events_[cpu][k].handle); }
   EventAttrs& attrs(std::size_t cpu, std::size_t k) { return event(cpu, k).writer; }
   void open_events(std::uint32_t cpu);
+  void reserve_log(model::CpuLog& c) const;
+  // Below glibc's largest mmap threshold (sim/run.cc): reserved from the
+  // heap, whose pages the next run reuses.
+  static constexpr std::uint64_t kLogReserveBytesMax = std::uint64_t{8} << 20;
   std::uint32_t draw_size(DecisionSource& workload, std::size_t event);
   // Bounds of the interruptions' virtual durations.
   static constexpr std::uint64_t kInterruptNsMax = 2'000;
@@ -222,6 +229,17 @@ class Kernel {
   std::vector<std::vector<SimEvent>> events_;
   std::vector<std::vector<std::byte>> scratch_;  // per CPU: the record in hand
   std::vector<std::vector<std::byte>> inner_;    // per CPU: the one that interrupts it
+  // A sample built but for its payload words (build_sample_head), which
+  // are filled when it is written into the ring, never if it is dropped:
+  // per CPU, for scratch_ and inner_.
+  struct PendingPayload {
+    bool pending = false;
+    EventIdentity identity;
+    std::uint64_t sequence = 0;
+  };
+  std::vector<std::array<PendingPayload, 2>> payloads_;
+  PendingPayload& payload_of(std::size_t cpu, const std::byte* buffer);
+  void fill_payload(std::size_t cpu, std::span<const std::byte> record);
   std::vector<std::unique_ptr<SimAux>> auxes_;
   std::vector<bool> aux_done_;
   WaitQueue aux_done_queue_;

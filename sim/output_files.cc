@@ -302,6 +302,9 @@ core::PerfDataHead sim_head(const KernelConfig& k) {
 model::PerfDataFile memory_output_file(const model::RunOutput& output, const KernelConfig& kernel) {
   model::PerfDataFile file;
   file.attrs = model_attrs(kernel);
+  std::size_t bytes = 0;
+  for (const model::CpuOutput& cpu : output.cpus) bytes += cpu.bytes.size();
+  file.data.reserve(bytes);
   for (const model::CpuOutput& cpu : output.cpus) file.data.insert(file.data.end(), cpu.bytes.begin(), cpu.bytes.end());
   file.data_size = file.data.size();
   return file;

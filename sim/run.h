@@ -63,7 +63,8 @@ struct RunResult {
   std::uint64_t virtual_ns = 0;
   std::uint64_t quiet_start_ns = 0;
   std::uint64_t finish_ns = 0;
-  std::uint64_t switches = 0;
+  std::uint64_t switches = 0;          // the scheduler's picks (sim/scheduler.h)
+  std::uint64_t context_switches = 0;  // the switches between fibers made
   std::uint64_t schedule_points = 0;  // picks among two or more ready fibers
   std::uint64_t fibers = 0;           // fibers the run spawned
   std::uint64_t decisions = 0;

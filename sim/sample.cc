@@ -58,8 +58,8 @@ void put_sample_id(std::byte* t, const EventIdentity& e, std::uint64_t time_ns) 
   if (type & PERF_SAMPLE_IDENTIFIER) put(t, &e.id, 8);
 }
 
-void build_sample(std::span<std::byte> out, const EventIdentity& event, std::uint64_t time_ns,
-                  std::uint64_t sequence, std::uint64_t payload_seed, std::uint64_t period) {
+void build_sample_head(std::span<std::byte> out, const EventIdentity& event, std::uint64_t time_ns,
+                       std::uint64_t sequence, std::uint64_t period) {
   const std::size_t size = out.size();
   VERIFY(!event.period_field || event.layout == RecordLayout::a || event.layout == RecordLayout::b);
   VERIFY(size >= sample_bytes_min(event.layout, event.period_field));
@@ -81,13 +81,20 @@ void build_sample(std::span<std::byte> out, const EventIdentity& event, std::uin
   const std::uint32_t raw_size = static_cast<std::uint32_t>(size - head);
   VERIFY((raw_size + 4) % 8 == 0);
   put(p + head - 4, &raw_size, 4);
-  // raw: sequence, then words derived from (seed, event, sequence) and
-  // their offset: one mix per record, then a multiply-add per word (the
-  // oracle compares bytes with the kernel's log, so they need only differ
-  // between records and between positions; a mix per word cost 28% of the
-  // campaign's time).
-  std::byte* raw = p + head;
-  put(raw, &sequence, 4);
+  put(p + head, &sequence, 4);
+}
+
+// raw: sequence, then words derived from (seed, event, sequence) and their
+// offset: one mix per record, then a multiply-add per word (the oracle
+// compares bytes with the kernel's log, so they need only differ between
+// records and between positions; a mix per word cost 28% of the campaign's
+// time).
+void fill_sample_payload(std::span<std::byte> out, const EventIdentity& event, std::uint64_t sequence,
+                         std::uint64_t payload_seed) {
+  const std::uint32_t head = sample_head_bytes(event.layout, event.period_field);
+  VERIFY(out.size() >= head + 4);
+  const std::size_t raw_size = out.size() - head;
+  std::byte* raw = out.data() + head;
   const std::uint64_t base = mix(payload_seed ^ (std::uint64_t{event.cpu} << 56) ^ (event.id << 40) ^ sequence);
   std::size_t offset = 4;
   for (std::uint64_t word = 1; offset + 8 <= raw_size; offset += 8, ++word) {
@@ -98,6 +105,12 @@ void build_sample(std::span<std::byte> out, const EventIdentity& event, std::uin
     const std::uint64_t value = ~base;
     put(raw + offset, &value, raw_size - offset);
   }
+}
+
+void build_sample(std::span<std::byte> out, const EventIdentity& event, std::uint64_t time_ns,
+                  std::uint64_t sequence, std::uint64_t payload_seed, std::uint64_t period) {
+  build_sample_head(out, event, time_ns, sequence, period);
+  fill_sample_payload(out, event, sequence, payload_seed);
 }
 
 void build_lost(std::span<std::byte> out, const EventIdentity& event, std::uint64_t time_ns, std::uint64_t lost) {

@@ -109,6 +109,13 @@ inline constexpr std::uint32_t sample_bytes_min(RecordLayout layout, bool period
 // (event.period_field).
 void build_sample(std::span<std::byte> out, const EventIdentity& event, std::uint64_t time_ns,
                   std::uint64_t sequence, std::uint64_t payload_seed, std::uint64_t period = 0);
+// The same in two steps: everything but the raw payload's words after the
+// sequence number, then those (the simulated kernel fills them only for a
+// sample that is written, not for one dropped).
+void build_sample_head(std::span<std::byte> out, const EventIdentity& event, std::uint64_t time_ns,
+                       std::uint64_t sequence, std::uint64_t period);
+void fill_sample_payload(std::span<std::byte> out, const EventIdentity& event, std::uint64_t sequence,
+                         std::uint64_t payload_seed);
 
 // Writes a PERF_RECORD_LOST of lost_bytes(event) bytes.
 void build_lost(std::span<std::byte> out, const EventIdentity& event, std::uint64_t time_ns, std::uint64_t lost);

@@ -21,6 +21,7 @@
 
 #include <xxhash.h>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -159,7 +160,11 @@ class Scheduler {
   void set_event_log(std::vector<TraceEvent>* events) { event_log_ = events; }
   std::uint64_t trace_events() const { return trace_events_; }
 
+  // Picks of the next fiber to run (the switch budget's unit), Boost.Fiber's
+  // dispatcher among them; and the context switches actually made, fewer
+  // (see leave()).
   std::uint64_t switches() const { return switches_; }
+  std::uint64_t context_switches() const { return context_switches_; }
   // Picks among two or more ready fibers (the scheduling points), and the
   // fibers the run had.
   std::uint64_t schedule_points() const { return schedule_points_; }
@@ -171,6 +176,11 @@ class Scheduler {
   friend class SimAlgorithm;
 
   Wake block(Waiter& waiter, WaitQueue* queue, std::uint64_t deadline_ns);
+  // The running fiber `self` gives up the processor (blocked, or
+  // `yielding`: ready again once it is off it) to the fiber picked next.
+  void leave(boost::fibers::context* self, bool yielding);
+  // One pick of the fiber to run next (nullptr: none ready).
+  boost::fibers::context* pick_one();
   // PCT's pick among the ready fibers (decisions_.pct().depth > 0).
   std::uint64_t pct_pick();
   std::uint64_t pct_next();
@@ -185,6 +195,9 @@ class Scheduler {
   const SchedulerLimits limits_;
   std::uint64_t now_ns_ = 0;
   std::uint64_t switches_ = 0;
+  std::uint64_t context_switches_ = 0;
+  // What leave() picked, for the Boost.Fiber call it makes to switch.
+  boost::fibers::context* forced_next_ = nullptr;
   std::uint64_t schedule_points_ = 0;
   std::uint64_t fibers_seen_ = 0;
   // PCT: each fiber's priority (drawn when first ready: above the depth),
@@ -199,11 +212,20 @@ class Scheduler {
   bool finished_ = false;
   std::string cancel_reason_;
   std::vector<boost::fibers::context*> ready_;
-  std::map<std::uint64_t, Waiter*> waiting_;                        // by wait id
-  std::map<std::pair<std::uint64_t, std::uint64_t>, Waiter*> timers_;  // (deadline, id)
+  // The waiting fibers, by wait id (ascending: ids only grow), and those
+  // with a deadline by (deadline, id) descending: the next timer is last.
+  // A few fibers wait at once: sorted vectors, no allocation per wait.
+  std::vector<Waiter*> waiting_;
+  std::vector<Waiter*> timers_;
   struct Fibers;
   Fibers* fibers_ = nullptr;
   XXH3_state_t* trace_state_ = nullptr;
+  // Traced events not yet folded into trace_state_, hashed in batches (the
+  // same bytes in the same order: the same hash).
+  static constexpr std::size_t kTraceBatch = 128;
+  mutable std::array<std::uint64_t, 5 * kTraceBatch> trace_batch_{};
+  mutable std::size_t trace_batched_ = 0;  // words of trace_batch_ in use
+  void flush_trace() const;
   std::vector<TraceEvent>* event_log_ = nullptr;
   std::uint64_t trace_events_ = 0;
 };
