@@ -205,6 +205,14 @@ Error PerfEvent::disable() {
   return Error{};
 }
 
+Error PerfEvent::set_filter(const std::string& filter) {
+  if (fd_ < 0) return ioctl_error("PERF_EVENT_IOC_SET_FILTER", EBADF);
+  if (::ioctl(fd_, PERF_EVENT_IOC_SET_FILTER, filter.c_str()) != 0) {
+    return ioctl_error("PERF_EVENT_IOC_SET_FILTER", errno);
+  }
+  return Error{};
+}
+
 Error PerfEvent::set_output(const PerfEvent& target) {
   if (fd_ < 0 || target.fd_ < 0) return ioctl_error("PERF_EVENT_IOC_SET_OUTPUT", EBADF);
   if (::ioctl(fd_, PERF_EVENT_IOC_SET_OUTPUT, target.fd_) != 0) {

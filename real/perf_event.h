@@ -68,6 +68,10 @@ class PerfEvent {
   // mapped itself.
   Error set_output(const PerfEvent& target);
 
+  // PERF_EVENT_IOC_SET_FILTER: a tracepoint's filter (tracefs's syntax,
+  // "fd == 2 && count > 1").
+  Error set_filter(const std::string& filter);
+
   // PERF_EVENT_IOC_ID: the id PERF_SAMPLE_IDENTIFIER / PERF_SAMPLE_ID carry.
   Error id(std::uint64_t& id_out) const;
 

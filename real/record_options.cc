@@ -434,6 +434,8 @@ struct RawOptions {
   std::string delay_text;        // -D/--delay
   CLI::Option* delay_option = nullptr;
   CLI::Option* output_option = nullptr;
+  std::vector<std::string> filters;    // --filter, in order
+  std::vector<std::size_t> filter_after;  // per --filter: the -e options before it on the command line
 };
 
 // Everything after the first "--" is the command, as given: the index of
@@ -458,7 +460,7 @@ void describe(CLI::App& app) {
 // perf record options this recorder does not support: each refused with
 // one line naming it (not "unknown option"), whatever its value.
 constexpr const char* kRefusedWithValue[] = {"--control", "-u,--uid", "--user-regs", "-I,--intr-regs",
-                                             "-j,--branch-filter", "-G,--cgroup", "--filter"};
+                                             "-j,--branch-filter", "-G,--cgroup"};
 constexpr const char* kRefusedFlags[] = {"-d,--data", "--phys-data", "-n,--no-samples", "-s,--stat",
                                          "-b,--branch-any", "-W,--weight", "--transaction", "--running-time"};
 
@@ -501,6 +503,9 @@ void add_sampling_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
   app.add_flag("-g", raw.callchain_fp, "frame-pointer call graphs (as --call-graph fp; with --call-graph, that one)");
   app.add_option("--call-graph", raw.call_graph_text, "fp, dwarf or dwarf,SIZE (SIZE default 8192)");
   app.add_flag("-i,--no-inherit", o.no_inherit, "the command's children and new threads are not recorded, as perf");
+  app.add_option("--filter", raw.filters,
+                 "a tracepoint filter (tracefs's syntax: 'fd == 2'), for the tracepoints of the last item of the "
+                 "-e before it, as perf");
   app.add_flag("--switch-events", o.switch_events,
                "record context switches (PERF_RECORD_SWITCH, perf script --show-switch-events), as perf");
   app.add_flag("--all-user", o.all_user, "every event counts user space only (as :u on each), as perf");
@@ -786,6 +791,66 @@ int apply(const RawOptions& raw, RecordOptions& o) {
 
 }  // namespace
 
+namespace {
+
+// Per --filter on the command line (before `split`), how many -e options
+// come before it: CLI11 keeps each option's values in order, not their
+// order between options.
+std::vector<std::size_t> filters_after_events(int argc, char** argv, int split) {
+  std::vector<std::size_t> out;
+  std::size_t events = 0;
+  for (int i = 1; i < split && i < argc; i++) {
+    const std::string_view a = argv[i];
+    if (a == "-e" || a == "--event") {
+      events++;
+      i++;
+    } else if (a.rfind("--event=", 0) == 0 || (a.rfind("-e", 0) == 0 && a.size() > 2 && a[2] != '-')) {
+      events++;
+    } else if (a == "--filter" || a.rfind("--filter=", 0) == 0) {
+      out.push_back(events);
+      if (a == "--filter") i++;
+    }
+  }
+  return out;
+}
+
+// The events a --filter after the k-th -e (1-based) applies to, as perf's
+// foreach_evsel_in_last_glob: those of that -e's last item (a glob's every
+// tracepoint), each a tracepoint. "" or the problem.
+std::string apply_filters(const RawOptions& raw, RecordOptions& o) {
+  if (raw.filters.empty()) return "";
+  if (raw.filters.size() != raw.filter_after.size()) return "--filter: given in a form not understood";
+  o.event_filters.assign(o.events.size(), "");
+  for (std::size_t f = 0; f < raw.filters.size(); f++) {
+    const std::size_t k = raw.filter_after[f];
+    const std::string option = "--filter '" + raw.filters[f] + "'";
+    if (k == 0 || k > raw.events.size()) return option + ": give it after the -e of its tracepoint, as perf";
+    const std::vector<std::string> prefix(raw.events.begin(), raw.events.begin() + static_cast<std::ptrdiff_t>(k));
+    std::vector<std::string> through;
+    std::vector<int> groups;
+    std::vector<std::string> modifiers;
+    if (std::string problem = expand_events(prefix, through, &groups, &modifiers); !problem.empty()) return problem;
+    std::vector<std::string> items;
+    groups.clear();
+    modifiers.clear();
+    if (std::string problem = split_event_list(raw.events[k - 1], items, &groups, &modifiers); !problem.empty()) {
+      return problem;
+    }
+    std::vector<std::string> last;
+    if (std::string problem = expand_events({items.back()}, last); !problem.empty()) return option + ": " + problem;
+    if (last.size() > through.size() || through.size() > o.events.size()) return option + ": events not found";
+    for (std::size_t e = through.size() - last.size(); e < through.size(); e++) {
+      if (!is_tracepoint(o.events[e])) {
+        return option + ": " + o.events[e] + " is not a tracepoint (an address filter needs a PMU with them)";
+      }
+      o.event_filters[e] = raw.filters[f];
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 int parse_record_command_line(int argc, char** argv, RecordOptions& out) {
   const int split = command_split(argc, argv);
   CLI::App app{"", kAppName};
@@ -802,7 +867,9 @@ int parse_record_command_line(int argc, char** argv, RecordOptions& out) {
                                                  "option table says why)");
   }
   if (const int status = take_command(app, split, argc, argv, o); status >= 0) return status;
+  raw.filter_after = filters_after_events(argc, argv, split);
   if (const int status = apply(raw, o); status >= 0) return status;
+  if (const std::string problem = apply_filters(raw, o); !problem.empty()) return core::usage_error(kAppName, problem);
   for (int i = 0; i < argc; i++) o.argv.push_back(argv[i]);
   if (const std::string problem = check_options(o); !problem.empty()) return core::usage_error(kAppName, problem);
   out = o;

@@ -82,6 +82,8 @@ struct RecordOptions {
   // empty: no groups.
   std::vector<int> event_groups;
   std::vector<std::string> group_modifiers;  // per group number: {a,b}:MODIFIERS's, for each member
+  // Per event (or empty): its --filter (tracepoints), "" for none.
+  std::vector<std::string> event_filters;
   std::string cpu_list;                // -C: these CPUs only (system-wide on them); "" for all
   std::vector<int> pids;               // -p: these processes (every thread, and what they start)
   std::vector<int> tids;               // -t: these threads only

@@ -443,6 +443,7 @@ class Recording {
   bool start_command();
   bool set_priority();
   bool open_events();
+  bool set_filters();
   bool fall_back(const Error& e);
   bool describe_events();
   bool open_output();
@@ -519,7 +520,7 @@ class Recording {
 
 int Recording::run() {
   const bool ready = make_event_attrs() && choose_cpus() && find_tasks() && install_signals() && start_command() &&
-                     set_priority() && open_events() && describe_events() && open_output();
+                     set_priority() && open_events() && set_filters() && describe_events() && open_output();
   if (!ready) {
     print_error(error_line_);
     return status_;
@@ -716,6 +717,31 @@ bool Recording::open_events() {
     if (attempt == 2 || !fall_back(e)) return fail(session_error_status(e), session_error_message(e, o_, attrs_[0].attr));
   }
   return false;
+}
+
+// --filter: each filtered tracepoint's filter on every one of its events
+// (each CPU's ring, each task), as shared_ring_specs laid them out.
+bool Recording::set_filters() {
+  if (o_.event_filters.empty()) return true;
+  VERIFY(o_.event_filters.size() + (o_.delay_ms > 0 ? 1 : 0) == attrs_.size());
+  const std::size_t first = attrs_.size() - o_.event_filters.size();  // after -D's dummy
+  const std::size_t tasks = tasks_.size();
+  for (std::size_t ring = 0; ring < session_->mapping_count(); ring++) {
+    for (std::size_t e = first; e < attrs_.size(); e++) {
+      const std::string& filter = o_.event_filters[e - first];
+      if (filter.empty()) continue;
+      for (std::size_t t = 0; t < tasks; t++) {
+        PerfEvent& event = e == 0 && t == 0 ? session_->event(ring) : session_->shared_event(ring, e * tasks + t - 1);
+        if (const Error error = event.set_filter(filter); !error.ok()) {
+          return fail(kExitUsage, "--filter '" + filter + "' on " + attrs_[e].name + ": " + error.message +
+                                      (error.error == EINVAL ? " (the kernel refused it: see the fields in its "
+                                                               "tracefs format file)"
+                                                             : ""));
+        }
+      }
+    }
+  }
+  return true;
 }
 
 // The file's attributes: each event with its ids (ring by ring, as

@@ -146,6 +146,34 @@ TEST(RecordTracepoints, FrequencyAndCountOverrideEveryEvent) {
   }
 }
 
+// --filter as perf: on the tracepoints of the -e before it, set with
+// PERF_EVENT_IOC_SET_FILTER; the kernel's own filter language.
+TEST(RecordTracepoints, FiltersAreTheKernelsAsPerfSetsThem) {
+  REQUIRE_PERF();
+  REQUIRE_TRACEFS();
+  const std::string dir = testing::temp_dir("tracepoint-filter");
+  // Writes of 2, 3 and 2 bytes: one of 3.
+  const std::vector<std::string> command = {"/bin/sh", "-c", "echo a; echo bb; echo c"};
+  const std::vector<std::string> args = {"-e", "cpu-clock", "-e", "syscalls:sys_enter_write", "--filter", "count == 3"};
+  const RunResult ours = testing::run_record(concat(concat(args, {"-o", dir + "/ours.data", "--"}), command));
+  ASSERT_TRUE(ours.exited && ours.exit_code == 0) << ours.text();
+  const RunResult perf = testing::run_perf_record(
+      concat(concat(concat({testing::perf_path(), "record", "-q"}, args), {"-o", dir + "/perf.data", "--"}), command));
+  ASSERT_TRUE(perf.exited && perf.exit_code == 0) << perf.text();
+  EXPECT_EQ(samples_of(dir + "/ours.data", "sh", "syscalls:sys_enter_write"), 1u);
+  EXPECT_EQ(samples_of(dir + "/perf.data", "sh", "syscalls:sys_enter_write"), 1u);
+  for (const auto& [bad, why] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--filter", "count == 3", "-e", "syscalls:sys_enter_write"}, "give it after the -e"},
+           {{"-e", "cpu-clock", "--filter", "count == 3"}, "cpu-clock is not a tracepoint"},
+           {{"-e", "syscalls:sys_enter_write", "--filter", "no_such_field == 1"}, "the kernel refused it"}}) {
+    SCOPED_TRACE(bad[1]);
+    const RunResult r = testing::run_record(concat(bad, {"-o", dir + "/x.data", "--", "true"}));
+    EXPECT_TRUE(r.exited && r.exit_code == 64) << r.text();
+    EXPECT_EQ(testing::lines_with(r.err, "error:").size(), 1u) << r.err;
+    EXPECT_NE(r.err.find(why), std::string::npos) << r.err;
+  }
+}
+
 TEST(RecordTracepoints, BadTracepointsAreOneLineErrorsWithNoFile) {
   REQUIRE_TRACEFS();
   const std::string dir = testing::temp_dir("tracepoint-errors");
