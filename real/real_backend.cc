@@ -312,8 +312,10 @@ Error RealSession::open(std::span<const RingSpec> specs, std::unique_ptr<RealSes
     for (const PerfEvent& e : session->shared_[i]) session->polled_.push_back(Polled{i, e.fd(), false});
   }
   session->mode_ = specs[0].attr.write_backward != 0 ? core::RingMode::backward : core::RingMode::normal;
-  session->released_.assign(count, false);
-  session->poll_fds_.assign(session->polled_.size() + 2, pollfd{-1, 0, 0});
+  session->released_.assign(count, 0);
+  std::vector<std::size_t> all(count);
+  for (std::size_t i = 0; i < count; i++) all[i] = i;
+  session->own_ = session->make_poll_set(std::move(all), true, -1);
   VERIFY(session->mappings_.size() == count);
   VERIFY(session->mappings_[0]->mode() == session->mode_);
   out = std::move(session);
@@ -327,6 +329,7 @@ void RealSession::each_event(std::size_t ring, const std::function<void(PerfEven
 }
 
 Error RealSession::enable_all() {
+  const std::lock_guard lock(rings_mutex_);
   for (std::size_t i = 0; i < events_.size(); i++) {
     if (released_[i]) continue;
     Error error;
@@ -339,6 +342,7 @@ Error RealSession::enable_all() {
 }
 
 Error RealSession::enable_tracking() {
+  const std::lock_guard lock(rings_mutex_);
   for (std::size_t i = 0; i < events_.size(); i++) {
     if (released_[i]) continue;
     Error error;
@@ -365,7 +369,7 @@ Error RealSession::delayed_enable_error() const {
 // wait no longer than until then.
 void RealSession::run_delayed_enable(std::uint64_t& wait_ns) {
   const std::uint64_t at = enable_at_ns_.load(std::memory_order_acquire);
-  if (at == 0 || stopped_) return;
+  if (at == 0 || stopped_.load(std::memory_order_acquire)) return;
   const std::uint64_t now = monotonic_ns();
   if (now < at) {
     wait_ns = std::min(wait_ns, at - now);
@@ -377,6 +381,7 @@ void RealSession::run_delayed_enable(std::uint64_t& wait_ns) {
 }
 
 Error RealSession::disable_all() {
+  const std::lock_guard lock(rings_mutex_);
   for (std::size_t i = 0; i < events_.size(); i++) {
     if (released_[i]) continue;
     Error error;
@@ -429,35 +434,59 @@ RealMapping& RealSession::mapping(std::size_t index) {
   return *mappings_[index];
 }
 
+RealSession::PollSet RealSession::make_poll_set(std::vector<std::size_t> rings, bool primary, int kick_fd) const {
+  PollSet set;
+  set.rings = std::move(rings);
+  set.primary = primary;
+  set.kick_fd = kick_fd;
+  for (std::size_t k = 0; k < set.rings.size(); k++) {
+    VERIFY(set.rings[k] < mappings_.size());
+    VERIFY(k == 0 || set.rings[k - 1] < set.rings[k]);
+    for (std::size_t j = 0; j < polled_.size(); j++) {
+      if (polled_[j].ring != set.rings[k]) continue;
+      set.polled.push_back(j);
+      set.local.push_back(k);
+    }
+  }
+  set.fds.assign(set.polled.size() + 2, pollfd{-1, 0, 0});
+  return set;
+}
+
 int RealSession::poll(std::span<core::PollEvents> events, std::uint64_t timeout_ns) {
-  const std::size_t count = mappings_.size();
+  return poll_set(own_, events, timeout_ns);
+}
+
+// Polls one set's rings (a slice's, or all of them); events are the set's.
+// Only the thread that owns the set touches its entries of polled_.
+int RealSession::poll_set(PollSet& set, std::span<core::PollEvents> events, std::uint64_t timeout_ns) {
+  const std::size_t count = set.rings.size();
   VERIFY(events.size() == count);
-  VERIFY(poll_fds_.size() == polled_.size() + 2);
+  VERIFY(set.fds.size() == set.polled.size() + 2);
   // A wanted ring whose every event hung up earlier is reported at once.
   bool hung_already = false;
-  for (std::size_t i = 0; i < count; i++) {
-    core::PollEvents& e = events[i];
+  for (std::size_t k = 0; k < count; k++) {
+    core::PollEvents& e = events[k];
     e.readable = false;
     e.hangup = false;
-    VERIFY_MSG(!e.wanted || !released_[i], "poll of a released ring");
-    if (e.wanted && ring_hung(i)) hung_already = true;
+    VERIFY_MSG(!e.wanted || released_[set.rings[k]] == 0, "poll of a released ring");
+    if (e.wanted && ring_hung(set.rings[k])) hung_already = true;
   }
-  for (std::size_t j = 0; j < polled_.size(); j++) {
-    const Polled& p = polled_[j];
+  for (std::size_t j = 0; j < set.polled.size(); j++) {
+    const Polled& p = polled_[set.polled[j]];
     // A negative fd is skipped by poll(2).
-    poll_fds_[j] = pollfd{events[p.ring].wanted && !p.hung ? p.fd : -1, POLLIN, 0};
+    set.fds[j] = pollfd{events[set.local[j]].wanted && !p.hung ? p.fd : -1, POLLIN, 0};
   }
-  const int wake = wake_fd();
-  VERIFY(wake >= 0);  // open() made sure
-  poll_fds_[polled_.size()] = pollfd{wake, POLLIN, 0};
-  // A negative fd (no command watched, or its exit seen) is skipped.
-  poll_fds_.back() = pollfd{exit_fd_, POLLIN, 0};
+  const int wake = set.primary ? wake_fd() : set.kick_fd;
+  VERIFY(wake >= 0);  // open() and RealSessionSlice::make made sure
+  set.fds[set.polled.size()] = pollfd{wake, POLLIN, 0};
+  // A negative fd (no command watched, its exit seen, a secondary set) is skipped.
+  set.fds.back() = pollfd{set.primary ? exit_fd_ : -1, POLLIN, 0};
   std::uint64_t wait_ns = hung_already ? 0 : timeout_ns;
-  run_delayed_enable(wait_ns);
+  if (set.primary) run_delayed_enable(wait_ns);
   timespec timeout{};
   timeout.tv_sec = static_cast<time_t>(wait_ns / kNsPerSecond);
   timeout.tv_nsec = static_cast<long>(wait_ns % kNsPerSecond);
-  const int polled = ::ppoll(poll_fds_.data(), poll_fds_.size(), &timeout, nullptr);
+  const int polled = ::ppoll(set.fds.data(), set.fds.size(), &timeout, nullptr);
   if (stop_is_requested()) disable_for_stop();
   if (polled < 0) {
     const int error = errno;
@@ -465,27 +494,27 @@ int RealSession::poll(std::span<core::PollEvents> events, std::uint64_t timeout_
     return -error;  // -EINTR: a signal; the caller serves the round and retries
   }
   if (polled == 0 && !hung_already) return 0;
-  return poll_results(events);
+  return poll_set_results(set, events);
 }
 
-int RealSession::poll_results(std::span<core::PollEvents> events) {
-  for (std::size_t j = 0; j < polled_.size(); j++) {
-    if (poll_fds_[j].fd < 0) continue;
-    const short revents = poll_fds_[j].revents;
+int RealSession::poll_set_results(PollSet& set, std::span<core::PollEvents> events) {
+  for (std::size_t j = 0; j < set.polled.size(); j++) {
+    if (set.fds[j].fd < 0) continue;
+    const short revents = set.fds[j].revents;
     VERIFY_MSG((revents & POLLNVAL) == 0, "polled a closed perf event fd");
-    if ((revents & POLLIN) != 0) events[polled_[j].ring].readable = true;
+    if ((revents & POLLIN) != 0) events[set.local[j]].readable = true;
     // POLLHUP: the event's task exited (and its children). POLLERR: a pinned
     // event went into error state; it never produces data again either.
-    if ((revents & (POLLHUP | POLLERR)) != 0) polled_[j].hung = true;
+    if ((revents & (POLLHUP | POLLERR)) != 0) polled_[set.polled[j]].hung = true;
   }
   int ready = 0;
-  for (std::size_t i = 0; i < events.size(); i++) {
-    if (!events[i].wanted) continue;
+  for (std::size_t k = 0; k < events.size(); k++) {
+    if (!events[k].wanted) continue;
     // The ring hangs up when every event writing into it has.
-    events[i].hangup = ring_hung(i);
-    if (events[i].readable || events[i].hangup) ready++;
+    events[k].hangup = ring_hung(set.rings[k]);
+    if (events[k].readable || events[k].hangup) ready++;
   }
-  const pollfd& exit = poll_fds_.back();
+  const pollfd& exit = set.fds.back();
   VERIFY_MSG((exit.revents & POLLNVAL) == 0, "polled a closed pidfd");
   if (exit.fd >= 0 && (exit.revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
     // The command exited: a stop request, as from any thread; its pidfd is
@@ -495,10 +524,10 @@ int RealSession::poll_results(std::span<core::PollEvents> events) {
     disable_for_stop();
     if (ready == 0) return -EINTR;
   }
-  const short wake_revents = poll_fds_[polled_.size()].revents;
+  const short wake_revents = set.fds[set.polled.size()].revents;
   VERIFY((wake_revents & (POLLNVAL | POLLERR)) == 0);
   if ((wake_revents & POLLIN) != 0) {
-    drain_wake_fd(poll_fds_[polled_.size()].fd);
+    drain_wake_fd(set.fds[set.polled.size()].fd);
     // A request and no ring event: report it as an interruption, as a
     // signal would; the loop serves the round and looks at the requests.
     if (ready == 0) return -EINTR;
@@ -510,6 +539,7 @@ int RealSession::poll_results(std::span<core::PollEvents> events) {
 }
 
 void RealSession::release(std::size_t index) {
+  const std::lock_guard lock(rings_mutex_);
   VERIFY(index < mappings_.size());
   VERIFY_MSG(!released_[index], "mapping released twice");
   mappings_[index]->detach();
@@ -519,7 +549,7 @@ void RealSession::release(std::size_t index) {
   }
   note_lost(events_[index]);
   events_[index].close();
-  released_[index] = true;
+  released_[index] = 1;
 }
 
 void RealSession::note_lost(const PerfEvent& e) {
@@ -535,6 +565,7 @@ void RealSession::note_lost(const PerfEvent& e) {
 std::vector<RealSession::LostSamples> RealSession::lost_samples(std::uint64_t& unread) {
   VERIFY_MSG(!lost_collected_, "lost_samples() called twice: the open events would be counted again");
   lost_collected_ = true;
+  const std::lock_guard lock(rings_mutex_);
   for (std::size_t ring = 0; ring < mappings_.size(); ring++) {
     if (released_[ring]) continue;
     for (const PerfEvent& e : shared_[ring]) note_lost(e);
@@ -562,19 +593,76 @@ bool RealSession::stop_is_requested() const {
 // it): that round copies what the rings hold before the final one, and with
 // the events still enabled an -a recording sampled the copy (the
 // recorder's own samples at its end: docs/recorder.md, "Self-sampling").
+//
+// With slices, every reading thread comes here at its stop; the first
+// disables every event and the others wait for it under the lock, so no
+// thread drains its rings for the last time while their events still run.
+// Then the other slices' polls are woken.
 void RealSession::disable_for_stop() {
-  if (stopped_) return;
-  stopped_ = true;
-  for (std::size_t i = 0; i < events_.size(); i++) {
-    if (released_[i]) continue;
-    each_event(i, [&](PerfEvent& e) {
-      const Error error = e.disable();
-      if (!error.ok()) {
-        disable_failures_++;
-        last_disable_error_ = prefixed(i, events_.size(), error);
-      }
-    });
+  if (stopped_.load(std::memory_order_acquire)) return;
+  {
+    const std::lock_guard lock(rings_mutex_);
+    if (stopped_.load(std::memory_order_acquire)) return;
+    for (std::size_t i = 0; i < events_.size(); i++) {
+      if (released_[i]) continue;
+      each_event(i, [&](PerfEvent& e) {
+        const Error error = e.disable();
+        if (!error.ok()) {
+          disable_failures_++;
+          last_disable_error_ = prefixed(i, events_.size(), error);
+        }
+      });
+    }
+    stopped_.store(true, std::memory_order_release);
   }
+  kick_slices();
+}
+
+// Wakes every secondary slice's poll (one write to each eventfd).
+void RealSession::kick_slices() {
+  const std::lock_guard lock(rings_mutex_);
+  for (const int fd : kick_fds_) {
+    const std::uint64_t one = 1;
+    // EAGAIN: the counter is saturated, a wakeup is pending anyway.
+    const ssize_t written = ::write(fd, &one, sizeof one);
+    static_cast<void>(written);
+  }
+}
+
+Error RealSessionSlice::make(RealSession& session, std::vector<std::size_t> rings, bool primary,
+                             std::unique_ptr<RealSessionSlice>& out) {
+  out.reset();
+  if (rings.empty()) return Error{EINVAL, "session slice: no rings"};
+  if (session.mode() != core::RingMode::normal) return Error{EINVAL, "session slice: overwrite rings"};
+  int kick = -1;
+  if (!primary) {
+    kick = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (kick < 0) return Error{errno, "eventfd for a reading thread's wakeups: " + errno_text(errno)};
+    const std::lock_guard lock(session.rings_mutex_);
+    session.kick_fds_.push_back(kick);
+  }
+  out.reset(new RealSessionSlice(session, session.make_poll_set(std::move(rings), primary, kick)));
+  return Error{};
+}
+
+RealSessionSlice::~RealSessionSlice() {
+  if (set_.kick_fd < 0) return;
+  {
+    const std::lock_guard lock(session_.rings_mutex_);
+    auto& fds = session_.kick_fds_;
+    fds.erase(std::remove(fds.begin(), fds.end(), set_.kick_fd), fds.end());
+  }
+  ::close(set_.kick_fd);
+}
+
+RealMapping& RealSessionSlice::mapping(std::size_t index) {
+  VERIFY(index < set_.rings.size());
+  return session_.mapping(set_.rings[index]);
+}
+
+void RealSessionSlice::release(std::size_t index) {
+  VERIFY(index < set_.rings.size());
+  session_.release(set_.rings[index]);
 }
 
 bool RealSession::take_snapshot_request() {
@@ -593,6 +681,7 @@ void RealSession::watch_exit(int pidfd) {
 void RealSession::request_stop() {
   stop_.store(true, std::memory_order_release);
   wake();
+  kick_slices();
 }
 
 void RealSession::request_snapshot() {

@@ -44,8 +44,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/backend.h"
@@ -211,7 +213,25 @@ class RealSession {
   void watch_exit(int pidfd);
 
  private:
+  friend class RealSessionSlice;
   RealSession() = default;
+
+  // What one poll watches: rings (global indices, ascending), their events
+  // (indices into polled_, with the ring's index in `rings`), then the
+  // wake eventfd (the primary set: the process-wide one, with the
+  // command's pidfd and -D's enable) or the set's own kick eventfd.
+  struct PollSet {
+    std::vector<std::size_t> rings;
+    std::vector<std::size_t> polled;
+    std::vector<std::size_t> local;
+    std::vector<pollfd> fds;
+    bool primary = true;
+    int kick_fd = -1;
+  };
+  PollSet make_poll_set(std::vector<std::size_t> rings, bool primary, int kick_fd) const;
+  int poll_set(PollSet& set, std::span<core::PollEvents> events, std::uint64_t timeout_ns);
+  int poll_set_results(PollSet& set, std::span<core::PollEvents> events);
+  void kick_slices();
 
   core::RingMode mode_ = core::RingMode::normal;
   // One file descriptor poll() watches: an event and its ring.
@@ -222,18 +242,21 @@ class RealSession {
   };
   void each_event(std::size_t ring, const std::function<void(PerfEvent&)>& fn);
   bool ring_hung(std::size_t ring) const;
-  int poll_results(std::span<core::PollEvents> events);
 
   std::vector<PerfEvent> events_;  // never resized after open(): mappings view them
   std::vector<std::vector<PerfEvent>> shared_;  // per ring
   std::vector<std::unique_ptr<RealMapping>> mappings_;
-  std::vector<bool> released_;
+  std::vector<std::uint8_t> released_;  // not vector<bool>: slices write their own rings' entries
   std::vector<LostSamples> released_lost_;  // read as their rings were released
   std::uint64_t lost_unread_ = 0;
   bool lost_collected_ = false;
   void note_lost(const PerfEvent& e);
   std::vector<Polled> polled_;    // every event, ring by ring
-  std::vector<pollfd> poll_fds_;  // one per polled_, the wake eventfd, the exit pidfd
+  PollSet own_;                   // every ring: poll()'s
+  // Enabling, disabling, releasing and the lost-sample reads, which slices'
+  // threads may do at once.
+  std::mutex rings_mutex_;
+  std::vector<int> kick_fds_;  // the secondary slices' eventfds (under rings_mutex_)
   int exit_fd_ = -1;              // watch_exit(), -1 once its exit is seen; polling thread only
   std::atomic<bool> stop_{false};
   std::atomic<bool> snapshot_{false};
@@ -245,9 +268,45 @@ class RealSession {
   bool stop_is_requested() const;
   void disable_for_stop();
 
-  bool stopped_ = false;  // events disabled for the stop
+  std::atomic<bool> stopped_{false};  // events disabled for the stop
   std::uint64_t disable_failures_ = 0;
   Error last_disable_error_;
+};
+
+// Some of a session's rings, for one of several reading threads (a
+// core::RingSession over those rings; index i here is rings()[i] there).
+// The primary slice also watches what the session's own poll watches (the
+// process-wide wake eventfd, the command's exit, -D's enable) and takes
+// snapshot requests; the others wake on their own eventfd, which a stop
+// writes to. Normal (forward) rings only. Made before the threads start;
+// destroyed after they end.
+class RealSessionSlice {
+ public:
+  using Mapping = RealMapping;
+  static Error make(RealSession& session, std::vector<std::size_t> rings, bool primary,
+                    std::unique_ptr<RealSessionSlice>& out);
+  ~RealSessionSlice();
+  RealSessionSlice(const RealSessionSlice&) = delete;
+  RealSessionSlice& operator=(const RealSessionSlice&) = delete;
+
+  const std::vector<std::size_t>& rings() const { return set_.rings; }
+
+  // core::RingSession
+  std::size_t mapping_count() const { return set_.rings.size(); }
+  RealMapping& mapping(std::size_t index);
+  int poll(std::span<core::PollEvents> events, std::uint64_t timeout_ns) {
+    return session_.poll_set(set_, events, timeout_ns);
+  }
+  void release(std::size_t index);
+  std::uint64_t now_ns() const { return session_.now_ns(); }
+  bool stop_requested() { return session_.stop_requested(); }
+  void disable_events() { session_.disable_events(); }
+  bool take_snapshot_request() { return set_.primary && session_.take_snapshot_request(); }
+
+ private:
+  RealSessionSlice(RealSession& session, RealSession::PollSet set) : session_(session), set_(std::move(set)) {}
+  RealSession& session_;
+  RealSession::PollSet set_;
 };
 
 // SIGINT, SIGTERM: stop; SIGUSR2: snapshot. Installed without SA_RESTART

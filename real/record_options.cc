@@ -429,6 +429,7 @@ struct RawOptions {
   std::string switch_max_files_text;
   std::string staging_text;
   std::string reader_priority_text;
+  std::string readers_text;
   std::string cut_stacks_text;
   std::string compression_text;  // -z/--compression-level
   std::string delay_text;        // -D/--delay
@@ -561,6 +562,9 @@ void add_output_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
   app.add_option("--reader-priority", raw.reader_priority_text,
                  "the reading thread's scheduling: auto (SCHED_FIFO 1, else nice -20, else normal; default), off, "
                  "fifo[:N] or nice[:N]");
+  app.add_option("--readers", raw.readers_text,
+                 "reading threads: cpu (one per CPU, each pinned to its CPU and reading its rings; default) or one; "
+                 "with --overwrite, --switch-output or --staging off always one");
   app.add_option("--cut-stacks", raw.cut_stacks_text,
                  "with --call-graph dwarf: cut the samples' user stack dumps: off (default), pressure (while the "
                  "staging buffer is more than half full, the fuller the shorter), or BYTES (always, to that many)");
@@ -621,6 +625,11 @@ int apply_staging(const RawOptions& raw, RecordOptions& o) {
     if (!problem.empty()) return core::usage_error(kAppName, "--staging: " + problem + " (or off)");
   }
   if (const int status = apply_cut_stacks(raw, o); status >= 0) return status;
+  if (raw.readers_text == "one") {
+    o.readers_per_cpu = false;
+  } else if (!raw.readers_text.empty() && raw.readers_text != "cpu") {
+    return core::usage_error(kAppName, "--readers " + raw.readers_text + ": not cpu or one");
+  }
   if (raw.reader_priority_text.empty()) return -1;
   o.reader_priority_given = true;
   const std::string problem = parse_thread_priority(raw.reader_priority_text, o.reader_priority);

@@ -121,6 +121,10 @@ struct RecordOptions {
   // (--staging off): one thread reads and writes, as before.
   bool staged = true;
   std::uint64_t staging_bytes = 0;
+  // --readers: one reading thread per CPU with rings (cpu, the default),
+  // each pinned to its CPU, or one for every ring (one). Staged normal-mode
+  // recordings that do not rotate files only; the others read with one.
+  bool readers_per_cpu = true;
   // --reader-priority: the reading thread's scheduling (staged only).
   ThreadPriority reader_priority;
   bool reader_priority_given = false;

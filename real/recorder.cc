@@ -24,6 +24,7 @@
 #include "real/host_facts.h"
 #include "real/mapped_file.h"
 #include "real/process.h"
+#include "real/reading_threads.h"
 #include "real/staging_sync.h"
 #include "real/synthesize.h"
 #include "real/thread_priority.h"
@@ -44,16 +45,6 @@ constexpr std::uint64_t kCommandGraceNs = 5'000 * kNsPerMs;
 // A round budget no recording reaches (2^62 rounds): the loop stays
 // bounded without ending a long recording.
 constexpr std::uint64_t kRoundsMax = std::uint64_t{1} << 62;
-
-// A thread's first malloc or free sets up its malloc arena and tcache (an
-// mmap of the arena's heap and its first page faults). Done as the reading
-// thread starts, before any event is enabled, rather than at its first
-// allocation, where -a samples it: measured, with the other causes, in
-// docs/recorder.md ("Self-sampling").
-void prepare_thread_allocator() {
-  void* volatile block = std::malloc(64);
-  std::free(block);
-}
 
 // The command: started held before exec, released once the events and the
 // file are ready; from then on the session polls its pidfd with the rings
@@ -465,6 +456,8 @@ class Recording {
     return (o_.header_interval_ms > 0 ? o_.header_interval_ms : kReadIntervalNoCheckpointsMs) * kNsPerMs;
   }
   bool record_staged();
+  void read_one(core::Staging<ThreadSync>& staging, bool& started, std::thread& reader);
+  std::vector<RingGroup> reader_groups() const;
   core::StackCutPolicy stack_cut_policy() const;
   void check_loop_status();
   void write_lost_samples();
@@ -499,7 +492,8 @@ class Recording {
   core::StagingOptions so_;          // staged recordings
   core::StagingStats staging_;
   core::StackCutStats stack_cut_;
-  PriorityOutcome reader_priority_;  // what the reading thread got
+  PriorityOutcome reader_priority_;  // what the reading thread got (the first, with several)
+  ReadingThreadsResult readers_;     // --readers cpu with more than one CPU: threads > 0
   std::unique_ptr<RealDisk> disk_;
   std::unique_ptr<Writer> writer_;   // the open file's (a new one per switch_file)
   core::WriterStats retired_;        // the writers before it, summed
@@ -1041,27 +1035,32 @@ bool Recording::record_staged() {
   make_sink();
   ThreadSync sync;
   core::Staging<ThreadSync> staging(sync, so_);
-  core::StackCutter<core::Staging<ThreadSync>> cutter(staging, stack_cut_policy());
-  bool started = false;  // the reading thread's; read after it is joined
-  std::thread reader([this, &staging, &cutter, &started] {
-    reader_priority_ = apply_thread_priority(o_.reader_priority);
-    prepare_thread_allocator();
-    core::RecordLoop<RealSession, core::StackCutter<core::Staging<ThreadSync>>> loop(*session_, cutter,
-                                                                                       session_->mode(), loop_options());
-    started = start_events();
-    if (started) {
-      loop_ = loop.run();
-    } else {
-      session_->disable_all();
+  bool started = false;  // the (first) reading thread's; read after it is joined
+  std::thread reader;
+  std::unique_ptr<ReadingThreads> readers;
+  if (std::vector<RingGroup> groups = reader_groups(); groups.size() > 1) {
+    readers = std::make_unique<ReadingThreads>(*session_, staging, std::move(groups), loop_options(),
+                                               stack_cut_policy(), o_.reader_priority);
+    if (const Error e = readers->start([this] { return start_events(); }); !e.ok()) {
+      fail(kExitOsError, e.message);
+      return false;
     }
-    staging.close();
-  });
+  } else {
+    read_one(staging, started, reader);
+  }
   const std::uint64_t start_ns = monotonic_ns();  // as without staging: from the start
   const int drained = core::drain_staging(staging, *sink_);
-  if (drained < 0) session_->request_stop();  // the reading thread stops at its next chunk or round
-  reader.join();
+  if (drained < 0) session_->request_stop();  // the reading threads stop at their next chunk or round
+  if (readers) {
+    readers_ = readers->join();
+    loop_ = readers_.loop;
+    stack_cut_ = readers_.cut;
+    reader_priority_ = readers_.priority;
+    started = readers_.started;
+  } else {
+    reader.join();
+  }
   staging_ = staging.stats();
-  stack_cut_ = cutter.stats();
   if (!sink_->compression_problem().empty()) {
     fail(kExitIoError, "-z: compressing the data failed: " + sink_->compression_problem());
   }
@@ -1070,6 +1069,34 @@ bool Recording::record_staged() {
   }
   elapsed_ns_ = monotonic_ns() - start_ns;
   return started;
+}
+
+// One reading thread for every ring (--readers one, one CPU, or a mode
+// several threads do not read: overwrite, rotating files).
+void Recording::read_one(core::Staging<ThreadSync>& staging, bool& started, std::thread& reader) {
+  reader = std::thread([this, &staging, &started] {
+    reader_priority_ = apply_thread_priority(o_.reader_priority);
+    prepare_thread_allocator();
+    core::StackCutter<core::Staging<ThreadSync>> cutter(staging, stack_cut_policy());
+    core::RecordLoop<RealSession, core::StackCutter<core::Staging<ThreadSync>>> loop(*session_, cutter,
+                                                                                       session_->mode(), loop_options());
+    started = start_events();
+    if (started) {
+      loop_ = loop.run();
+    } else {
+      session_->disable_all();
+    }
+    stack_cut_ = cutter.stats();
+    staging.close();
+  });
+}
+
+// One group per CPU with --readers cpu in a normal-mode recording that
+// does not rotate files (a rotation or a snapshot is one reader's round
+// over every ring); else one group.
+std::vector<RingGroup> Recording::reader_groups() const {
+  if (!o_.readers_per_cpu || o_.rotates() || session_->mode() != core::RingMode::normal) return {};
+  return rings_by_cpu(*session_);
 }
 
 // --cut-stacks: every event has the first one's sample_type and user
@@ -1335,6 +1362,13 @@ void Recording::print_staging() const {
                std::to_string(stack_cut_.bytes_cut) + " bytes, in " + std::to_string(stack_cut_.chunks_cut) +
                " chunks; " + std::to_string(stack_cut_.dumps_seen) +
                " dumps looked at while cutting); each one's dyn_size says what it kept");
+  }
+  if (readers_.threads > 0) {
+    print_line("reading threads: " + std::to_string(readers_.threads) + ", one per CPU, " +
+               std::to_string(readers_.pinned) + " pinned to it" +
+               (readers_.pin_problem.empty() ? "" : " (not pinned: " + readers_.pin_problem + ")") +
+               "; finished-round markers " + std::to_string(readers_.markers) + ", rounds without one " +
+               std::to_string(readers_.rounds_unmarked));
   }
   std::string priority = "reader thread: " + to_string(reader_priority_.got);
   if (!reader_priority_.fallback.empty()) priority += " (not higher: " + reader_priority_.fallback + ")";

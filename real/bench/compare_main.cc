@@ -368,8 +368,9 @@ int parse_settings(int argc, char** argv, Settings& s) {
                  "give every recorder (perf and ours) SCHED_FIFO priority N (-r N; perf-r1 keeps 1); 0: as each column says (default)")
       ->check(CLI::Range(0, 99));
   app.add_option("--recorders", s.only_recorders,
-                 "only these recorders (perf, perf-aio, perf-aio4, perf-threads, perf-r1, perf-z, perf-r1-z, "
-                 "ringsim-serial, ringsim-aio1, ringsim-aio4, ringsim-staged, ringsim-staged-normal, "
+                 "only these recorders (perf, perf-aio, perf-aio4, perf-threads, perf-r1, perf-threads-r1, perf-z, "
+                 "perf-r1-z, ringsim-serial, ringsim-aio1, ringsim-aio4, ringsim-staged, ringsim-staged-one, "
+                 "ringsim-staged-normal, "
                  "ringsim-staged-cut, ringsim-staged-z); the "
                  "unrecorded baseline "
                  "(none) always runs")
@@ -410,12 +411,14 @@ std::vector<Recorder> select_recorders(const Settings& s) {
       {"perf-aio4", Kind::perf, {"--aio=4"}},
       {"perf-threads", Kind::perf, {"--threads"}},
       {"perf-r1", Kind::perf, {"-r", "1"}},
+      {"perf-threads-r1", Kind::perf, {"--threads", "-r", "1"}},
       {"perf-z", Kind::perf, {"-z"}},
       {"perf-r1-z", Kind::perf, {"-r", "1", "-z"}},
       {"ringsim-serial", Kind::ringsim, {"--staging", "off", "--aio", "0"}},
       {"ringsim-aio1", Kind::ringsim, {"--staging", "off", "--aio", "1"}},
       {"ringsim-aio4", Kind::ringsim, {"--staging", "off", "--aio", "4"}},
       {"ringsim-staged", Kind::ringsim, {}},
+      {"ringsim-staged-one", Kind::ringsim, {"--readers", "one"}},
       {"ringsim-staged-normal", Kind::ringsim, {"--reader-priority", "off"}},
       {"ringsim-staged-cut", Kind::ringsim, {"--cut-stacks", "pressure"}},
       {"ringsim-staged-z", Kind::ringsim, {"-z"}},

@@ -91,6 +91,13 @@ TEST(RecordOptions, StagingReaderPriorityAndStackCutting) {
   p = parse({"--reader-priority", "off", "--", "true"});
   ASSERT_EQ(p.status, -1) << p.err;
   EXPECT_EQ(p.options.reader_priority.kind, ThreadPriority::Kind::normal);
+  EXPECT_TRUE(p.options.readers_per_cpu);  // the default
+  p = parse({"--readers", "one", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_FALSE(p.options.readers_per_cpu);
+  p = parse({"--readers", "cpu", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_TRUE(p.options.readers_per_cpu);
   for (const auto& [args, says] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"--staging", "4K", "--", "true"}, "outside 8K..64G"},
            {{"--staging", "lots", "--", "true"}, "--staging"},
@@ -98,6 +105,7 @@ TEST(RecordOptions, StagingReaderPriorityAndStackCutting) {
            {{"--reader-priority", "nice:-21", "--", "true"}, "-20..19"},
            {{"--reader-priority", "high", "--", "true"}, "auto, off, fifo[:N] or nice[:N]"},
            {{"--reader-priority", "auto:1", "--", "true"}, "takes no value"},
+           {{"--readers", "2", "--", "true"}, "--readers 2: not cpu or one"},
            {{"--staging", "off", "--reader-priority", "fifo", "--", "true"}, "not --staging off"},
            {{"--cut-stacks", "1024", "--", "true"}, "needs --call-graph dwarf"},
            {{"--call-graph", "dwarf,4096", "--cut-stacks", "4096", "--", "true"}, "below the dump size"},

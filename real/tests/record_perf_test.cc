@@ -219,6 +219,55 @@ TEST(RecordWithPerf, SystemWideWithFramePointerChains) {
   EXPECT_GT(processes, 1u);
 }
 
+// Each CPU's rings are read by their own thread, pinned to that CPU (the
+// default, --readers cpu), into one file whose finished-round markers stay
+// valid across the threads: perf reads it with no event out of order (a
+// marker staged when only one thread had read its rings up to their heads
+// lets perf flush before older records of the other CPU arrive, and perf
+// then says "N out of order events": that mutant of core/staging_gate.h
+// fails here), and perf script's times never go back. --readers one: one
+// thread, as before.
+TEST(RecordWithPerf, OneReadingThreadPerCpuKeepsPerfsTimeOrder) {
+  REQUIRE_PERF();
+  const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  if (cpus < 2) GTEST_SKIP() << "one CPU online: one reading thread";
+  const std::string out = testing::temp_dir("readers") + "/perf.data";
+  // Page faults, nearly all on CPU 0 (a command pinned there runs `true`
+  // 200 times): CPU 0's thread reads round after round while CPU 1's
+  // rings hold the odd fault of other processes for long. A marker after
+  // CPU 0's rounds alone would put those older records after it.
+  RunResult r = testing::run_record({"-a", "-e", "page-faults", "-c", "1", "-g", "-o", out, "--", "taskset", "-c", "0",
+                                     "sh", "-c", "for i in $(seq 200); do /bin/true; done"});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  const std::string n = std::to_string(cpus);
+  EXPECT_EQ(testing::lines_with(r.err, "reading threads: " + n + ", one per CPU, " + n + " pinned to it;").size(), 1u)
+      << r.err;
+  EXPECT_EQ(testing::lines_with(r.err, "reader thread: SCHED_FIFO 1").size(), 1u) << r.err;
+  const PerfView v = expect_perf_agrees(out, summary_of(r));
+  EXPECT_EQ(v.script.err.find("out of order"), std::string::npos) << v.script.err;
+  std::istringstream lines(v.script.out);
+  std::string line;
+  double previous = 0;
+  std::uint64_t times = 0;
+  while (std::getline(lines, line)) {
+    // "[001] 67984.400326: cpu-clock:" (a LOST line has no time).
+    const std::size_t cpu_end = line.find("] ");
+    if (line.rfind("[", 0) != 0 || cpu_end == std::string::npos) continue;
+    const char* time = line.c_str() + cpu_end + 2;
+    char* end = nullptr;
+    const double t = std::strtod(time, &end);
+    if (end == time || *end != ':') continue;
+    EXPECT_GE(t, previous) << "perf script's times went back at: " << line;
+    previous = t;
+    times++;
+  }
+  EXPECT_GT(times, 100u);
+  r = testing::run_record(concat({"-a", "-F", "4000", "--readers", "one", "-o", out, "--"}, burn(100, 2)));
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  EXPECT_EQ(testing::lines_with(r.err, "reader thread: SCHED_FIFO 1").size(), 1u) << r.err;
+  EXPECT_TRUE(testing::lines_with(r.err, "reading threads:").empty()) << r.err;
+}
+
 // A process that ran before the recording started is named and resolved
 // only through the records synthesized from /proc (COMM, MMAP2): the
 // kernel reports nothing about it. The recording lock is taken before the

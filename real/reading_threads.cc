@@ -1,0 +1,184 @@
+#include "real/reading_threads.h"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <map>
+#include <utility>
+
+#include "core/verify.h"
+
+// The core, compiled for a slice of the real session with the gate.
+template class ringsim::core::RecordLoop<ringsim::real::RealSessionSlice, ringsim::real::ReadingThreads::Cutter>;
+
+namespace ringsim::real {
+namespace {
+
+// Worst first: the status a merged result takes.
+int severity(core::LoopStatus status) {
+  switch (status) {
+    case core::LoopStatus::sink_error: return 4;
+    case core::LoopStatus::poll_error: return 3;
+    case core::LoopStatus::rounds_exhausted: return 2;
+    case core::LoopStatus::stopped: return 1;
+    case core::LoopStatus::done: return 0;
+  }
+  return 4;
+}
+
+// "" or why the calling thread could not be pinned to cpu.
+std::string pin_to(int cpu) {
+  if (cpu < 0) return "no CPU (per-task rings)";
+  if (cpu >= CPU_SETSIZE) return "CPU " + std::to_string(cpu) + " beyond CPU_SETSIZE";
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  const int rc = ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set);
+  return rc == 0 ? "" : "CPU " + std::to_string(cpu) + ": " + errno_text(rc);
+}
+
+}  // namespace
+
+void prepare_thread_allocator() {
+  void* volatile block = std::malloc(64);
+  std::free(block);
+}
+
+std::vector<RingGroup> rings_by_cpu(RealSession& session) {
+  std::map<int, std::vector<std::size_t>> by_cpu;
+  std::vector<std::size_t> no_cpu;
+  for (std::size_t i = 0; i < session.mapping_count(); i++) {
+    const int cpu = session.event(i).target().cpu;
+    if (cpu < 0) {
+      no_cpu.push_back(i);
+    } else {
+      by_cpu[cpu].push_back(i);
+    }
+  }
+  std::vector<RingGroup> groups;
+  for (auto& [cpu, rings] : by_cpu) groups.push_back(RingGroup{cpu, std::move(rings)});
+  if (groups.empty()) return {RingGroup{-1, std::move(no_cpu)}};
+  auto& first = groups.front().rings;
+  first.insert(first.end(), no_cpu.begin(), no_cpu.end());
+  std::sort(first.begin(), first.end());
+  return groups;
+}
+
+core::LoopResult merge_loop_results(const std::vector<core::LoopResult>& results) {
+  VERIFY(!results.empty());
+  core::LoopResult m;
+  m.status = core::LoopStatus::done;
+  for (const core::LoopResult& r : results) {
+    if (severity(r.status) > severity(m.status)) {
+      m.status = r.status;
+      m.error = r.error;
+    }
+    m.ring.add(r.ring);
+    m.aux.add(r.aux);
+    m.records.add(r.records);
+    m.drops.add(r.drops);
+    m.aux_drops.add(r.aux_drops);
+    m.rounds += r.rounds;
+    m.poll_interrupted += r.poll_interrupted;
+    m.poll_timeouts += r.poll_timeouts;
+    m.hangups_with_data += r.hangups_with_data;
+    m.chunk_budget_spent += r.chunk_budget_spent;
+    m.mappings_held += r.mappings_held;
+  }
+  return m;
+}
+
+ReadingThreads::ReadingThreads(RealSession& session, Staging& staging, std::vector<RingGroup> groups,
+                               const core::LoopOptions& loop, const core::StackCutPolicy& cut,
+                               const ThreadPriority& priority)
+    : session_(session),
+      staging_(staging),
+      groups_(std::move(groups)),
+      loop_options_(loop),
+      cut_policy_(cut),
+      priority_(priority),
+      gates_(staging, groups_.size()) {
+  VERIFY(!groups_.empty());
+  std::vector<std::uint8_t> seen(session_.mapping_count(), 0);
+  for (const RingGroup& g : groups_) {
+    VERIFY(!g.rings.empty());
+    for (const std::size_t ring : g.rings) {
+      VERIFY(ring < seen.size() && seen[ring] == 0);
+      seen[ring] = 1;
+    }
+  }
+  VERIFY(std::all_of(seen.begin(), seen.end(), [](std::uint8_t s) { return s != 0; }));
+}
+
+ReadingThreads::~ReadingThreads() { VERIFY_MSG(threads_.empty(), "reading threads destroyed without join()"); }
+
+Error ReadingThreads::start(std::function<bool()> start_events) {
+  VERIFY(threads_.empty());
+  start_events_ = std::move(start_events);
+  const std::size_t n = groups_.size();
+  for (std::size_t r = 0; r < n; r++) {
+    std::unique_ptr<RealSessionSlice> slice;
+    if (const Error e = RealSessionSlice::make(session_, groups_[r].rings, r == 0, slice); !e.ok()) return e;
+    slices_.push_back(std::move(slice));
+    gate_.push_back(std::make_unique<Gate>(gates_, r, groups_[r].rings));
+    cutters_.push_back(std::make_unique<Cutter>(*gate_.back(), cut_policy_));
+  }
+  results_.assign(n, core::LoopResult{});
+  priorities_.assign(n, PriorityOutcome{});
+  pin_problems_.assign(n, "");
+  ready_ = std::make_unique<std::latch>(static_cast<std::ptrdiff_t>(n));
+  running_.store(n);
+  for (std::size_t r = 0; r < n; r++) threads_.emplace_back([this, r] { read(r); });
+  return Error{};
+}
+
+void ReadingThreads::read(std::size_t index) {
+  priorities_[index] = apply_thread_priority(priority_);
+  pin_problems_[index] = pin_to(groups_[index].cpu);
+  prepare_thread_allocator();
+  core::RecordLoop<RealSessionSlice, Cutter> loop(*slices_[index], *cutters_[index], core::RingMode::normal,
+                                                  loop_options_);
+  bool run = true;
+  if (index == 0) {
+    // Every other thread has its loop (and polls, or is about to: poll
+    // sees what is ready when it is entered) before the events start.
+    ready_->arrive_and_wait();
+    started_ = start_events_();
+    if (!started_) {
+      session_.disable_all();
+      session_.request_stop();  // the other threads drain and end
+      run = false;
+    }
+  } else {
+    ready_->count_down();
+  }
+  if (run) results_[index] = loop.run();
+  gate_[index]->finish();
+  if (running_.fetch_sub(1) == 1) staging_.close();
+}
+
+ReadingThreadsResult ReadingThreads::join() {
+  for (std::thread& t : threads_) t.join();
+  threads_.clear();
+  ReadingThreadsResult out;
+  out.loop = merge_loop_results(results_);
+  for (const auto& c : cutters_) out.cut.add(c->stats());
+  out.priority = priorities_.empty() ? PriorityOutcome{} : priorities_[0];
+  out.threads = groups_.size();
+  for (const std::string& p : pin_problems_) {
+    if (p.empty()) {
+      out.pinned++;
+    } else if (out.pin_problem.empty()) {
+      out.pin_problem = p;
+    }
+  }
+  out.markers = gates_.markers();
+  out.rounds_unmarked = gates_.rounds_unmarked();
+  out.started = started_;
+  return out;
+}
+
+}  // namespace ringsim::real
