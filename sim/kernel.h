@@ -30,6 +30,10 @@
 //   - late_write_per_million: a writer held between its checks and its
 //     copy, while the reader may pause the ring: the record lands after
 //     PAUSE_OUTPUT returned.
+// A producer writes `producer_batch` records between its sleeps: it owes
+// each record's gap and sleeps what it owes before the batch's last
+// record, the records before it written early (1: a sleep before each
+// record); the occurrences' clock runs at each record's own time.
 // With `endless`, producers keep producing until a stop request. A stop
 // disables every event at once (no POLLHUP); an exit does not wait for
 // room to report drops: drops still pending when no record follows them
