@@ -43,6 +43,8 @@ def ringsim_fuzz_test(name, srcs, corpus, deps = [], dict = None, burst_seconds 
         name = name + "_corpus",
         srcs = native.glob([corpus_dir + "/**"]),
         testonly = True,
+        # tests/regressions_test replays the corpora's committed replay files.
+        visibility = ["//tests:__pkg__"],
     )
     pkg = native.package_name()
     corpus_path = (pkg + "/" + corpus_dir) if pkg else corpus_dir

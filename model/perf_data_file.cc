@@ -246,13 +246,18 @@ double LossStats::lost_fraction() const {
   return total == 0 ? 0.0 : lost / total;
 }
 
-std::string loss_stats(const PerfDataFile& file, LossStats& out) {
+namespace {
+
+// The stats of the records `walk` hands over, in order, with `file`'s
+// attributes; returns walk's problem.
+template <typename Walk>
+std::string loss_stats_of(const PerfDataFile& file, const Walk& walk, LossStats& out) {
   LossStats s;
   bool any_time = false;
   std::map<std::uint32_t, std::uint64_t> previous_on_cpu;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> intervals;
   std::vector<std::pair<std::uint32_t, std::uint64_t>> pending;  // LOST without a previous record: (cpu, time)
-  const std::string problem = file.for_each_record([&](const PerfRecord& r) {
+  const std::string problem = walk([&](const PerfRecord& r) {
     s.records++;
     if (r.type == kSample) s.samples++;
     if (r.type == kLost && r.size >= 24) {
@@ -293,6 +298,37 @@ std::string loss_stats(const PerfDataFile& file, LossStats& out) {
   }
   out = s;
   return problem;
+}
+
+}  // namespace
+
+std::string loss_stats(const PerfDataFile& file, LossStats& out) {
+  return loss_stats_of(
+      file, [&](const std::function<void(const PerfRecord&)>& on_record) { return file.for_each_record(on_record); },
+      out);
+}
+
+std::string loss_stats(const PerfDataFile& file, std::span<const std::span<const std::byte>> parts, LossStats& out) {
+  LossStats s;
+  const std::string problem = loss_stats_of(
+      file,
+      [&](const std::function<void(const PerfRecord&)>& on_record) -> std::string {
+        for (const std::span<const std::byte> part : parts) {
+          if (std::string p = walk_records(part, on_record); !p.empty()) return p;
+        }
+        return "";
+      },
+      s);
+  if (problem.empty()) {
+    out = s;
+    return "";
+  }
+  // A part that is not whole records: what the concatenation's walk says.
+  PerfDataFile whole;
+  whole.attrs = file.attrs;
+  for (const std::span<const std::byte> part : parts) whole.data.insert(whole.data.end(), part.begin(), part.end());
+  whole.data_size = whole.data.size();
+  return loss_stats(whole, out);
 }
 
 }  // namespace ringsim::model

@@ -87,5 +87,9 @@ struct LossStats {
 };
 
 std::string loss_stats(const PerfDataFile& file, LossStats& out);
+// The same for a data section given in parts (file.data unused): the stats
+// of their concatenation, without copying them together when each part is
+// whole records.
+std::string loss_stats(const PerfDataFile& file, std::span<const std::span<const std::byte>> parts, LossStats& out);
 
 }  // namespace ringsim::model

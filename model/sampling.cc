@@ -113,7 +113,6 @@ class CpuCheck {
   }
 
   void replay_samples() {
-    periods_.reserve(c_.hits.size());
     for (std::size_t k = 0; k < c_.hits.size(); k++) {
       const SampleHit& h = c_.hits[k];
       if (h.event >= s_.period_offsets.size()) {
@@ -121,7 +120,7 @@ class CpuCheck {
         continue;
       }
       ModelEvent& e = model(h.event);
-      index_of_[h.id] = h.event;
+      ids_of(h.id).event = h.event;
       const auto where = [&] { return "event " + std::to_string(h.event) + " sample " + std::to_string(k); };
       if (!skip(e, h.unsampled, where)) continue;
       const Expected want = replay_.next(e, h.clock_ns);
@@ -137,7 +136,7 @@ class CpuCheck {
       if (h.sequence != sequence) {
         fail(where() + ": the sample's sequence " + std::to_string(h.sequence) + ", expected " + std::to_string(sequence));
       }
-      periods_[{h.id, h.sequence}] = want.period;
+      set_period(ids_of(h.id), h.sequence, want.period);
       sampled_++;
     }
   }
@@ -145,28 +144,73 @@ class CpuCheck {
   // A sample the ring holds: one of those, its PERIOD field as the rules say.
   void check_record(const WrittenRecord& r) {
     const auto at = [&] { return "the sample at " + std::to_string(r.position); };
-    const auto idx = index_of_.find(r.event);
-    if (idx == index_of_.end()) {
+    const IdPeriods* idx = find_id(r.event);
+    if (idx == nullptr) {
       fail(at() + " of event id " + std::to_string(r.event) + " that had no occurrence");
       return;
     }
-    const std::uint32_t seq_at = s_.sequence_offsets[idx->second];
-    const std::uint32_t period_at = s_.period_offsets[idx->second];
+    const std::uint32_t seq_at = s_.sequence_offsets[idx->event];
+    const std::uint32_t period_at = s_.period_offsets[idx->event];
     if (seq_at + 4 > r.size || period_at + 8 > r.size) {
       fail(at() + " is too small for its fields");
       return;
     }
     const std::uint64_t sequence = read_u(c_.bytes, r.offset + seq_at, 4);
-    const auto want = periods_.find({r.event, sequence});
-    if (want == periods_.end()) {
+    std::uint64_t want = 0;
+    if (!period_of(*idx, sequence, want)) {
       fail(at() + " (sequence " + std::to_string(sequence) + ") is no sampled occurrence's");
       return;
     }
     if (period_at == 0) return;
     const std::uint64_t period = read_u(c_.bytes, r.offset + period_at, 8);
-    if (period != want->second) {
-      fail(at() + " says PERIOD " + std::to_string(period) + ", the rules say " + std::to_string(want->second));
+    if (period != want) {
+      fail(at() + " says PERIOD " + std::to_string(period) + ", the rules say " + std::to_string(want));
     }
+  }
+
+  // An event id's sampled occurrences: its event, and the PERIOD each
+  // sequence's sample must carry. The kernel numbers an event's samples 0,
+  // 1, 2, ...: a vector by sequence, any other sequence (a failing run's)
+  // in a map.
+  struct IdPeriods {
+    std::uint64_t id = 0;
+    std::uint32_t event = 0;
+    std::vector<std::uint64_t> by_sequence;
+    std::map<std::uint64_t, std::uint64_t> others;
+  };
+  // A list: a CPU's events have a few ids (at most one per hit).
+  IdPeriods& ids_of(std::uint64_t id) {
+    for (IdPeriods& p : periods_) {
+      if (p.id == id) return p;
+    }
+    periods_.push_back(IdPeriods{.id = id});
+    periods_.back().by_sequence.reserve(c_.hits.size());
+    return periods_.back();
+  }
+  const IdPeriods* find_id(std::uint64_t id) const {
+    for (const IdPeriods& p : periods_) {
+      if (p.id == id) return &p;
+    }
+    return nullptr;
+  }
+  static void set_period(IdPeriods& p, std::uint64_t sequence, std::uint64_t period) {
+    if (sequence < p.by_sequence.size()) {
+      p.by_sequence[sequence] = period;
+    } else if (sequence == p.by_sequence.size() && p.others.empty()) {
+      p.by_sequence.push_back(period);
+    } else {
+      p.others[sequence] = period;
+    }
+  }
+  static bool period_of(const IdPeriods& p, std::uint64_t sequence, std::uint64_t& period) {
+    if (sequence < p.by_sequence.size()) {
+      period = p.by_sequence[sequence];
+      return true;
+    }
+    const auto it = p.others.find(sequence);
+    if (it == p.others.end()) return false;
+    period = it->second;
+    return true;
   }
 
   const SamplingLog& s_;
@@ -175,15 +219,9 @@ class CpuCheck {
   const std::size_t cpu_;
   std::vector<Violation>& out_;
   std::map<std::uint32_t, ModelEvent> events_;
-  // (event id, sequence) -> the PERIOD its sample must carry. Hashed: one
-  // lookup per sample in the ring, one entry per sampled occurrence.
-  struct KeyHash {
-    std::size_t operator()(const std::pair<std::uint64_t, std::uint64_t>& k) const {
-      return std::hash<std::uint64_t>{}(k.first * 0x9e3779b97f4a7c15ull ^ k.second);
-    }
-  };
-  std::unordered_map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t, KeyHash> periods_;
-  std::map<std::uint64_t, std::uint32_t> index_of_;
+  // (event id, sequence) -> the PERIOD its sample must carry: one lookup
+  // per sample in the ring, one entry per sampled occurrence.
+  std::vector<IdPeriods> periods_;
   std::map<std::uint32_t, std::uint64_t> sequences_;
   std::uint64_t sampled_ = 0;
 };

@@ -33,9 +33,10 @@ struct Workload {
   ringsim::sim::RunConfig config;
 };
 
-std::vector<Workload> workloads() {
+std::vector<Workload> workloads(std::uint32_t producer_batch) {
   using namespace ringsim::sim;
   RunConfig base;
+  base.producer_batch = producer_batch;
   base.seed = 42;
   base.cpus = 4;
   base.ring_pages = 16;
@@ -71,6 +72,11 @@ std::vector<Workload> workloads() {
   aux.aux_burst_bytes_max = 8'192;
   aux.aux_gap_ns_max = 20'000;
   out.push_back({"normal + AUX areas", aux});
+  // The finest interleaving (a sleep before each record: every run before
+  // replay format version 5), for comparison.
+  RunConfig fine = small;
+  fine.producer_batch = 1;
+  out.push_back({"normal, small, batch 1", fine});
   return out;
 }
 
@@ -119,6 +125,9 @@ int main(int argc, char** argv) {
   CLI::App app("Measures the simulator's speed against memcpy.", "bench");
   int reps = 7;
   app.add_option("--reps", reps, "repetitions per workload (median reported)")->check(CLI::Range(1, 1000));
+  std::uint32_t producer_batch = 16;
+  app.add_option("--producer-batch", producer_batch, "records a producer writes between its sleeps (the last workload: 1)")
+      ->check(CLI::Range(1, 4096));
   if (const int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
 
   const double memcpy_bps = memcpy_bandwidth(16 * 4096, reps);
@@ -128,7 +137,7 @@ int main(int argc, char** argv) {
   std::cout << std::left << std::setw(28) << "workload" << std::right << std::setw(14) << "records/s" << std::setw(12)
             << "MB/s" << std::setw(14) << "switches/rec" << std::setw(12) << "picks/rec" << std::setw(14) << "vs memcpy" << std::setw(12)
             << "wall ms" << "\n";
-  for (const Workload& w : workloads()) {
+  for (const Workload& w : workloads(producer_batch)) {
     std::vector<double> records_per_s, bytes_per_s, wall_ms;
     double switches_per_record = 0, picks_per_record = 0;
     for (int r = 0; r < reps; r++) {

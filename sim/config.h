@@ -78,6 +78,10 @@ struct RunConfig {
   std::uint64_t sample_period = 1;           // 1..1,000,000
   std::uint64_t sample_freq = 0;             // 0: period mode; else 1..100,000 Hz
   std::uint32_t period_field = 0;            // 1: samples carry PERF_SAMPLE_PERIOD
+  // Records a producer writes between its sleeps (1: it sleeps each
+  // record's gap before writing it; N: the N gaps at once, before the
+  // N-th record, the N - 1 before it written early). 1..4096.
+  std::uint32_t producer_batch = 1;
   // Consumer.
   std::uint64_t poll_timeout_ns = 10'000'000;    // 1 us..10 s
   std::uint64_t syscall_ns = 1'000;              // 0..1 ms

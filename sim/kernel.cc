@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "core/verify.h"
 #include "model/aux_content.h"
@@ -64,6 +65,7 @@ Kernel::Kernel(Scheduler& scheduler, const KernelConfig& config, model::KernelLo
     reserve_log(c);
   }
   occurrences_.assign(config_.cpus, 0);
+  owed_ns_.assign(config_.cpus, 0);
   aux_done_.assign(config_.cpus, !has_aux());
 }
 
@@ -386,7 +388,7 @@ bool Kernel::occur(std::size_t cpu, Planned& p, std::uint64_t ahead_ns) {
   if (p.type != PERF_RECORD_SAMPLE) return true;
   const SimEvent& e = events_[cpu][p.event];
   OpenedEvent& o = event(cpu, p.event);
-  const std::uint64_t clock = perf_clock(scheduler_.now_ns() + ahead_ns);
+  const std::uint64_t clock = perf_clock(scheduler_.now_ns() + owed_ns_[cpu] + ahead_ns);
   const std::uint64_t period_before = o.periods.sample_period();
   const PeriodState::Hit hit = o.periods.event(1, clock);
   if (o.periods.sample_period() != period_before) probes_.hit(Probe::frequency_adapted);
@@ -486,6 +488,7 @@ void Kernel::produce(std::size_t cpu) {
   // The gaps of occurrences that make no sample, slept at once before the
   // next record (they write nothing, and only a sample reads the clock).
   std::uint64_t pending_ns = 0;
+  std::uint32_t in_batch = 0;  // records since the producer last slept
   for (std::uint32_t made = 0; made < config_.records_per_cpu;) {
     if (scheduler_.cancelled() || disabled_) break;
     if (occurrences_[cpu] >= occurrences_max) {
@@ -501,14 +504,25 @@ void Kernel::produce(std::size_t cpu) {
         continue;
       }
     }
-    p.gap_ns += pending_ns;
-    pending_ns = 0;
-    if (p.gap_ns > 0 && scheduler_.sleep_for(p.gap_ns) == Wake::cancelled) break;
+    // The gaps of a batch are slept at once, before its last record; the
+    // records before it are written early (batch 1: each record's gap
+    // before it).
+    owed_ns_[cpu] += p.gap_ns + std::exchange(pending_ns, 0);
+    if (++in_batch >= config_.producer_batch && !pay_owed(cpu, in_batch)) break;
     if (disabled_) break;
     made += emit(cpu, p, d, burst_left, config_.records_per_cpu - made);
     scheduler_.maybe_yield();
   }
+  // A batch cut short by the end of the workload: its time still passes.
+  if (!scheduler_.cancelled() && !disabled_) pay_owed(cpu, in_batch);
   finish_workload(cpu);
+}
+
+// Sleeps the gaps the batch owes; false when the run was cancelled.
+bool Kernel::pay_owed(std::size_t cpu, std::uint32_t& in_batch) {
+  in_batch = 0;
+  const std::uint64_t owed_ns = std::exchange(owed_ns_[cpu], 0);
+  return owed_ns == 0 || scheduler_.sleep_for(owed_ns) != Wake::cancelled;
 }
 
 // The workload of cpu is over. Per-task events exit with their task: the

@@ -30,6 +30,10 @@
 //   - late_write_per_million: a writer held between its checks and its
 //     copy, while the reader may pause the ring: the record lands after
 //     PAUSE_OUTPUT returned.
+// A producer writes `producer_batch` records between its sleeps: it owes
+// each record's gap and sleeps what it owes before the batch's last
+// record, the records before it written early (1: a sleep before each
+// record); the occurrences' clock runs at each record's own time.
 // With `endless`, producers keep producing until a stop request. A stop
 // disables every event at once (no POLLHUP); an exit does not wait for
 // room to report drops: drops still pending when no record follows them
@@ -80,6 +84,7 @@ struct KernelConfig {
   std::uint32_t nest_per_million = 0;        // a writer interrupted by the next record
   std::uint32_t late_write_per_million = 0;  // a writer held between its check and its copy
   SizeMix size_mix = SizeMix::small;
+  std::uint32_t producer_batch = 1;          // records written between a producer's sleeps
   std::uint64_t gap_ns_max = 10'000;         // time between records in [0, max]
   std::uint32_t burst_per_million = 0;       // chance a burst starts after a record
   std::uint32_t burst_records_max = 1;
@@ -175,6 +180,7 @@ class Kernel {
   // `ahead_ns`: it happens that much later than now (an occurrence that
   // makes no sample is not waited for).
   bool occur(std::size_t cpu, Planned& p, std::uint64_t ahead_ns = 0);
+  bool pay_owed(std::size_t cpu, std::uint32_t& in_batch);
   Planned plan(std::size_t cpu, DecisionSource& workload, std::uint32_t& burst_left);
   void build(std::size_t cpu, const Planned& p, std::vector<std::byte>& out);
   // Writes `p`, or (interrupted) the next planned record first or inside
@@ -248,6 +254,10 @@ class Kernel {
   WaitQueue writes_queue_;  // notified when a write in progress ends
   std::uint32_t writers_held_ = 0;  // writers past their checks, not yet done
   std::vector<std::uint64_t> occurrences_;  // per CPU: of its sampling events
+  // Per CPU: the gaps of the records its producer wrote early, in a batch
+  // (producer_batch), not slept yet: the occurrences' clock runs that far
+  // ahead of the virtual time, as if each record had waited for its gap.
+  std::vector<std::uint64_t> owed_ns_;
   bool disabled_ = false;
   std::size_t done_ = 0;
   std::uint64_t last_exit_ns_ = 0;

@@ -299,15 +299,13 @@ core::PerfDataHead sim_head(const KernelConfig& k) {
   return core::PerfDataHead(std::move(events));
 }
 
-model::PerfDataFile memory_output_file(const model::RunOutput& output, const KernelConfig& kernel) {
+void memory_loss_stats(const model::RunOutput& output, const KernelConfig& kernel, model::LossStats& out) {
   model::PerfDataFile file;
   file.attrs = model_attrs(kernel);
-  std::size_t bytes = 0;
-  for (const model::CpuOutput& cpu : output.cpus) bytes += cpu.bytes.size();
-  file.data.reserve(bytes);
-  for (const model::CpuOutput& cpu : output.cpus) file.data.insert(file.data.end(), cpu.bytes.begin(), cpu.bytes.end());
-  file.data_size = file.data.size();
-  return file;
+  std::vector<std::span<const std::byte>> parts;
+  parts.reserve(output.cpus.size());
+  for (const model::CpuOutput& cpu : output.cpus) parts.emplace_back(cpu.bytes);
+  model::loss_stats(file, parts, out);
 }
 
 OutputFiles read_output_files(const SimDisk& disk, const KernelConfig& kernel, bool finished,

@@ -46,7 +46,8 @@ struct OutputFiles {
 OutputFiles read_output_files(const SimDisk& disk, const KernelConfig& kernel, bool finished,
                               const model::KernelLog& log, const std::vector<std::uint64_t>& round_marks_ns);
 
-// A perf.data view of an in-memory output (for the data-loss metric).
-model::PerfDataFile memory_output_file(const model::RunOutput& output, const KernelConfig& kernel);
+// The data-loss stats of an in-memory output: its CPUs' outputs one after
+// the other as a data section, walked in place (no copy of them).
+void memory_loss_stats(const model::RunOutput& output, const KernelConfig& kernel, model::LossStats& out);
 
 }  // namespace ringsim::sim

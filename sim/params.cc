@@ -691,6 +691,28 @@ std::vector<Param> sampling_rows() {
   };
 }
 
+// How producers run against the other fibers (replay format version 5),
+// drawn after every other row so that each draws as it did before.
+std::vector<Param> batch_rows() {
+  return {
+      {.name = "producer_batch",
+       .help = "records a producer writes between its sleeps (1: it sleeps each record's gap before the record)",
+       .min = 1, .max = 4096, RS_FIELD(producer_batch),
+       // Drawn after every other row's draw and draw_after, so that every
+       // other field of a seed draws as before version 5.
+       .draw = [](DrawState&, RunConfig&) {},
+       .draw_after = [](DrawState& s, RunConfig& c) {
+         // A quarter of the runs the finest interleaving (a sleep before
+         // each record, as before version 5), the others 2..32 records at
+         // a time: fewer fiber switches per record.
+         c.producer_batch = s.d().draw(4) == 0 ? 1 : 2u << s.d().draw(5);
+       },
+       .shrink = {RS_TO(producer_batch, 1)},
+       .route = RS_ROUTE(producer_batch, p.kernel.producer_batch),
+       .goes_to = "KernelConfig::producer_batch"},
+  };
+}
+
 #undef RS_GET
 #undef RS_SET
 #undef RS_FIELD
@@ -703,7 +725,8 @@ std::vector<Param> build_table() {
   std::vector<Param> table;
   for (auto rows : {kernel_rows(), workload_rows(), event_rows(), consumer_rows(), request_rows(), scheduling_rows(), output_rows(),
                     disk_fault_rows(),
-                    disk_error_rows(), aux_rows(), aux_transaction_rows(), staging_rows(), sampling_rows()}) {
+                    disk_error_rows(), aux_rows(), aux_transaction_rows(), staging_rows(), sampling_rows(),
+                    batch_rows()}) {
     for (Param& p : rows) table.push_back(std::move(p));
   }
   for (const Param& p : table) {

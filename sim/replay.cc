@@ -100,9 +100,9 @@ std::string replay_from_text(const std::string& text, ReplayFile& out) {
   if (j["format"] != kFormat) return "not a ringsim replay (format is '" + j["format"].get<std::string>() + "')";
   if (std::string e = need(j, "version", T::number_unsigned); !e.empty()) return e;
   const std::uint64_t version = j["version"].get<std::uint64_t>();
-  if (version != kReplayVersion) {
-    return "replay format version " + std::to_string(version) + "; this ringsim reads version " +
-           std::to_string(kReplayVersion);
+  if (version < kReplayVersionOldest || version > kReplayVersion) {
+    return "replay format version " + std::to_string(version) + "; this ringsim reads versions " +
+           std::to_string(kReplayVersionOldest) + " to " + std::to_string(kReplayVersion);
   }
   if (std::string e = need(j, "checksum", T::string); !e.empty()) return e;
   const std::string checksum = j["checksum"].get<std::string>();
@@ -117,6 +117,10 @@ std::string replay_from_text(const std::string& text, ReplayFile& out) {
   }
   if (body.size() != 7) return "has fields this version does not know";
   ReplayFile r;
+  // Version 4 had no producer_batch: its runs slept before each record.
+  if (version == 4 && body["config"].is_object() && !body["config"].contains("producer_batch")) {
+    body["config"]["producer_batch"] = std::uint64_t{1};
+  }
   if (std::string e = from_json(body["config"], r.config); !e.empty()) return e;
   const nlohmann::json& violation = body["violation"];
   if (need(violation, "property", T::string) != "" || need(violation, "detail", T::string) != "") {

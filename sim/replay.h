@@ -25,7 +25,10 @@
 
 namespace ringsim::sim {
 
-inline constexpr int kReplayVersion = 4;
+// The version written. Version 4 files are read too: their runs are
+// version 5's with producer_batch 1 (docs/replay-format.md).
+inline constexpr int kReplayVersion = 5;
+inline constexpr int kReplayVersionOldest = 4;
 
 struct ReplayFile {
   RunConfig config;

@@ -306,7 +306,8 @@ class Run {
       run_level_.insert(run_level_.end(), files.order_violations.begin(), files.order_violations.end());
       output_file = std::move(files.combined);
     } else {
-      output_file = memory_output_file(result_.output, plan_.kernel);
+      memory_loss_stats(result_.output, plan_.kernel, result_.loss);
+      return;
     }
     model::loss_stats(output_file, result_.loss);
   }

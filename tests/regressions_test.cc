@@ -6,7 +6,7 @@
 // cannot turn a regression test into some other run. (A field renamed
 // since is written with its new name: staging_kib=K is staging_bytes=1024K;
 // a field added since with the value that keeps the run as it was:
-// sample_freq=0 sample_period=1 period_field=0.)
+// sample_freq=0 sample_period=1 period_field=0 producer_batch=1.)
 //
 // Issue 23: a staged AUX snapshot torn (staging_whole; under ASan a
 // heap-buffer-overflow in core::drain_staging). A wrapped offset-head
@@ -35,6 +35,7 @@
 
 #include "sim/config.h"
 #include "sim/params.h"
+#include "sim/replay.h"
 #include "sim/run.h"
 
 namespace ringsim::sim {
@@ -114,7 +115,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_eio_per_million=0 disk_capacity_bytes=0 disk_open_fails=0 aux_pages=4 aux_overwrite=1 "
              "aux_watermark_bytes=14720 aux_offset_heads=1 aux_late=1 aux_bursts=385 aux_burst_bytes_max=1749 "
              "aux_gap_ns_max=95116 aux_transaction_ns=0 aux_partial_per_million=62722 aux_collision_per_million=0 "
-             "aux_format=29696 staging_bytes=66560 sample_freq=0 sample_period=1 period_field=0",
+             "aux_format=29696 staging_bytes=66560 sample_freq=0 sample_period=1 period_field=0 producer_batch=1",
              batch_cut_at_the_end},
         Case{"seed_7014967",
              "seed=7014967 cpus=2 ring_pages=16 mode=normal size_mix=mixed records_per_cpu=3776 wakeup_events=48 "
@@ -130,7 +131,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_eio_per_million=0 disk_capacity_bytes=0 disk_open_fails=0 aux_pages=16 aux_overwrite=1 "
              "aux_watermark_bytes=0 aux_offset_heads=1 aux_late=0 aux_bursts=273 aux_burst_bytes_max=7394 "
              "aux_gap_ns_max=23400 aux_transaction_ns=141042 aux_partial_per_million=25946 "
-             "aux_collision_per_million=0 aux_format=0 staging_bytes=263168 sample_freq=0 sample_period=1 period_field=0",
+             "aux_collision_per_million=0 aux_format=0 staging_bytes=263168 sample_freq=0 sample_period=1 period_field=0 producer_batch=1",
              batch_cut_at_the_end},
         Case{"seed_9010837",
              "seed=9010837 cpus=1 ring_pages=8 mode=normal size_mix=mixed records_per_cpu=212 wakeup_events=0 "
@@ -146,7 +147,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_eio_per_million=0 disk_capacity_bytes=0 disk_open_fails=0 aux_pages=8 aux_overwrite=1 "
              "aux_watermark_bytes=20520 aux_offset_heads=1 aux_late=0 aux_bursts=237 aux_burst_bytes_max=4706 "
              "aux_gap_ns_max=84484 aux_transaction_ns=26241 aux_partial_per_million=17628 "
-             "aux_collision_per_million=0 aux_format=0 staging_bytes=132096 sample_freq=0 sample_period=1 period_field=0",
+             "aux_collision_per_million=0 aux_format=0 staging_bytes=132096 sample_freq=0 sample_period=1 period_field=0 producer_batch=1",
              batch_cut_at_the_end},
         Case{"seed_9014347",
              "seed=9014347 cpus=2 ring_pages=8 mode=backward_writable size_mix=large records_per_cpu=1728 "
@@ -162,7 +163,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_eio_per_million=0 disk_capacity_bytes=0 disk_open_fails=0 aux_pages=16 aux_overwrite=1 "
              "aux_watermark_bytes=0 aux_offset_heads=1 aux_late=1 aux_bursts=392 aux_burst_bytes_max=6007 "
              "aux_gap_ns_max=20271 aux_transaction_ns=186469 aux_partial_per_million=42707 "
-             "aux_collision_per_million=99798 aux_format=0 staging_bytes=263168 sample_freq=0 sample_period=1 period_field=0",
+             "aux_collision_per_million=99798 aux_format=0 staging_bytes=263168 sample_freq=0 sample_period=1 period_field=0 producer_batch=1",
              batch_cut_at_the_end},
         Case{"seed_270952514591860",
              "seed=270952514591860 cpus=7 ring_pages=2 mode=normal size_mix=mixed records_per_cpu=80 "
@@ -179,7 +180,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_capacity_bytes=0 disk_open_fails=0 aux_pages=16 aux_overwrite=1 aux_watermark_bytes=57944 "
              "aux_offset_heads=0 aux_late=0 aux_bursts=381 aux_burst_bytes_max=1563 aux_gap_ns_max=48865 "
              "aux_transaction_ns=0 aux_partial_per_million=10658 aux_collision_per_million=0 aux_format=0 "
-             "staging_bytes=262336 sample_freq=0 sample_period=1 period_field=0",
+             "staging_bytes=262336 sample_freq=0 sample_period=1 period_field=0 producer_batch=1",
              fix_up_cut_short},
         Case{"seed_495757452732110",
              "seed=495757452732110 cpus=8 ring_pages=16 mode=normal size_mix=small records_per_cpu=192 "
@@ -196,7 +197,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_capacity_bytes=0 disk_open_fails=0 aux_pages=16 aux_overwrite=1 aux_watermark_bytes=0 "
              "aux_offset_heads=1 aux_late=1 aux_bursts=1007 aux_burst_bytes_max=852 aux_gap_ns_max=50447 "
              "aux_transaction_ns=32073 aux_partial_per_million=63633 aux_collision_per_million=0 aux_format=0 "
-             "staging_bytes=262336 sample_freq=0 sample_period=1 period_field=0",
+             "staging_bytes=262336 sample_freq=0 sample_period=1 period_field=0 producer_batch=1",
              fix_up_cut_short},
         Case{"seed_576891404678857",
              "seed=576891404678857 cpus=8 ring_pages=1 mode=backward size_mix=huge records_per_cpu=72 "
@@ -213,7 +214,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_capacity_bytes=0 disk_open_fails=0 aux_pages=0 aux_overwrite=0 aux_watermark_bytes=0 "
              "aux_offset_heads=0 aux_late=0 aux_bursts=0 aux_burst_bytes_max=4096 aux_gap_ns_max=20000 "
              "aux_transaction_ns=0 aux_partial_per_million=0 aux_collision_per_million=0 aux_format=0 "
-             "staging_bytes=0 sample_freq=0 sample_period=1 period_field=0",
+             "staging_bytes=0 sample_freq=0 sample_period=1 period_field=0 producer_batch=1",
              aliased_record_met},
         Case{"seed_6000749",
              "seed=6000749 cpus=7 ring_pages=4 mode=backward size_mix=mixed records_per_cpu=896 wakeup_events=0 "
@@ -229,7 +230,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_suspend_eintr_per_million=0 disk_eio_per_million=20000 disk_capacity_bytes=0 disk_open_fails=0 "
              "aux_pages=8 aux_overwrite=0 aux_watermark_bytes=21136 aux_offset_heads=0 aux_late=1 aux_bursts=290 "
              "aux_burst_bytes_max=1072 aux_gap_ns_max=44153 aux_transaction_ns=0 aux_partial_per_million=55587 "
-             "aux_collision_per_million=0 aux_format=39680 staging_bytes=66560 sample_freq=0 sample_period=1 period_field=0",
+             "aux_collision_per_million=0 aux_format=39680 staging_bytes=66560 sample_freq=0 sample_period=1 period_field=0 producer_batch=1",
              short_write_inside_a_page},
         Case{"seed_6005077",
              "seed=6005077 cpus=3 ring_pages=2 mode=forward_overwrite size_mix=huge records_per_cpu=832 "
@@ -246,7 +247,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_eio_per_million=20000 disk_capacity_bytes=0 disk_open_fails=0 aux_pages=4 aux_overwrite=1 "
              "aux_watermark_bytes=0 aux_offset_heads=1 aux_late=0 aux_bursts=214 aux_burst_bytes_max=4070 "
              "aux_gap_ns_max=96752 aux_transaction_ns=117582 aux_partial_per_million=26568 "
-             "aux_collision_per_million=0 aux_format=27904 staging_bytes=0 sample_freq=0 sample_period=1 period_field=0",
+             "aux_collision_per_million=0 aux_format=27904 staging_bytes=0 sample_freq=0 sample_period=1 period_field=0 producer_batch=1",
              short_write_inside_a_page},
         Case{"seed_6008260",
              "seed=6008260 cpus=6 ring_pages=16 mode=backward size_mix=mixed records_per_cpu=288 wakeup_events=37 "
@@ -263,7 +264,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_eio_per_million=20000 disk_capacity_bytes=0 disk_open_fails=0 aux_pages=16 aux_overwrite=0 "
              "aux_watermark_bytes=0 aux_offset_heads=0 aux_late=0 aux_bursts=145 aux_burst_bytes_max=5391 "
              "aux_gap_ns_max=92310 aux_transaction_ns=0 aux_partial_per_million=71888 aux_collision_per_million=0 "
-             "aux_format=0 staging_bytes=0 sample_freq=0 sample_period=1 period_field=0",
+             "aux_format=0 staging_bytes=0 sample_freq=0 sample_period=1 period_field=0 producer_batch=1",
              short_write_inside_a_page},
         Case{"seed_6008262",
              "seed=6008262 cpus=1 ring_pages=64 mode=normal size_mix=mixed records_per_cpu=1760 wakeup_events=10 "
@@ -279,7 +280,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_suspend_eintr_per_million=0 disk_eio_per_million=20000 disk_capacity_bytes=0 disk_open_fails=0 "
              "aux_pages=0 aux_overwrite=0 aux_watermark_bytes=0 aux_offset_heads=0 aux_late=0 aux_bursts=0 "
              "aux_burst_bytes_max=4096 aux_gap_ns_max=20000 aux_transaction_ns=0 aux_partial_per_million=0 "
-             "aux_collision_per_million=0 aux_format=0 staging_bytes=524288 sample_freq=0 sample_period=1 period_field=0",
+             "aux_collision_per_million=0 aux_format=0 staging_bytes=524288 sample_freq=0 sample_period=1 period_field=0 producer_batch=1",
              short_write_inside_a_page},
         Case{"seed_6009716",
              "seed=6009716 cpus=2 ring_pages=8 mode=forward_overwrite size_mix=small records_per_cpu=3584 "
@@ -295,9 +296,35 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_suspend_eintr_per_million=42062 disk_eio_per_million=20000 disk_capacity_bytes=0 "
              "disk_open_fails=0 aux_pages=8 aux_overwrite=1 aux_watermark_bytes=26824 aux_offset_heads=0 "
              "aux_late=1 aux_bursts=364 aux_burst_bytes_max=2382 aux_gap_ns_max=33723 aux_transaction_ns=86269 "
-             "aux_partial_per_million=5516 aux_collision_per_million=0 aux_format=31488 staging_bytes=131264 sample_freq=0 sample_period=1 period_field=0",
+             "aux_partial_per_million=5516 aux_collision_per_million=0 aux_format=31488 staging_bytes=131264 sample_freq=0 sample_period=1 period_field=0 producer_batch=1",
              short_write_inside_a_page}),
     [](const ::testing::TestParamInfo<Case>& p) { return std::string(p.param.issue); });
+
+// The committed replay files of the fuzz corpora are replay format
+// version 4 (before producer_batch): read as version 5 with
+// producer_batch=1, each replays strictly to the run it recorded, with its
+// trace and output hashes and its violation.
+TEST(Version4Replays, ReplayStrictlyWithTheirVerdicts) {
+  int replayed = 0;
+  for (const char* dir : {"tests/fuzz/corpus/replay_fuzz/", "tests/fuzz/corpus/shrink_fuzz/"}) {
+    for (const char* name : {"early_release", "no_pause", "drop_lost", "shared_offset", "reuse_buffer",
+                             "aux_early_tail", "version4-sampling"}) {
+      const std::string path = std::string(dir) + name + ".json";
+      if (std::string(dir).find("shrink") != std::string::npos && std::string(name) == "version4-sampling") continue;
+      ReplayFile file;
+      ASSERT_EQ(read_replay(path, file), "") << path;
+      EXPECT_EQ(file.config.producer_batch, 1u) << path;
+      DecisionSource strict(file.tape, DecisionSource::Mode::replay_strict);
+      const RunResult r = run_simulation(file.config, strict);
+      EXPECT_EQ(r.trace_hash, file.trace_hash) << path;
+      EXPECT_EQ(r.output_hash, file.output_hash) << path;
+      EXPECT_EQ(r.first_property(), file.property) << path;
+      EXPECT_FALSE(strict.diverged()) << path << ": " << strict.divergence();
+      replayed++;
+    }
+  }
+  EXPECT_EQ(replayed, 13);
+}
 
 }  // namespace
 }  // namespace ringsim::sim
