@@ -523,7 +523,7 @@ void RealSession::release(std::size_t index) {
 }
 
 void RealSession::note_lost(const PerfEvent& e) {
-  if (!e.is_open() || e.attr().read_format != PERF_FORMAT_LOST) return;
+  if (!e.is_open() || (e.attr().read_format & PERF_FORMAT_LOST) == 0) return;
   LostSamples l;
   if (!e.read_lost(l.lost).ok() || !e.id(l.id).ok()) {
     lost_unread_++;

@@ -171,7 +171,7 @@ class RealSession {
   std::size_t shared_count(std::size_t index) const;
   PerfEvent& shared_event(std::size_t index, std::size_t k);
   bool released(std::size_t index) const;
-  // Each event's lost samples (read_format PERF_FORMAT_LOST alone): read
+  // Each event's lost samples (read_format with PERF_FORMAT_LOST): read
   // when its ring is released (the events close then) and, for the rest,
   // now. Events opened without that read format are left out; `unread`
   // counts those whose read failed. Call once, once the loop has ended.

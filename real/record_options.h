@@ -146,6 +146,17 @@ struct RecordOptions {
   bool all_kernel = false;            // --all-kernel: exclude_user on every event
   bool sample_period = false;         // -P: PERF_SAMPLE_PERIOD with -c too
   bool raw_samples = false;           // -R: PERF_SAMPLE_RAW on every event
+  // Sample fields and counts as perf 6.1's evsel__config sets them:
+  bool sample_addr = false;           // -d/--data: ADDR and DATA_SRC; mmap_data on the tracking event
+  bool sample_phys_addr = false;      // --phys-data: PHYS_ADDR
+  bool sample_weight = false;         // -W/--weight: WEIGHT_STRUCT on x86 (perf's arch_evsel__set_sample_weight), else WEIGHT
+  bool sample_transaction = false;    // --transaction: TRANSACTION
+  std::uint64_t user_regs = 0;        // --user-regs: REGS_USER, sample_regs_user |= this (not on a dummy)
+  std::uint64_t intr_regs = 0;        // -I/--intr-regs: REGS_INTR, sample_regs_intr (not on a dummy)
+  bool running_time = false;          // --running-time: read_format TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING
+  bool no_samples = false;            // -n/--no-samples: sample_freq (sample_period) 0: counting only
+  bool inherit_stat = false;          // -s/--stat: inherit_stat, read_format TOTAL_TIMEs | ID (PERF_RECORD_READ per task)
+  std::uint64_t branch_stack = 0;     // -b (ANY), -j FILTERS: BRANCH_STACK, branch_sample_type (not on a dummy)
   // The build-id cache (perf's ~/.debug layout) the hit DSOs are copied
   // into; "" for $HOME/.debug. no_buildid_cache (-N): not filled.
   std::string buildid_dir;

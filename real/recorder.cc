@@ -567,7 +567,7 @@ bool Recording::make_event_attrs() {
   // Each event's lost samples, for LOST_SAMPLES records at the end (as
   // perf record 6.x: perf report's "Total Lost Samples").
   if (kernel_has_format_lost()) {
-    for (EventAttr& a : attrs_) a.attr.read_format = PERF_FORMAT_LOST;
+    for (EventAttr& a : attrs_) a.attr.read_format |= PERF_FORMAT_LOST;
   }
   // The formats of the tracepoints, read now (they do not change while
   // the kernel runs), for every file's TRACING_DATA.
@@ -1111,7 +1111,7 @@ void Recording::check_loop_status() {
 // PERF_RECORD_LOST_SAMPLES for every event that lost samples, as perf
 // record writes them at its end; their sum is the summary's figure.
 void Recording::write_lost_samples() {
-  if (attrs_.empty() || attrs_[0].attr.read_format != PERF_FORMAT_LOST || writer_->stats().error != 0) return;
+  if (attrs_.empty() || (attrs_[0].attr.read_format & PERF_FORMAT_LOST) == 0 || writer_->stats().error != 0) return;
   RecordBuilder builder(attrs_[0].attr.sample_type, attrs_[0].attr.sample_id_all != 0);
   for (const RealSession::LostSamples& l : session_->lost_samples(lost_samples_unread_)) {
     if (l.lost == 0) continue;
