@@ -313,7 +313,7 @@ Error RealSession::open(std::span<const RingSpec> specs, std::unique_ptr<RealSes
   }
   session->mode_ = specs[0].attr.write_backward != 0 ? core::RingMode::backward : core::RingMode::normal;
   session->released_.assign(count, false);
-  session->poll_fds_.assign(session->polled_.size() + 2, pollfd{-1, 0, 0});
+  session->poll_fds_.assign(session->polled_.size() + 3, pollfd{-1, 0, 0});
   VERIFY(session->mappings_.size() == count);
   VERIFY(session->mappings_[0]->mode() == session->mode_);
   out = std::move(session);
@@ -432,7 +432,7 @@ RealMapping& RealSession::mapping(std::size_t index) {
 int RealSession::poll(std::span<core::PollEvents> events, std::uint64_t timeout_ns) {
   const std::size_t count = mappings_.size();
   VERIFY(events.size() == count);
-  VERIFY(poll_fds_.size() == polled_.size() + 2);
+  VERIFY(poll_fds_.size() == polled_.size() + 3);
   // A wanted ring whose every event hung up earlier is reported at once.
   bool hung_already = false;
   for (std::size_t i = 0; i < count; i++) {
@@ -450,6 +450,7 @@ int RealSession::poll(std::span<core::PollEvents> events, std::uint64_t timeout_
   const int wake = wake_fd();
   VERIFY(wake >= 0);  // open() made sure
   poll_fds_[polled_.size()] = pollfd{wake, POLLIN, 0};
+  poll_fds_[polled_.size() + 1] = pollfd{control_fd_, POLLIN, 0};  // -1 without --control: skipped
   // A negative fd (no command watched, or its exit seen) is skipped.
   poll_fds_.back() = pollfd{exit_fd_, POLLIN, 0};
   std::uint64_t wait_ns = hung_already ? 0 : timeout_ns;
@@ -493,6 +494,15 @@ int RealSession::poll_results(std::span<core::PollEvents> events) {
     exit_fd_ = -1;
     stop_.store(true, std::memory_order_release);
     disable_for_stop();
+    if (ready == 0) return -EINTR;
+  }
+  const pollfd& control = poll_fds_[polled_.size() + 1];
+  VERIFY_MSG((control.revents & POLLNVAL) == 0, "polled a closed --control descriptor");
+  if (control.fd >= 0 && (control.revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+    if (!on_control_()) control_fd_ = -1;
+    if (stop_is_requested()) disable_for_stop();  // a stop command
+    // A command and no ring event: an interruption, as a signal; the loop
+    // serves the round and looks at a stop request.
     if (ready == 0) return -EINTR;
   }
   const short wake_revents = poll_fds_[polled_.size()].revents;
@@ -588,6 +598,26 @@ bool RealSession::take_snapshot_request() {
 void RealSession::watch_exit(int pidfd) {
   VERIFY(pidfd >= 0);
   exit_fd_ = pidfd;
+}
+
+void RealSession::watch_control(int fd, std::function<bool()> on_readable) {
+  VERIFY(fd >= 0);
+  VERIFY(on_readable);
+  control_fd_ = fd;
+  on_control_ = std::move(on_readable);
+}
+
+Error RealSession::enable_where(bool enable, const std::function<bool(const perf_event_attr&)>& which) {
+  if (enable && stopped_) return Error{};  // stopping: the events stay disabled
+  for (std::size_t i = 0; i < events_.size(); i++) {
+    if (released_[i]) continue;
+    Error error;
+    each_event(i, [&](PerfEvent& e) {
+      if (error.ok() && which(e.attr())) error = enable ? e.enable() : e.disable();
+    });
+    if (!error.ok()) return prefixed(i, events_.size(), error);
+  }
+  return Error{};
 }
 
 void RealSession::request_stop() {

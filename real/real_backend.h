@@ -209,6 +209,15 @@ class RealSession {
   // simulated kernel decides the exit inside this poll, and an -a
   // recording does not sample a waiter's wakeup.
   void watch_exit(int pidfd);
+  // --control: polls `fd` with the rings from now on; when it is readable
+  // `on_readable` runs on the polling thread, inside poll() (so it may call
+  // enable_all(), disable_all(), enable_where() and request_stop() without
+  // racing with release()); it returns false once the descriptor is done
+  // with (the writer hung up), and it is not polled again. Called before
+  // the loop polls; fd stays open while the session polls.
+  void watch_control(int fd, std::function<bool()> on_readable);
+  // enable (or disable) the events whose attr `which` accepts.
+  Error enable_where(bool enable, const std::function<bool(const perf_event_attr&)>& which);
 
  private:
   RealSession() = default;
@@ -233,7 +242,9 @@ class RealSession {
   bool lost_collected_ = false;
   void note_lost(const PerfEvent& e);
   std::vector<Polled> polled_;    // every event, ring by ring
-  std::vector<pollfd> poll_fds_;  // one per polled_, the wake eventfd, the exit pidfd
+  std::vector<pollfd> poll_fds_;  // one per polled_, the wake eventfd, the control fd, the exit pidfd
+  int control_fd_ = -1;           // watch_control(), -1 once done with; polling thread only
+  std::function<bool()> on_control_;
   int exit_fd_ = -1;              // watch_exit(), -1 once its exit is seen; polling thread only
   std::atomic<bool> stop_{false};
   std::atomic<bool> snapshot_{false};

@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "core/cli/command_line.h"
+#include "real/control.h"
 #include "real/pmu_events.h"
 #include "real/sample_regs.h"
 #include "real/tracepoints.h"
@@ -451,7 +452,7 @@ void describe(CLI::App& app) {
 
 // perf record options this recorder does not support: each refused with
 // one line naming it (not "unknown option"), whatever its value.
-constexpr const char* kRefusedWithValue[] = {"--control", "-u,--uid", "-G,--cgroup"};
+constexpr const char* kRefusedWithValue[] = {"-u,--uid", "-G,--cgroup"};
 
 void add_refused_options(CLI::App& app, RawOptions& raw) {
   for (const char* names : kRefusedWithValue) {
@@ -507,7 +508,10 @@ void add_sampling_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
   app.add_flag("--sample-cpu", raw.sample_cpu, "sample the CPU (always on: accepted as perf's)");
   raw.delay_option = app.add_option("-D,--delay", raw.delay_text,
                  "sample from MS milliseconds after the command starts (as perf; 0: at once, up to " +
-                     std::to_string(kDelayMaxMs) + "); side-band records from the start");
+                     std::to_string(kDelayMaxMs) + "; -1: when --control says enable); side-band records from the start");
+  app.add_option("--control", o.control,
+                 "fifo:CTL[,ACK] or fd:CTL[,ACK]: commands enable [NAME], disable [NAME], snapshot, evlist, stop, "
+                 "ping, each answered \"ack\" on ACK, as perf (with -D -1 the events wait for enable)");
   add_refused_options(app, raw);
 }
 
@@ -807,17 +811,18 @@ int apply_sample_fields(const RawOptions& raw, RecordOptions& o) {
 // error's status.
 int apply(const RawOptions& raw, RecordOptions& o);
 
-// -D MS: 0..kDelayMaxMs. perf's -1 (start disabled, enabled through
-// --control) is refused: --control is not supported.
-std::string parse_delay(const std::string& text, std::uint64_t& ms_out) {
+// -D MS: 0..kDelayMaxMs; -1 as perf's: the events start disabled, a
+// --control "enable" enables them.
+std::string parse_delay(const std::string& text, std::uint64_t& ms_out, bool& disabled_out) {
   if (text == "-1") {
-    return "-D -1 starts with the events disabled until --control enables them, and --control is not supported "
-           "by ringsim-record: give a delay in ms";
+    disabled_out = true;
+    return "";
   }
   std::uint64_t ms = 0;
   const auto parsed = std::from_chars(text.data(), text.data() + text.size(), ms, 10);
   if (parsed.ec != std::errc{} || parsed.ptr != text.data() + text.size() || ms > kDelayMaxMs) {
-    return "-D/--delay " + text + ": expected milliseconds in 0.." + std::to_string(kDelayMaxMs);
+    return "-D/--delay " + text + ": expected milliseconds in 0.." + std::to_string(kDelayMaxMs) +
+           ", or -1 (disabled until --control enables them)";
   }
   ms_out = ms;
   return "";
@@ -851,7 +856,7 @@ int apply(const RawOptions& raw, RecordOptions& o) {
                                            "and CLOCK_DATA tie it to wall-clock time");
   }
   if (raw.delay_option != nullptr && raw.delay_option->count() > 0) {
-    if (const std::string problem = parse_delay(raw.delay_text, o.delay_ms); !problem.empty()) {
+    if (const std::string problem = parse_delay(raw.delay_text, o.delay_ms, o.start_disabled); !problem.empty()) {
       return core::usage_error(kAppName, problem);
     }
   }
@@ -1021,7 +1026,7 @@ std::string check_events(const RecordOptions& o) {
   if (!o.event_groups.empty()) {
     if (o.event_groups.size() != o.events.size()) return "-e: a group number per event";
     const bool grouped = std::any_of(o.event_groups.begin(), o.event_groups.end(), [](int g) { return g >= 0; });
-    if (grouped && o.delay_ms > 0) return "-D with event groups {...}: not supported (the leaders would wait, not the group)";
+    if (grouped && o.delayed()) return "-D with event groups {...}: not supported (the leaders would wait, not the group)";
   }
   if (o.events.size() > kEventsMax) return "-e: more than " + std::to_string(kEventsMax) + " events";
   perf_event_attr attr{};
@@ -1035,6 +1040,9 @@ std::string check_events(const RecordOptions& o) {
 
 std::string check_options(const RecordOptions& o) {
   if (o.output.empty()) return "-o: empty file name";
+  if (!o.control.empty()) {
+    if (std::string problem = check_control(o.control); !problem.empty()) return problem;
+  }
   if (std::string problem = check_targets(o); !problem.empty()) return problem;
   if (o.period == 0) {
     const std::uint64_t max_rate = max_sample_rate_hz();
@@ -1196,7 +1204,7 @@ std::string make_event_attr(const RecordOptions& o, std::uint64_t register_mask,
     // With -D only the side-band event starts at exec; the others after
     // the delay (perf: evsel__config leaves enable_on_exec to the events
     // when !opts->initial_delay, and gives it to the tracking dummy).
-    attr.enable_on_exec = o.delay_ms == 0 || first ? 1 : 0;
+    attr.enable_on_exec = !o.delayed() || first ? 1 : 0;
   }
   if (!o.pids.empty() && !o.no_inherit) attr.inherit = 1;  // as perf -p: threads and children started later too
   if (o.overwrite) attr.write_backward = 1;
@@ -1212,7 +1220,7 @@ std::string make_attrs(const RecordOptions& o, std::vector<EventAttr>& out) {
     return "--call-graph dwarf: not supported on this architecture; use fp";
   }
   std::vector<EventAttr> attrs;
-  if (o.delay_ms > 0) {
+  if (o.delayed()) {
     // perf's record__open for -D: "we need to add a dummy event so that we
     // can track PERF_RECORD_MMAP while we wait for the initial delay to
     // enable the real events". Kernel side-band too unless every event is

@@ -139,6 +139,13 @@ struct RecordOptions {
   // event records the side-band (COMM, MMAP, ...) from the start, as
   // perf's. 0: at once.
   std::uint64_t delay_ms = 0;
+  // -D -1: the events (but the side-band dummy) start disabled until a
+  // --control "enable" (perf's initial_delay -1).
+  bool start_disabled = false;
+  // Whether the events wait (-D MS or -D -1) with a side-band dummy first.
+  bool delayed() const { return delay_ms > 0 || start_disabled; }
+  // --control fifo:CTL[,ACK] or fd:CTL[,ACK] (real/control.h); "" for none.
+  std::string control;
   bool quiet = false;                 // only errors
   bool no_inherit = false;            // -i/--no-inherit: the command's children and new threads are not recorded
   bool switch_events = false;         // --switch-events: context_switch on the tracking event
@@ -255,7 +262,7 @@ std::string check_options(const RecordOptions& options);
 // CLOCK_MONOTONIC time stamps (use_clockid), disabled, host only; the
 // first event also asks for the side-band records perf needs (mmap, mmap2,
 // comm, comm_exec, task); inherit for a command and -p, enable_on_exec for
-// a command; write_backward for --overwrite. With -D (delay_ms > 0) a
+// a command; write_backward for --overwrite. With -D (delayed()) a
 // dummy event comes first ("dummy:HG", or "dummy:u" when every event
 // excludes the kernel) and asks for the side-band records, enabled at the
 // command's exec (or at the start); the events asked for are enabled

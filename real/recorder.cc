@@ -20,6 +20,7 @@
 #include "core/verify.h"
 #include "real/build_ids.h"
 #include "real/clock.h"
+#include "real/control.h"
 #include "real/file_stats.h"
 #include "real/host_facts.h"
 #include "real/mapped_file.h"
@@ -453,6 +454,10 @@ class Recording {
   void remove_old_files(std::size_t keep);
   core::WriterStats writer_stats() const;
   void synthesize_first_file();
+  bool open_control();
+  void watch_control();
+  Error control_enable(bool enable, const std::string& name, bool* found);
+  void print_control() const;
   bool start_events();
   bool release_command();
   Error enable_at_start();
@@ -516,11 +521,16 @@ class Recording {
   std::string error_line_;
   std::uint64_t lost_samples_ = 0;         // in LOST_SAMPLES records (PERF_FORMAT_LOST)
   std::uint64_t lost_samples_unread_ = 0;  // events whose lost count read() did not give
+  ControlFds control_fds_;                  // --control; closed by the destructor
+  std::unique_ptr<ControlServer> control_;  // serves them on the polling thread
+ public:
+  ~Recording() { close_control(control_fds_); }
 };
 
 int Recording::run() {
-  const bool ready = make_event_attrs() && choose_cpus() && find_tasks() && install_signals() && start_command() &&
-                     set_priority() && open_events() && set_filters() && describe_events() && open_output();
+  const bool ready = make_event_attrs() && open_control() && choose_cpus() && find_tasks() && install_signals() &&
+                     start_command() && set_priority() && open_events() && set_filters() && describe_events() &&
+                     open_output();
   if (!ready) {
     print_error(error_line_);
     return status_;
@@ -723,7 +733,7 @@ bool Recording::open_events() {
 // (each CPU's ring, each task), as shared_ring_specs laid them out.
 bool Recording::set_filters() {
   if (o_.event_filters.empty()) return true;
-  VERIFY(o_.event_filters.size() + (o_.delay_ms > 0 ? 1 : 0) == attrs_.size());
+  VERIFY(o_.event_filters.size() + (o_.delayed() ? 1 : 0) == attrs_.size());
   const std::size_t first = attrs_.size() - o_.event_filters.size();  // after -D's dummy
   const std::size_t tasks = tasks_.size();
   for (std::size_t ring = 0; ring < session_->mapping_count(); ring++) {
@@ -953,6 +963,7 @@ void Recording::synthesize_first_file() {
 // -a, -C, -p, -t: the events are enabled; a command is let go (its exec
 // enables its own events; with the others it only sets how long).
 bool Recording::start_events() {
+  watch_control();  // on the polling thread, before its first poll
   if (!o_.command_target()) {
     if (const Error e = enable_at_start(); !e.ok()) return fail(kExitOsError, e.message);
   }
@@ -962,7 +973,53 @@ bool Recording::start_events() {
 // -a, -C, -p, -t: every event at the start; with -D only the side-band
 // (tracking) event, the others after the delay.
 Error Recording::enable_at_start() {
-  return o_.delay_ms > 0 ? session_->enable_tracking() : session_->enable_all();
+  return o_.delayed() ? session_->enable_tracking() : session_->enable_all();
+}
+
+// --control: its descriptors (before the events: a FIFO that is not there
+// is a bad value, and no file is written).
+bool Recording::open_control() {
+  if (o_.control.empty()) return true;
+  if (const Error e = ::ringsim::real::open_control(o_.control, control_fds_); !e.ok()) {
+    return fail(kExitUsage, e.message);
+  }
+  return true;
+}
+
+// --control "enable [NAME]" / "disable [NAME]": every event, or those
+// whose -e text is NAME (perf's evlist__find_evsel_by_str), on the
+// polling thread (inside poll()).
+Error Recording::control_enable(bool enable, const std::string& name, bool* found) {
+  if (name.empty()) return session_->enable_where(enable, [](const perf_event_attr&) { return true; });
+  std::vector<perf_event_attr> named;
+  for (const EventAttr& a : attrs_) {
+    if (a.name == name) named.push_back(a.attr);
+  }
+  *found = !named.empty();
+  return session_->enable_where(enable, [&](const perf_event_attr& attr) {
+    return std::any_of(named.begin(), named.end(), [&](const perf_event_attr& n) {
+      return n.type == attr.type && n.config == attr.config && n.config1 == attr.config1 &&
+             n.exclude_user == attr.exclude_user && n.exclude_kernel == attr.exclude_kernel &&
+             n.exclude_hv == attr.exclude_hv && n.mmap == attr.mmap;
+    });
+  });
+}
+
+// From here the session polls the control descriptor with the rings.
+void Recording::watch_control() {
+  if (control_fds_.ctl < 0) return;
+  ControlServer::Actions actions;
+  actions.enable = [this](bool enable, const std::string& name, bool* found) {
+    return control_enable(enable, name, found);
+  };
+  actions.event_names = [this] {
+    std::string names;
+    for (const EventAttr& a : attrs_) names += (names.empty() ? "" : ", ") + a.name;
+    return names;
+  };
+  actions.stop = [this] { session_->request_stop(); };
+  control_ = std::make_unique<ControlServer>(control_fds_, std::move(actions), o_.quiet);
+  session_->watch_control(control_fds_.ctl, [this] { return control_->serve(); });
 }
 
 // A command is let go (its exec enables its own events; with -a, -C, -p or
@@ -976,6 +1033,8 @@ bool Recording::release_command() {
   // -D: from here, as perf (__cmd_record: evlist__start_workload, then
   // usleep(initial_delay) and evlist__enable); the polling thread enables.
   if (o_.delay_ms > 0) session_->enable_all_at(monotonic_ns() + o_.delay_ms * kNsPerMs);
+  // -D -1: perf says "Events disabled" here.
+  if (o_.start_disabled && !o_.quiet) print_line("control: events disabled (-D -1): waiting for enable");
   return true;
 }
 
@@ -1373,11 +1432,25 @@ void Recording::print_costs() const {
                                            : "the recording ended before the " + std::to_string(o_.delay_ms) +
                                                  " ms delay (-D): no event was enabled but the side-band one"));
   }
+  if (o_.start_disabled) {
+    print_line("delay: -D -1: the events (but the side-band one) started disabled, enabled " +
+               std::to_string(control_ ? control_->stats().enables : 0) + " time(s) by --control");
+  }
+  print_control();
   print_line("synthesized: " + std::to_string(synthesis_.processes) + " processes, " +
              std::to_string(synthesis_.threads) + " threads, " + std::to_string(synthesis_.maps) + " mappings");
   print_line("cpu time: " + seconds_text(cpu_ns(usage_.ru_utime)) + " s user, " +
              seconds_text(cpu_ns(usage_.ru_stime)) + " s system, in " + seconds_text(elapsed_ns_) +
              " s of recording (before the read-back)");
+}
+
+void Recording::print_control() const {
+  if (!control_) return;
+  const ControlStats& c = control_->stats();
+  print_line("control: " + std::to_string(c.commands) + " command(s): " + std::to_string(c.enables) + " enable, " +
+             std::to_string(c.disables) + " disable, " + std::to_string(c.unknown) + " not understood, " +
+             std::to_string(c.errors) + " failed; " + std::to_string(c.acks) + " ack(s)" +
+             (c.stopped ? "; stopped by a stop command" : "") + (c.hung_up ? "; the writer closed its end" : ""));
 }
 
 }  // namespace

@@ -553,7 +553,7 @@ TEST(RecordOptions, PerfCommandLinesThatFailedBefore) {
   ASSERT_EQ(make_attr(p.options, attr), "");
   EXPECT_EQ(attr.inherit, 0u);
   for (const std::vector<std::string>& refused :
-       {std::vector<std::string>{"--control", "fifo:a,b"}, {"-u", "root"}}) {
+       {std::vector<std::string>{"-u", "root"}, {"-G", "/"}}) {
     std::vector<std::string> args = refused;
     args.insert(args.end(), {"--", "true"});
     p = parse(args);
@@ -564,8 +564,8 @@ TEST(RecordOptions, PerfCommandLinesThatFailedBefore) {
 
 // -D/--delay as perf's (issue 19): a dummy event first takes the side-band
 // records and starts at exec; the events asked for wait (no
-// enable_on_exec) for the delay. -1 (start disabled, --control enables)
-// and values out of range are refused naming the option.
+// enable_on_exec) for the delay, or with -1 until --control enables them;
+// values out of range are refused naming the option.
 TEST(RecordOptions, DelayPutsASideBandDummyFirstAndHoldsTheEvents) {
   Parsed p = parse({"-D", "250", "-e", "cpu-clock,page-faults", "--", "true"});
   ASSERT_EQ(p.status, -1) << p.err;
@@ -595,7 +595,17 @@ TEST(RecordOptions, DelayPutsASideBandDummyFirstAndHoldsTheEvents) {
   ASSERT_EQ(p.status, -1) << p.err;
   ASSERT_EQ(make_attrs(p.options, attrs), "");
   EXPECT_EQ(attrs.size(), 1u) << "-D 0: no delay, no dummy";
-  for (const char* bad : {"-1", "-2", "x", "3600001", ""}) {
+  // -1: every event but the dummy waits (for --control's enable), as perf.
+  p = parse({"-D", "-1", "--control", "fifo:ctl,ack", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_TRUE(p.options.start_disabled);
+  EXPECT_EQ(p.options.control, "fifo:ctl,ack");
+  ASSERT_EQ(make_attrs(p.options, attrs), "");
+  ASSERT_EQ(attrs.size(), 2u);
+  EXPECT_EQ(attrs[0].name, "dummy:HG");
+  EXPECT_EQ(attrs[0].attr.enable_on_exec, 1u);
+  EXPECT_EQ(attrs[1].attr.enable_on_exec, 0u);
+  for (const char* bad : {"-2", "x", "3600001", ""}) {
     p = parse({"-D", bad, "--", "true"});
     EXPECT_EQ(p.status, 64) << bad;
     EXPECT_NE(p.err.find("-D"), std::string::npos) << bad << ": " << p.err;
@@ -855,6 +865,10 @@ TEST(RecordOptions, BranchStacksAsPerfsFilters) {
 
 TEST(RecordOptions, BadSampleFieldValuesAreOneLineWithExitStatus64) {
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"--control", "fifo:", "--", "true"},
+           {"--control", "fd:", "--", "true"},
+           {"--control", "fd:1,", "--", "true"},
+           {"--control", "socket:x", "--", "true"},
            {"--user-regs=foo", "--", "true"},
            {"--user-regs=ax,", "--", "true"},
            {"--user-regs=ax", "--user-regs=bx", "--", "true"},
