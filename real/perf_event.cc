@@ -159,6 +159,7 @@ std::string PerfEvent::describe() const {
                   static_cast<unsigned long long>(attr_.config));
     name = text;
   }
+  if (target_.cgroup_fd >= 0) return name + " of a cgroup (-G) on cpu " + std::to_string(target_.cpu);
   if (target_.pid < 0) return name + " on cpu " + std::to_string(target_.cpu);
   name += " for pid " + std::to_string(target_.pid);
   if (target_.cpu >= 0) name += " on cpu " + std::to_string(target_.cpu);
@@ -174,9 +175,12 @@ Error PerfEvent::open(const perf_event_attr& attr, const EventTarget& target, Pe
     return Error{EINVAL, "perf_event_open(" + out.describe() +
                              "): EINVAL: pid -1 with cpu -1 (every task on every CPU) is not an event; open one per CPU"};
   }
+  VERIFY_MSG(target.cgroup_fd < 0 || target.pid < 0, "a cgroup event is a CPU's (pid -1)");
   // On E2BIG the kernel writes the size it expects into attr.size.
   const perf_event_attr requested = out.attr_;
-  const long fd = ::syscall(SYS_perf_event_open, &out.attr_, target.pid, target.cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+  const bool cgroup = target.cgroup_fd >= 0;
+  const long fd = ::syscall(SYS_perf_event_open, &out.attr_, cgroup ? target.cgroup_fd : target.pid, target.cpu,
+                            group_fd, PERF_FLAG_FD_CLOEXEC | (cgroup ? PERF_FLAG_PID_CGROUP : 0));
   if (fd < 0) {
     const int error = errno;
     VERIFY(error != 0);

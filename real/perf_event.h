@@ -35,6 +35,9 @@ namespace ringsim::real {
 struct EventTarget {
   pid_t pid = -1;
   int cpu = -1;
+  // -G: a cgroup's directory, opened (pid must be -1): the event counts
+  // only that cgroup's tasks on `cpu` (PERF_FLAG_PID_CGROUP). -1: none.
+  int cgroup_fd = -1;
 };
 
 // The largest data area map() accepts, in pages. The kernel refuses far

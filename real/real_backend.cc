@@ -229,13 +229,15 @@ std::vector<RingSpec> command_specs(const perf_event_attr& attr, pid_t pid, std:
 
 std::vector<RingSpec> shared_ring_specs(std::span<const perf_event_attr> attrs, std::span<const pid_t> tasks,
                                         std::span<const int> cpus, std::uint64_t data_pages,
-                                        std::span<const int> leaders) {
+                                        std::span<const int> leaders, std::span<const int> cgroup_fds) {
   VERIFY(!attrs.empty());
   VERIFY(!tasks.empty());
   VERIFY(leaders.empty() || leaders.size() == attrs.size());
+  VERIFY(cgroup_fds.empty() || (cgroup_fds.size() == attrs.size() && tasks.size() == 1 && tasks[0] == -1));
+  const auto cgroup = [&](std::size_t e) { return cgroup_fds.empty() ? -1 : cgroup_fds[e]; };
   std::vector<RingSpec> specs;
   for (const int cpu : cpus) {
-    RingSpec spec{attrs[0], EventTarget{tasks[0], cpu}, data_pages, {}};
+    RingSpec spec{attrs[0], EventTarget{tasks[0], cpu, cgroup(0)}, data_pages, {}};
     for (std::size_t e = 0; e < attrs.size(); e++) {
       const int leader = leaders.empty() ? -1 : leaders[e];
       VERIFY(leader < static_cast<int>(e));
@@ -244,7 +246,7 @@ std::vector<RingSpec> shared_ring_specs(std::span<const perf_event_attr> attrs, 
         // Events are laid out event by event, task by task: (e, t) is
         // number e * tasks + t (0: the spec's own).
         const int group_leader = leader < 0 ? -1 : static_cast<int>(static_cast<std::size_t>(leader) * tasks.size() + t);
-        spec.shared.push_back(SharedEvent{attrs[e], EventTarget{tasks[t], cpu}, group_leader});
+        spec.shared.push_back(SharedEvent{attrs[e], EventTarget{tasks[t], cpu, cgroup(e)}, group_leader});
       }
     }
     specs.push_back(std::move(spec));

@@ -124,9 +124,11 @@ std::vector<RingSpec> command_specs(const perf_event_attr& attr, pid_t pid, std:
 // task owns the ring, the others write into it.
 // leaders (empty, or one per attr): a group member's leader among attrs
 // (an earlier index), or -1; each task's member joins that task's leader.
+// cgroup_fds (empty, or one per attr; tasks then {-1}): the cgroup each
+// attr's events count in (-G), or -1.
 std::vector<RingSpec> shared_ring_specs(std::span<const perf_event_attr> attrs, std::span<const pid_t> tasks,
                                         std::span<const int> cpus, std::uint64_t data_pages,
-                                        std::span<const int> leaders = {});
+                                        std::span<const int> leaders = {}, std::span<const int> cgroup_fds = {});
 
 // Threads: the record loop's thread calls the core::RingSession methods;
 // request_stop() and request_snapshot() may be called from any thread (and

@@ -1,6 +1,7 @@
 #include "real/record_options.h"
 
 #include <asm/perf_regs.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -412,7 +413,7 @@ struct RawOptions {
   std::string clockid_text;         // -k: only CLOCK_MONOTONIC (our clock) is accepted
   bool timestamp = false;           // -T: the time is always sampled
   bool sample_cpu = false;          // --sample-cpu: the CPU is always sampled
-  std::vector<std::string> refused_values;  // what perf options we do not support were given (unused)
+  std::vector<std::string> cgroups;    // -G, in order (each a comma-separated list)
   std::string call_graph_text;
   std::string switch_text;
   std::string switch_max_files_text;
@@ -450,28 +451,6 @@ void describe(CLI::App& app) {
              "Files: -o FILE, then FILE.1, FILE.2, ... with --switch-output. See docs/recorder.md.");
 }
 
-// perf record options this recorder does not support: each refused with
-// one line naming it (not "unknown option"), whatever its value.
-constexpr const char* kRefusedWithValue[] = {"-u,--uid", "-G,--cgroup"};
-
-void add_refused_options(CLI::App& app, RawOptions& raw) {
-  for (const char* names : kRefusedWithValue) {
-    app.add_option(names, raw.refused_values, "not supported")->expected(0, 1)->group("");
-  }
-}
-
-// The first refused option given ("" if none), as its names.
-std::string refused_given(const CLI::App& app) {
-  std::vector<std::string> all(std::begin(kRefusedWithValue), std::end(kRefusedWithValue));
-  {
-    for (const std::string& n : all) {
-      const std::string longest = n.substr(n.rfind(',') == std::string::npos ? 0 : n.rfind(',') + 1);
-      if (app.count(longest) > 0) return n.find(',') == std::string::npos ? n : n.substr(0, n.find(',')) + "/" + longest;
-    }
-  }
-  return "";
-}
-
 // What is sampled: -a, -e, -F, -c, -g, --call-graph.
 void add_sampling_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
   app.add_flag("-a,--all-cpus", o.system_wide, "system-wide: every task on every online CPU");
@@ -482,6 +461,9 @@ void add_sampling_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
   app.add_option("-p,--pid", raw.pids, "attach to these running processes (comma-separated), with their threads")
       ->delimiter(',');
   app.add_option("-t,--tid", raw.tids, "attach to these threads only (comma-separated)")->delimiter(',');
+  app.add_option("-u,--uid", o.uid_text,
+                 "attach to every process of this user (a name or a number): their threads and what they start, "
+                 "as perf");
   raw.freq_option = app.add_option("-F,--freq", raw.freq_text,
                                    "samples per second per CPU (default 4000), or max "
                                    "(/proc/sys/kernel/perf_event_max_sample_rate)");
@@ -512,7 +494,10 @@ void add_sampling_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
   app.add_option("--control", o.control,
                  "fifo:CTL[,ACK] or fd:CTL[,ACK]: commands enable [NAME], disable [NAME], snapshot, evlist, stop, "
                  "ping, each answered \"ack\" on ACK, as perf (with -D -1 the events wait for enable)");
-  add_refused_options(app, raw);
+  app.add_option("-G,--cgroup", raw.cgroups,
+                 "with -a: count only in these cgroups (names under the cgroup mount, comma-separated: the first "
+                 "for the first event, ...; one for every event), as perf")
+      ->allow_extra_args(false);
 }
 
 // What each sample carries beyond the fixed fields, and counting: -d,
@@ -774,6 +759,34 @@ std::string parse_branch_filter(const std::string& text, std::uint64_t& mode_out
   return "";
 }
 
+// -G's lists as perf 6.1's parse_cgroups: the names in order, each to the
+// next event ("" leaves that one unconstrained); one name alone to every
+// event. "" or the problem.
+std::string assign_cgroups(const std::vector<std::string>& lists, RecordOptions& o) {
+  if (lists.empty()) return "";
+  std::vector<std::string> names;
+  for (const std::string& list : lists) {
+    std::size_t at = 0;
+    // Bounded by the list's length: each step consumes a name and its comma.
+    while (at <= list.size()) {
+      const std::size_t comma = std::min(list.find(',', at), list.size());
+      names.push_back(list.substr(at, comma - at));
+      at = comma + 1;
+    }
+  }
+  if (names.size() > o.events.size()) {
+    return "-G/--cgroup: " + std::to_string(names.size()) + " cgroups for " + std::to_string(o.events.size()) +
+           " events (one per event, in -e order; or one for all)";
+  }
+  if (names.size() == 1) names.assign(o.events.size(), names[0]);
+  names.resize(o.events.size());
+  for (const std::string& n : names) {
+    if (n.find("..") != std::string::npos) return "-G/--cgroup " + n + ": a cgroup name under the cgroup mount";
+  }
+  o.cgroups = std::move(names);
+  return "";
+}
+
 // --user-regs, -I, -b and -j into `o`. -1 to go on, 0 after a register
 // list ('?', printed to stdout), or the usage error's status.
 int apply_sample_fields(const RawOptions& raw, RecordOptions& o) {
@@ -794,6 +807,9 @@ int apply_sample_fields(const RawOptions& raw, RecordOptions& o) {
       return core::usage_error(kAppName, problem);
     }
   }
+  if (const std::string problem = assign_cgroups(raw.cgroups, o); !problem.empty()) {
+    return core::usage_error(kAppName, problem);
+  }
   if (raw.branch_any && !raw.branch_filters.empty()) {
     return core::usage_error(kAppName, "-b/--branch-any and -j/--branch-filter exclude each other (-b is -j any)");
   }
@@ -810,6 +826,26 @@ int apply_sample_fields(const RawOptions& raw, RecordOptions& o) {
 // -F, -g, --call-graph and --switch-output into `o`. -1, or the usage
 // error's status.
 int apply(const RawOptions& raw, RecordOptions& o);
+
+// -u USER: a user name (the password database) or a number, as perf's
+// parse_target_uid. "" (none given) leaves uid_out -1.
+std::string parse_uid(const std::string& text, long& uid_out) {
+  if (text.empty()) return "";
+  std::uint64_t number = 0;
+  if (parse_u64(text, number)) {
+    if (number >= 0xffffffffu) return "-u " + text + ": not a user id";
+    uid_out = static_cast<long>(number);
+    return "";
+  }
+  passwd entry{};
+  passwd* found = nullptr;
+  std::vector<char> buffer(16384);
+  if (::getpwnam_r(text.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 || found == nullptr) {
+    return "-u " + text + ": no such user (see getent passwd)";
+  }
+  uid_out = static_cast<long>(found->pw_uid);
+  return "";
+}
 
 // -D MS: 0..kDelayMaxMs; -1 as perf's: the events start disabled, a
 // --control "enable" enables them.
@@ -847,6 +883,9 @@ int apply(const RawOptions& raw, RecordOptions& o) {
     }
   }
   if (const std::string problem = apply_freq_and_pages(raw, o); !problem.empty()) {
+    return core::usage_error(kAppName, problem);
+  }
+  if (const std::string problem = parse_uid(o.uid_text, o.uid); !problem.empty()) {
     return core::usage_error(kAppName, problem);
   }
   if (!raw.clockid_text.empty() && raw.clockid_text != "monotonic" && raw.clockid_text != "mono" &&
@@ -971,10 +1010,6 @@ int parse_record_command_line(int argc, char** argv, RecordOptions& out) {
   app.prefix_command(true);
   std::vector<char*> args = with_bare_optional_values(argc, argv, split);
   if (const int status = core::parse_command_line(app, split, args.data()); status >= 0) return status;
-  if (const std::string refused = refused_given(app); !refused.empty()) {
-    return core::usage_error(kAppName, refused + " is not supported by ringsim-record (docs/recorder.md: the perf "
-                                                 "option table says why)");
-  }
   if (const int status = take_command(app, split, argc, argv, o); status >= 0) return status;
   raw.filter_after = filters_after_events(argc, argv, split);
   if (const int status = apply(raw, o); status >= 0) return status;
@@ -1013,11 +1048,18 @@ std::string check_targets(const RecordOptions& o) {
     return "nothing to record: give a COMMAND, -a for the whole system, -C for some CPUs, or -p/-t for running tasks";
   }
   if (!o.pids.empty() && !o.tids.empty()) return "-p and -t exclude each other: give the processes or the threads";
+  if (o.uid >= 0 && (!o.pids.empty() || !o.tids.empty())) {
+    return "-u and " + std::string(o.pids.empty() ? "-t" : "-p") +
+           " exclude each other: a user's every process, or the tasks named";
+  }
   if (o.attach() && o.cpu_wide()) {
-    return std::string(o.pids.empty() ? "-t" : "-p") + " and " + (o.system_wide ? "-a" : "-C") +
+    return std::string(o.uid >= 0 ? "-u" : o.pids.empty() ? "-t" : "-p") + " and " + (o.system_wide ? "-a" : "-C") +
            " exclude each other: attach to tasks, or record CPUs";
   }
   if (o.system_wide && !o.cpu_list.empty()) return "-a and -C exclude each other: -a is every online CPU";
+  if (!o.cgroups.empty() && !o.system_wide) {
+    return "-G/--cgroup: cgroup monitoring only available in system-wide mode (-a), as perf";
+  }
   return "";
 }
 
@@ -1206,7 +1248,8 @@ std::string make_event_attr(const RecordOptions& o, std::uint64_t register_mask,
     // when !opts->initial_delay, and gives it to the tracking dummy).
     attr.enable_on_exec = !o.delayed() || first ? 1 : 0;
   }
-  if (!o.pids.empty() && !o.no_inherit) attr.inherit = 1;  // as perf -p: threads and children started later too
+  // As perf -p and -u: threads and children started later too.
+  if ((!o.pids.empty() || o.uid >= 0) && !o.no_inherit) attr.inherit = 1;
   if (o.overwrite) attr.write_backward = 1;
   return "";
 }

@@ -87,6 +87,10 @@ struct RecordOptions {
   std::string cpu_list;                // -C: these CPUs only (system-wide on them); "" for all
   std::vector<int> pids;               // -p: these processes (every thread, and what they start)
   std::vector<int> tids;               // -t: these threads only
+  // -u/--uid: every process of this user (each thread, and what they
+  // start), as perf 6.1's thread_map__new_by_uid; -1: none. uid_text: as given.
+  long uid = -1;
+  std::string uid_text;
   std::uint64_t freq_hz = kFreqDefaultHz;  // used when period == 0
   bool freq_given = false;             // -F given (a tracepoint samples every event unless -F or -c)
   std::uint64_t period = 0;            // -c; 0: frequency mode
@@ -144,6 +148,9 @@ struct RecordOptions {
   bool start_disabled = false;
   // Whether the events wait (-D MS or -D -1) with a side-band dummy first.
   bool delayed() const { return delay_ms > 0 || start_disabled; }
+  // -G/--cgroup: per event (in `events` order) the cgroup it counts in,
+  // a name under the cgroup mount ("" for none); empty: no -G. With -a.
+  std::vector<std::string> cgroups;
   // --control fifo:CTL[,ACK] or fd:CTL[,ACK] (real/control.h); "" for none.
   std::string control;
   bool quiet = false;                 // only errors
@@ -172,7 +179,7 @@ struct RecordOptions {
   std::vector<std::string> argv;      // the whole command line (CMDLINE feature)
 
   // Attached to running tasks (-p, -t) rather than a command or CPUs.
-  bool attach() const { return !pids.empty() || !tids.empty(); }
+  bool attach() const { return !pids.empty() || !tids.empty() || uid >= 0; }
   // Every task on some CPUs (-a or -C).
   bool cpu_wide() const { return system_wide || !cpu_list.empty(); }
   // The COMMAND is the recording's target (not only its duration).

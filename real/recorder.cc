@@ -1,5 +1,6 @@
 #include "real/recorder.h"
 
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/resource.h>
 
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -116,6 +118,28 @@ class Command {
   bool ran_ = false;
   WaitStatus end_;
 };
+
+// Where -G's cgroup names are, as perf's cgroupfs_find_mountpoint(...,
+// "perf_event") finds it: a cgroup v1 mount with the perf_event
+// controller, else the cgroup2 mount (/proc/self/mounts). "" or why not.
+std::string cgroup_mount_for_events(std::string& mount_out) {
+  std::ifstream mounts("/proc/self/mounts");
+  std::string line, v2;
+  // Bounded: a mount table of at most 100,000 lines is read.
+  for (int n = 0; n < 100'000 && std::getline(mounts, line); n++) {
+    std::istringstream words(line);
+    std::string device, point, type, options;
+    if (!(words >> device >> point >> type >> options)) continue;
+    if (type == "cgroup" && ("," + options + ",").find(",perf_event,") != std::string::npos) {
+      mount_out = point;
+      return "";
+    }
+    if (type == "cgroup2" && v2.empty()) v2 = point;
+  }
+  if (v2.empty()) return "no cgroup file system with perf_event mounted (mount -t cgroup2 none /sys/fs/cgroup)";
+  mount_out = v2;
+  return "";
+}
 
 void print_line(const std::string& line) { std::fprintf(stderr, "ringsim-record: %s\n", line.c_str()); }
 void print_error(const std::string& line) { std::fprintf(stderr, "ringsim-record: error: %s\n", line.c_str()); }
@@ -455,6 +479,7 @@ class Recording {
   core::WriterStats writer_stats() const;
   void synthesize_first_file();
   bool open_control();
+  bool open_cgroups();
   void watch_control();
   Error control_enable(bool enable, const std::string& name, bool* found);
   void print_control() const;
@@ -521,14 +546,22 @@ class Recording {
   std::string error_line_;
   std::uint64_t lost_samples_ = 0;         // in LOST_SAMPLES records (PERF_FORMAT_LOST)
   std::uint64_t lost_samples_unread_ = 0;  // events whose lost count read() did not give
+  std::uint32_t uid_rescans_ = 0;           // -u: /proc walked again after a task ended (open_events)
+  static constexpr std::uint32_t kUidRescansMax = 20;
+  std::vector<int> cgroup_fds_;             // -G: per attr, its cgroup's directory or -1; closed by the destructor
   ControlFds control_fds_;                  // --control; closed by the destructor
   std::unique_ptr<ControlServer> control_;  // serves them on the polling thread
  public:
-  ~Recording() { close_control(control_fds_); }
+  ~Recording() {
+    close_control(control_fds_);
+    for (const int fd : cgroup_fds_) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
 };
 
 int Recording::run() {
-  const bool ready = make_event_attrs() && open_control() && choose_cpus() && find_tasks() && install_signals() &&
+  const bool ready = make_event_attrs() && open_control() && open_cgroups() && choose_cpus() && find_tasks() && install_signals() &&
                      start_command() && set_priority() && open_events() && set_filters() && describe_events() &&
                      open_output();
   if (!ready) {
@@ -622,6 +655,20 @@ bool Recording::choose_cpus() {
 // exist (the kernel would say ESRCH for each event).
 bool Recording::find_tasks() {
   if (o_.cpu_wide()) tasks_ = {-1};
+  if (o_.uid >= 0) {
+    // -u: the user's processes now (the recorder's own left out), each
+    // thread; what they start later by inherit.
+    for (const pid_t pid : processes_of_user(static_cast<uid_t>(o_.uid), ::getpid())) {
+      const std::vector<pid_t> threads = threads_of(pid);
+      if (threads.empty()) continue;  // gone meanwhile
+      tasks_.insert(tasks_.end(), threads.begin(), threads.end());
+      processes_.push_back(pid);
+    }
+    if (tasks_.empty()) {
+      return fail(kExitUsage, "-u " + o_.uid_text + ": no process of that user (uid " + std::to_string(o_.uid) +
+                                  ", see ps -u " + std::to_string(o_.uid) + ")");
+    }
+  }
   for (const int pid : o_.pids) {
     const std::vector<pid_t> threads = threads_of(pid);
     if (threads.empty()) return fail(kExitUsage, "-p " + std::to_string(pid) + ": no such process (see ps)");
@@ -721,9 +768,19 @@ bool Recording::open_events() {
       attrs.push_back(e.attr);
       leaders.push_back(e.leader);
     }
-    const std::vector<RingSpec> specs = shared_ring_specs(attrs, tasks_, cpus_, o_.mmap_pages, leaders);
+    const std::vector<RingSpec> specs = shared_ring_specs(attrs, tasks_, cpus_, o_.mmap_pages, leaders, cgroup_fds_);
     const Error e = RealSession::open(specs, session_);
     if (e.ok()) return true;
+    // -u: a process of the user ended between the /proc walk and its
+    // events (perf ignores it: ignore_missing_thread): walk again.
+    if (e.error == ESRCH && o_.uid >= 0 && uid_rescans_ < kUidRescansMax) {
+      uid_rescans_++;
+      tasks_.clear();
+      processes_.clear();
+      if (!find_tasks()) return false;
+      attempt--;
+      continue;
+    }
     if (attempt == 2 || !fall_back(e)) return fail(session_error_status(e), session_error_message(e, o_, attrs_[0].attr));
   }
   return false;
@@ -982,6 +1039,33 @@ bool Recording::open_control() {
   if (o_.control.empty()) return true;
   if (const Error e = ::ringsim::real::open_control(o_.control, control_fds_); !e.ok()) {
     return fail(kExitUsage, e.message);
+  }
+  return true;
+}
+
+// -G: each event's cgroup directory, under the cgroup file system perf
+// uses (cgroup_mount_for_events(): a v1 perf_event mount, else cgroup2),
+// opened for the events' lifetime (the -D dummy counts every task).
+bool Recording::open_cgroups() {
+  if (o_.cgroups.empty()) return true;
+  VERIFY(o_.cgroups.size() + (o_.delayed() ? 1 : 0) == attrs_.size());
+  std::string mount;
+  if (const std::string problem = cgroup_mount_for_events(mount); !problem.empty()) {
+    return fail(kExitUnavailable, "-G/--cgroup: " + problem);
+  }
+  if (o_.delayed()) cgroup_fds_.push_back(-1);
+  for (const std::string& name : o_.cgroups) {
+    if (name.empty()) {
+      cgroup_fds_.push_back(-1);
+      continue;
+    }
+    const std::string path = mount + "/" + name;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+      const int error = errno;
+      return fail(kExitUsage, "-G/--cgroup " + name + ": no access to cgroup " + path + ": " + errno_text(error));
+    }
+    cgroup_fds_.push_back(fd);
   }
   return true;
 }
