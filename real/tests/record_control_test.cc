@@ -86,12 +86,6 @@ Controlled run_controlled(const std::vector<std::string>& argv, const std::strin
   return c;
 }
 
-std::uint64_t samples_of(const std::string& file) {
-  const testing::ModelView v = testing::model_view({file});
-  EXPECT_EQ(v.problem, "") << file;
-  return v.loss.samples;
-}
-
 // -D -1: nothing sampled while the command burns 150 ms; "enable": samples
 // while it burns 200 ms more; "stop": the recording ends (the command gets
 // SIGTERM: the recorder ends by it too, as perf). Every command answered
@@ -131,7 +125,9 @@ TEST(RecordControl, EnableAndStopThroughAFifoAsPerf) {
     }
     EXPECT_TRUE(!r.exited && WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGTERM)
         << "the command got SIGTERM and the recorder ended by it: " << r.text();
-    const std::uint64_t samples = samples_of(out);
+    const testing::ModelView view = testing::model_view({out});
+    EXPECT_EQ(view.problem, "");
+    const std::uint64_t samples = view.loss.samples;
     EXPECT_GT(samples, 100u) << "200 ms of CPU at 1 kHz after enable";
     EXPECT_LT(samples, 2000u) << "none of the time before enable";
     std::printf("%s: -D -1 --control: %llu samples after enable\n", who, static_cast<unsigned long long>(samples));
@@ -162,7 +158,9 @@ TEST(RecordControl, NeverEnabledRecordsNoSampleAsPerf) {
     };
     const RunResult r = std::string(who) == "ours" ? once() : testing::retry_perf_record(once);
     ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
-    EXPECT_EQ(samples_of(out), 0u);
+    const testing::ModelView view = testing::model_view({out});
+    EXPECT_EQ(view.problem, "");
+    EXPECT_EQ(view.loss.samples, 0u);
     const RunResult s = testing::run({testing::perf_path(), "script", "-i", out, "--show-task-events"});
     EXPECT_NE(s.out.find("PERF_RECORD_COMM exec"), std::string::npos) << s.text();
   }

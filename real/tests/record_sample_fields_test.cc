@@ -18,7 +18,11 @@
 #include <string>
 #include <vector>
 
+#include "core/perf_data_reader.h"
+#include "core/records.h"
 #include "gtest/gtest.h"
+#include "model/perf_data_file.h"
+#include "real/mapped_file.h"
 #include "real/recorder.h"
 #include "real/tests/model_view.h"
 #include "real/tests/perf_tools.h"
@@ -130,6 +134,54 @@ TEST(RecordSampleFields, EveryFieldParsesInPerfAfterTheStackCut) {
   const RunResult unwind = testing::run({testing::perf_path(), "script", "-i", cut});
   ASSERT_TRUE(unwind.exited && unwind.exit_code == 0) << unwind.text();
   EXPECT_NE(unwind.out.find("_dl_start"), std::string::npos) << unwind.out.substr(0, 2000);
+}
+
+// The CPU of every sample (after ADDR, before the fields after the dump)
+// as the core's reader (core/perf_data_reader: the recorder's read-back)
+// and the model's (model/perf_data_file: the tests' reference) find it,
+// in order, against perf script -F cpu of the same file.
+std::vector<std::string> cpus_by_core(const std::string& file) {
+  MappedFile mapped;
+  core::PerfDataView view;
+  EXPECT_EQ(mapped.map(file), "");
+  EXPECT_EQ(core::read_perf_data(mapped.bytes(), view), "");
+  std::vector<std::string> out;
+  core::RecordCounts counts;
+  core::walk_records(view.data, counts, [&](const perf_event_header& h, std::span<const std::byte> r) {
+    std::uint32_t cpu = UINT32_MAX;
+    if (h.type == PERF_RECORD_SAMPLE && view.cpu_of(h, r, cpu)) out.push_back(std::to_string(cpu));
+  });
+  return out;
+}
+
+std::vector<std::string> cpus_by_model(const std::string& file) {
+  model::PerfDataFile parsed;
+  EXPECT_EQ(model::read_perf_data(file, parsed), "");
+  std::vector<std::string> out;
+  parsed.for_each_record([&](const model::PerfRecord& r) {
+    std::uint32_t cpu = UINT32_MAX;
+    if (r.type == PERF_RECORD_SAMPLE && parsed.cpu_of(r, cpu)) out.push_back(std::to_string(cpu));
+  });
+  return out;
+}
+
+TEST(RecordSampleFields, TheReadersFindEachSamplesCpuAsPerfDoes) {
+  REQUIRE_PERF();
+  const std::string dir = testing::temp_dir("readers");
+  const std::string out = dir + "/ours.data";
+  const RunResult r = testing::run_record({"-q", "-o", out, "-e", "page-faults", "-c", "1", "-d", "--phys-data", "-W",
+                                           "--transaction", "--user-regs=sp", "-I", "--", "/bin/sh", "-c",
+                                           "/bin/true & /bin/true; wait"});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  std::vector<std::string> by_perf;
+  for (const std::string& line : script_lines(out, "cpu")) {
+    const std::size_t open = line.find('['), close = line.find(']');
+    ASSERT_TRUE(open != std::string::npos && close != std::string::npos) << line;
+    by_perf.push_back(std::to_string(std::stoul(line.substr(open + 1, close - open - 1))));
+  }
+  ASSERT_GT(by_perf.size(), 20u);
+  EXPECT_EQ(cpus_by_core(out), by_perf);
+  EXPECT_EQ(cpus_by_model(out), by_perf);
 }
 
 // -n: no samples, the side-band records still there (perf script
