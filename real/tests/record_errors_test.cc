@@ -83,7 +83,7 @@ TEST(RecordUsage, BadOptionsAndValuesAreOneLineErrors) {
       {{"--call-graph", "dwarf,13", "--", "true"}, "multiple of 8"},
       {{"--call-graph", "dwarf,70000", "--", "true"}, "65528"},
       {{"--call-graph", "lbr", "--", "true"}, "lbr"},
-      {{"-G", "/", "--", "true"}, "-G/--cgroup is not supported"},
+      {{"-G", "/", "--", "true"}, "-G/--cgroup: cgroup monitoring only available in system-wide mode"},
       {{"-u", "no-such-user-here", "--", "true"}, "-u no-such-user-here: no such user"},
       {{"--control", "fd:x", "--", "true"}, "--control fd:x"},
       {{"--user-regs=ds", "--", "true"}, "unknown register \"ds\""},

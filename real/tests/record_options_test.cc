@@ -552,14 +552,23 @@ TEST(RecordOptions, PerfCommandLinesThatFailedBefore) {
   perf_event_attr attr{};
   ASSERT_EQ(make_attr(p.options, attr), "");
   EXPECT_EQ(attr.inherit, 0u);
-  for (const std::vector<std::string>& refused :
-       {std::vector<std::string>{"-G", "/"}}) {
-    std::vector<std::string> args = refused;
-    args.insert(args.end(), {"--", "true"});
-    p = parse(args);
-    EXPECT_EQ(p.status, 64) << refused[0];
-    EXPECT_NE(p.err.find("is not supported by ringsim-record"), std::string::npos) << refused[0] << ": " << p.err;
-  }
+  // -u, -G, --control: taken as perf takes them (each checked in its own
+  // test); -G without -a is perf's error.
+  p = parse({"-u", "0", "-G", "/", "-a", "-e", "cpu-clock,page-faults"});
+  ASSERT_EQ(p.status, 64) << "-u with -a";
+  p = parse({"-G", "/", "-a", "-e", "cpu-clock,page-faults"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_EQ(p.options.cgroups, (std::vector<std::string>{"/", "/"})) << "one cgroup: every event's";
+  p = parse({"-G", ",x", "-a", "-e", "cpu-clock,page-faults"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_EQ(p.options.cgroups, (std::vector<std::string>{"", "x"})) << "in -e order; an empty one: none";
+  p = parse({"-G", "/", "--", "true"});
+  EXPECT_EQ(p.status, 64);
+  EXPECT_NE(p.err.find("only available in system-wide mode"), std::string::npos) << p.err;
+  p = parse({"-u", "0", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_EQ(p.options.uid, 0);
+  EXPECT_TRUE(p.options.attach());
 }
 
 // -D/--delay as perf's (issue 19): a dummy event first takes the side-band
