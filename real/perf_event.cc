@@ -49,6 +49,12 @@ std::string open_advice(int error, const perf_event_attr& attr, const EventTarge
       return "event not supported: this kernel or machine has no event of type " + std::to_string(attr.type) +
              " config " + std::to_string(attr.config) + " (no hardware PMU here?); use a software event such as cpu-clock";
     case EOPNOTSUPP:
+      if ((attr.sample_type & PERF_SAMPLE_BRANCH_STACK) != 0) {
+        // perf's evsel__open_strerror: "PMU Hardware or event type doesn't
+        // support branch stack sampling."
+        return "PMU hardware or event type doesn't support branch stack sampling (-b/-j need a PMU with branch "
+               "stacks; a software event has none)";
+      }
       return "event not supported in this mode (sampling, exclusion or another requested feature); use a software "
              "event such as cpu-clock or drop the feature";
     case ENODEV:
@@ -153,6 +159,7 @@ std::string PerfEvent::describe() const {
                   static_cast<unsigned long long>(attr_.config));
     name = text;
   }
+  if (target_.cgroup_fd >= 0) return name + " of a cgroup (-G) on cpu " + std::to_string(target_.cpu);
   if (target_.pid < 0) return name + " on cpu " + std::to_string(target_.cpu);
   name += " for pid " + std::to_string(target_.pid);
   if (target_.cpu >= 0) name += " on cpu " + std::to_string(target_.cpu);
@@ -168,9 +175,12 @@ Error PerfEvent::open(const perf_event_attr& attr, const EventTarget& target, Pe
     return Error{EINVAL, "perf_event_open(" + out.describe() +
                              "): EINVAL: pid -1 with cpu -1 (every task on every CPU) is not an event; open one per CPU"};
   }
+  VERIFY_MSG(target.cgroup_fd < 0 || target.pid < 0, "a cgroup event is a CPU's (pid -1)");
   // On E2BIG the kernel writes the size it expects into attr.size.
   const perf_event_attr requested = out.attr_;
-  const long fd = ::syscall(SYS_perf_event_open, &out.attr_, target.pid, target.cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+  const bool cgroup = target.cgroup_fd >= 0;
+  const long fd = ::syscall(SYS_perf_event_open, &out.attr_, cgroup ? target.cgroup_fd : target.pid, target.cpu,
+                            group_fd, PERF_FLAG_FD_CLOEXEC | (cgroup ? PERF_FLAG_PID_CGROUP : 0));
   if (fd < 0) {
     const int error = errno;
     VERIFY(error != 0);
@@ -263,17 +273,25 @@ Error PerfEvent::read_count(std::uint64_t& value_out) const {
 
 Error PerfEvent::read_lost(std::uint64_t& lost_out) const {
   if (fd_ < 0) return Error{EBADF, "read of " + describe() + ": EBADF: the event is not open"};
-  if (attr_.read_format != PERF_FORMAT_LOST) {
-    return Error{EINVAL, "read of " + describe() + ": EINVAL: read_format is not PERF_FORMAT_LOST alone"};
+  const std::uint64_t format = attr_.read_format;
+  if ((format & PERF_FORMAT_LOST) == 0 || (format & PERF_FORMAT_GROUP) != 0) {
+    return Error{EINVAL, "read of " + describe() + ": EINVAL: read_format has no PERF_FORMAT_LOST or is a group's"};
   }
-  std::uint64_t values[2] = {};  // value, lost
+  // { value; time_enabled?; time_running?; id?; lost } (perf_event_open(2)).
+  std::uint64_t values[5] = {};
+  std::size_t lost_at = 1;
+  for (const std::uint64_t bit : {std::uint64_t{PERF_FORMAT_TOTAL_TIME_ENABLED},
+                                  std::uint64_t{PERF_FORMAT_TOTAL_TIME_RUNNING}, std::uint64_t{PERF_FORMAT_ID}}) {
+    if ((format & bit) != 0) lost_at++;
+  }
+  const ssize_t want = static_cast<ssize_t>((lost_at + 1) * sizeof values[0]);
   const ssize_t got = ::read(fd_, values, sizeof values);
-  if (got != static_cast<ssize_t>(sizeof values)) {
+  if (got != want) {
     const int error = got < 0 ? errno : EIO;
     return Error{error, "read of " + describe() + ": " + errno_text(error) + " (" + std::to_string(got) +
-                            " bytes of 16: value, lost)"};
+                            " bytes of " + std::to_string(want) + ": value, ..., lost)"};
   }
-  lost_out = values[1];
+  lost_out = values[lost_at];
   return Error{};
 }
 

@@ -35,6 +35,9 @@ namespace ringsim::real {
 struct EventTarget {
   pid_t pid = -1;
   int cpu = -1;
+  // -G: a cgroup's directory, opened (pid must be -1): the event counts
+  // only that cgroup's tasks on `cpu` (PERF_FLAG_PID_CGROUP). -1: none.
+  int cgroup_fd = -1;
 };
 
 // The largest data area map() accepts, in pages. The kernel refuses far
@@ -81,8 +84,9 @@ class PerfEvent {
 
   // read(2) of the counter: its value (the first u64 of the read format).
   Error read_count(std::uint64_t& value_out) const;
-  // read(2) of an event opened with read_format PERF_FORMAT_LOST alone:
-  // the samples the kernel could not write for it (Linux 6.0+).
+  // read(2) of an event opened with PERF_FORMAT_LOST in its read_format
+  // (and no PERF_FORMAT_GROUP): the samples the kernel could not write for
+  // it (Linux 6.0+).
   Error read_lost(std::uint64_t& lost_out) const;
 
   // Maps 1 + data_pages pages: the control page and the data area.

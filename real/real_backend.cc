@@ -229,13 +229,15 @@ std::vector<RingSpec> command_specs(const perf_event_attr& attr, pid_t pid, std:
 
 std::vector<RingSpec> shared_ring_specs(std::span<const perf_event_attr> attrs, std::span<const pid_t> tasks,
                                         std::span<const int> cpus, std::uint64_t data_pages,
-                                        std::span<const int> leaders) {
+                                        std::span<const int> leaders, std::span<const int> cgroup_fds) {
   VERIFY(!attrs.empty());
   VERIFY(!tasks.empty());
   VERIFY(leaders.empty() || leaders.size() == attrs.size());
+  VERIFY(cgroup_fds.empty() || (cgroup_fds.size() == attrs.size() && tasks.size() == 1 && tasks[0] == -1));
+  const auto cgroup = [&](std::size_t e) { return cgroup_fds.empty() ? -1 : cgroup_fds[e]; };
   std::vector<RingSpec> specs;
   for (const int cpu : cpus) {
-    RingSpec spec{attrs[0], EventTarget{tasks[0], cpu}, data_pages, {}};
+    RingSpec spec{attrs[0], EventTarget{tasks[0], cpu, cgroup(0)}, data_pages, {}};
     for (std::size_t e = 0; e < attrs.size(); e++) {
       const int leader = leaders.empty() ? -1 : leaders[e];
       VERIFY(leader < static_cast<int>(e));
@@ -244,7 +246,7 @@ std::vector<RingSpec> shared_ring_specs(std::span<const perf_event_attr> attrs, 
         // Events are laid out event by event, task by task: (e, t) is
         // number e * tasks + t (0: the spec's own).
         const int group_leader = leader < 0 ? -1 : static_cast<int>(static_cast<std::size_t>(leader) * tasks.size() + t);
-        spec.shared.push_back(SharedEvent{attrs[e], EventTarget{tasks[t], cpu}, group_leader});
+        spec.shared.push_back(SharedEvent{attrs[e], EventTarget{tasks[t], cpu, cgroup(e)}, group_leader});
       }
     }
     specs.push_back(std::move(spec));
@@ -448,7 +450,7 @@ RealSession::PollSet RealSession::make_poll_set(std::vector<std::size_t> rings, 
       set.local.push_back(k);
     }
   }
-  set.fds.assign(set.polled.size() + 2, pollfd{-1, 0, 0});
+  set.fds.assign(set.polled.size() + 3, pollfd{-1, 0, 0});  // and the wake, control and exit descriptors
   return set;
 }
 
@@ -461,7 +463,7 @@ int RealSession::poll(std::span<core::PollEvents> events, std::uint64_t timeout_
 int RealSession::poll_set(PollSet& set, std::span<core::PollEvents> events, std::uint64_t timeout_ns) {
   const std::size_t count = set.rings.size();
   VERIFY(events.size() == count);
-  VERIFY(set.fds.size() == set.polled.size() + 2);
+  VERIFY(set.fds.size() == set.polled.size() + 3);
   // A wanted ring whose every event hung up earlier is reported at once.
   bool hung_already = false;
   for (std::size_t k = 0; k < count; k++) {
@@ -479,7 +481,9 @@ int RealSession::poll_set(PollSet& set, std::span<core::PollEvents> events, std:
   const int wake = set.primary ? wake_fd() : set.kick_fd;
   VERIFY(wake >= 0);  // open() and RealSessionSlice::make made sure
   set.fds[set.polled.size()] = pollfd{wake, POLLIN, 0};
-  // A negative fd (no command watched, its exit seen, a secondary set) is skipped.
+  // A negative fd (no --control, no command watched, its exit seen, a
+  // secondary set) is skipped.
+  set.fds[set.polled.size() + 1] = pollfd{set.primary ? control_fd_ : -1, POLLIN, 0};
   set.fds.back() = pollfd{set.primary ? exit_fd_ : -1, POLLIN, 0};
   std::uint64_t wait_ns = hung_already ? 0 : timeout_ns;
   if (set.primary) run_delayed_enable(wait_ns);
@@ -524,6 +528,15 @@ int RealSession::poll_set_results(PollSet& set, std::span<core::PollEvents> even
     disable_for_stop();
     if (ready == 0) return -EINTR;
   }
+  const pollfd& control = set.fds[set.polled.size() + 1];
+  VERIFY_MSG((control.revents & POLLNVAL) == 0, "polled a closed --control descriptor");
+  if (control.fd >= 0 && (control.revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+    if (!on_control_()) control_fd_ = -1;
+    if (stop_is_requested()) disable_for_stop();  // a stop command
+    // A command and no ring event: an interruption, as a signal; the loop
+    // serves the round and looks at a stop request.
+    if (ready == 0) return -EINTR;
+  }
   const short wake_revents = set.fds[set.polled.size()].revents;
   VERIFY((wake_revents & (POLLNVAL | POLLERR)) == 0);
   if ((wake_revents & POLLIN) != 0) {
@@ -553,7 +566,7 @@ void RealSession::release(std::size_t index) {
 }
 
 void RealSession::note_lost(const PerfEvent& e) {
-  if (!e.is_open() || e.attr().read_format != PERF_FORMAT_LOST) return;
+  if (!e.is_open() || (e.attr().read_format & PERF_FORMAT_LOST) == 0) return;
   LostSamples l;
   if (!e.read_lost(l.lost).ok() || !e.id(l.id).ok()) {
     lost_unread_++;
@@ -676,6 +689,27 @@ bool RealSession::take_snapshot_request() {
 void RealSession::watch_exit(int pidfd) {
   VERIFY(pidfd >= 0);
   exit_fd_ = pidfd;
+}
+
+void RealSession::watch_control(int fd, std::function<bool()> on_readable) {
+  VERIFY(fd >= 0);
+  VERIFY(on_readable);
+  control_fd_ = fd;
+  on_control_ = std::move(on_readable);
+}
+
+Error RealSession::enable_where(bool enable, const std::function<bool(const perf_event_attr&)>& which) {
+  const std::lock_guard lock(rings_mutex_);
+  if (enable && stopped_.load(std::memory_order_acquire)) return Error{};  // stopping: the events stay disabled
+  for (std::size_t i = 0; i < events_.size(); i++) {
+    if (released_[i]) continue;
+    Error error;
+    each_event(i, [&](PerfEvent& e) {
+      if (error.ok() && which(e.attr())) error = enable ? e.enable() : e.disable();
+    });
+    if (!error.ok()) return prefixed(i, events_.size(), error);
+  }
+  return Error{};
 }
 
 void RealSession::request_stop() {

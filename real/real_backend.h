@@ -126,9 +126,11 @@ std::vector<RingSpec> command_specs(const perf_event_attr& attr, pid_t pid, std:
 // task owns the ring, the others write into it.
 // leaders (empty, or one per attr): a group member's leader among attrs
 // (an earlier index), or -1; each task's member joins that task's leader.
+// cgroup_fds (empty, or one per attr; tasks then {-1}): the cgroup each
+// attr's events count in (-G), or -1.
 std::vector<RingSpec> shared_ring_specs(std::span<const perf_event_attr> attrs, std::span<const pid_t> tasks,
                                         std::span<const int> cpus, std::uint64_t data_pages,
-                                        std::span<const int> leaders = {});
+                                        std::span<const int> leaders = {}, std::span<const int> cgroup_fds = {});
 
 // Threads: the record loop's thread calls the core::RingSession methods;
 // request_stop() and request_snapshot() may be called from any thread (and
@@ -173,7 +175,7 @@ class RealSession {
   std::size_t shared_count(std::size_t index) const;
   PerfEvent& shared_event(std::size_t index, std::size_t k);
   bool released(std::size_t index) const;
-  // Each event's lost samples (read_format PERF_FORMAT_LOST alone): read
+  // Each event's lost samples (read_format with PERF_FORMAT_LOST): read
   // when its ring is released (the events close then) and, for the rest,
   // now. Events opened without that read format are left out; `unread`
   // counts those whose read failed. Call once, once the loop has ended.
@@ -211,6 +213,15 @@ class RealSession {
   // simulated kernel decides the exit inside this poll, and an -a
   // recording does not sample a waiter's wakeup.
   void watch_exit(int pidfd);
+  // --control: polls `fd` with the rings from now on; when it is readable
+  // `on_readable` runs on the polling thread, inside poll() (so it may call
+  // enable_all(), disable_all(), enable_where() and request_stop() without
+  // racing with release()); it returns false once the descriptor is done
+  // with (the writer hung up), and it is not polled again. Called before
+  // the loop polls; fd stays open while the session polls.
+  void watch_control(int fd, std::function<bool()> on_readable);
+  // enable (or disable) the events whose attr `which` accepts.
+  Error enable_where(bool enable, const std::function<bool(const perf_event_attr&)>& which);
 
  private:
   friend class RealSessionSlice;
@@ -218,8 +229,9 @@ class RealSession {
 
   // What one poll watches: rings (global indices, ascending), their events
   // (indices into polled_, with the ring's index in `rings`), then the
-  // wake eventfd (the primary set: the process-wide one, with the
-  // command's pidfd and -D's enable) or the set's own kick eventfd.
+  // wake eventfd (the primary set: the process-wide one, with --control's
+  // descriptor, the command's pidfd and -D's enable) or the set's own kick
+  // eventfd.
   struct PollSet {
     std::vector<std::size_t> rings;
     std::vector<std::size_t> polled;
@@ -257,6 +269,8 @@ class RealSession {
   // threads may do at once.
   std::mutex rings_mutex_;
   std::vector<int> kick_fds_;  // the secondary slices' eventfds (under rings_mutex_)
+  int control_fd_ = -1;           // watch_control(), -1 once done with; the primary set's polling thread only
+  std::function<bool()> on_control_;
   int exit_fd_ = -1;              // watch_exit(), -1 once its exit is seen; polling thread only
   std::atomic<bool> stop_{false};
   std::atomic<bool> snapshot_{false};

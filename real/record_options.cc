@@ -1,6 +1,7 @@
 #include "real/record_options.h"
 
 #include <asm/perf_regs.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <ctime>
 #include <tuple>
 #include <fstream>
@@ -16,7 +18,9 @@
 #include <string_view>
 
 #include "core/cli/command_line.h"
+#include "real/control.h"
 #include "real/pmu_events.h"
+#include "real/sample_regs.h"
 #include "real/tracepoints.h"
 #include "real/zstd_records.h"
 
@@ -24,21 +28,7 @@ namespace ringsim::real {
 namespace {
 
 // The user registers a dwarf call graph samples (perf's PERF_REGS_MASK).
-bool user_register_mask(std::uint64_t& mask_out) {
-#if defined(__x86_64__)
-  const std::uint64_t all = (std::uint64_t{1} << PERF_REG_X86_64_MAX) - 1;
-  const std::uint64_t segments = (std::uint64_t{1} << PERF_REG_X86_DS) | (std::uint64_t{1} << PERF_REG_X86_ES) |
-                                 (std::uint64_t{1} << PERF_REG_X86_FS) | (std::uint64_t{1} << PERF_REG_X86_GS);
-  mask_out = all & ~segments;
-  return true;
-#elif defined(__aarch64__)
-  mask_out = (std::uint64_t{1} << PERF_REG_ARM64_MAX) - 1;
-  return true;
-#else
-  mask_out = 0;
-  return false;
-#endif
-}
+bool user_register_mask(std::uint64_t& mask_out) { return sample_regs_mask(mask_out); }
 
 std::string names_list() {
   std::string out;
@@ -423,7 +413,7 @@ struct RawOptions {
   std::string clockid_text;         // -k: only CLOCK_MONOTONIC (our clock) is accepted
   bool timestamp = false;           // -T: the time is always sampled
   bool sample_cpu = false;          // --sample-cpu: the CPU is always sampled
-  std::vector<std::string> refused_values;  // what perf options we do not support were given (unused)
+  std::vector<std::string> cgroups;    // -G, in order (each a comma-separated list)
   std::string call_graph_text;
   std::string switch_text;
   std::string switch_max_files_text;
@@ -436,6 +426,10 @@ struct RawOptions {
   CLI::Option* delay_option = nullptr;
   CLI::Option* output_option = nullptr;
   std::vector<std::string> filters;    // --filter, in order
+  std::vector<std::string> user_regs;  // --user-regs[=REGS] ("" bare), at most once
+  std::vector<std::string> intr_regs;  // -I/--intr-regs[=REGS] ("" bare), at most once
+  std::vector<std::string> branch_filters;  // -j, at most once
+  bool branch_any = false;                  // -b
   std::vector<std::size_t> filter_after;  // per --filter: the -e options before it on the command line
 };
 
@@ -458,33 +452,6 @@ void describe(CLI::App& app) {
              "Files: -o FILE, then FILE.1, FILE.2, ... with --switch-output. See docs/recorder.md.");
 }
 
-// perf record options this recorder does not support: each refused with
-// one line naming it (not "unknown option"), whatever its value.
-constexpr const char* kRefusedWithValue[] = {"--control", "-u,--uid", "--user-regs", "-I,--intr-regs",
-                                             "-j,--branch-filter", "-G,--cgroup"};
-constexpr const char* kRefusedFlags[] = {"-d,--data", "--phys-data", "-n,--no-samples", "-s,--stat",
-                                         "-b,--branch-any", "-W,--weight", "--transaction", "--running-time"};
-
-void add_refused_options(CLI::App& app, RawOptions& raw) {
-  for (const char* names : kRefusedWithValue) {
-    app.add_option(names, raw.refused_values, "not supported")->expected(0, 1)->group("");
-  }
-  for (const char* names : kRefusedFlags) app.add_flag(std::string(names))->description("not supported")->group("");
-}
-
-// The first refused option given ("" if none), as its names.
-std::string refused_given(const CLI::App& app) {
-  std::vector<std::string> all(std::begin(kRefusedWithValue), std::end(kRefusedWithValue));
-  all.insert(all.end(), std::begin(kRefusedFlags), std::end(kRefusedFlags));
-  {
-    for (const std::string& n : all) {
-      const std::string longest = n.substr(n.rfind(',') == std::string::npos ? 0 : n.rfind(',') + 1);
-      if (app.count(longest) > 0) return n.find(',') == std::string::npos ? n : n.substr(0, n.find(',')) + "/" + longest;
-    }
-  }
-  return "";
-}
-
 // What is sampled: -a, -e, -F, -c, -g, --call-graph.
 void add_sampling_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
   app.add_flag("-a,--all-cpus", o.system_wide, "system-wide: every task on every online CPU");
@@ -495,6 +462,9 @@ void add_sampling_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
   app.add_option("-p,--pid", raw.pids, "attach to these running processes (comma-separated), with their threads")
       ->delimiter(',');
   app.add_option("-t,--tid", raw.tids, "attach to these threads only (comma-separated)")->delimiter(',');
+  app.add_option("-u,--uid", o.uid_text,
+                 "attach to every process of this user (a name or a number): their threads and what they start, "
+                 "as perf");
   raw.freq_option = app.add_option("-F,--freq", raw.freq_text,
                                    "samples per second per CPU (default 4000), or max "
                                    "(/proc/sys/kernel/perf_event_max_sample_rate)");
@@ -521,8 +491,46 @@ void add_sampling_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
   app.add_flag("--sample-cpu", raw.sample_cpu, "sample the CPU (always on: accepted as perf's)");
   raw.delay_option = app.add_option("-D,--delay", raw.delay_text,
                  "sample from MS milliseconds after the command starts (as perf; 0: at once, up to " +
-                     std::to_string(kDelayMaxMs) + "); side-band records from the start");
-  add_refused_options(app, raw);
+                     std::to_string(kDelayMaxMs) + "; -1: when --control says enable); side-band records from the start");
+  app.add_option("--control", o.control,
+                 "fifo:CTL[,ACK] or fd:CTL[,ACK]: commands enable [NAME], disable [NAME], snapshot, evlist, stop, "
+                 "ping, each answered \"ack\" on ACK, as perf (with -D -1 the events wait for enable)");
+  app.add_option("-G,--cgroup", raw.cgroups,
+                 "with -a: count only in these cgroups (names under the cgroup mount, comma-separated: the first "
+                 "for the first event, ...; one for every event), as perf")
+      ->allow_extra_args(false);
+}
+
+// What each sample carries beyond the fixed fields, and counting: -d,
+// --phys-data, -W, --transaction, --user-regs, -I, --running-time, -n, -s,
+// -b, -j (perf 6.1's meanings: evsel__config).
+void add_sample_field_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
+  app.add_flag("-d,--data", o.sample_addr,
+               "sample the data address (ADDR: a page fault's address) and DATA_SRC, and record the data mappings "
+               "(mmap_data), as perf");
+  app.add_flag("--phys-data", o.sample_phys_addr, "sample the physical address of the data address (PHYS_ADDR), as perf");
+  app.add_flag("-W,--weight", o.sample_weight, "sample the weight (WEIGHT_STRUCT on x86; 0 for a software event), as perf");
+  app.add_flag("--transaction", o.sample_transaction,
+               "sample the transaction flags (TRANSACTION; 0 for a software event), as perf");
+  app.add_option("--user-regs", raw.user_regs,
+                 "sample these user registers (--user-regs=AX,SP; bare: all; --user-regs=? lists them), as perf")
+      ->allow_extra_args(false);
+  app.add_option("-I,--intr-regs", raw.intr_regs,
+                 "sample these registers at the interrupt (-IAX,SP or --intr-regs=AX,SP; bare -I: all; -I? lists "
+                 "them), as perf")
+      ->allow_extra_args(false);
+  app.add_flag("--running-time", o.running_time,
+               "the counters' enabled and running times in read_format (TOTAL_TIME_ENABLED, TOTAL_TIME_RUNNING), "
+               "as perf");
+  app.add_flag("-n,--no-samples", o.no_samples,
+               "no samples: the events count (sample period 0), the side-band records are written, as perf");
+  app.add_flag("-s,--stat", o.inherit_stat,
+               "per-thread counts: inherit_stat (a PERF_RECORD_READ as each task exits; perf report -T), as perf");
+  app.add_flag("-b,--branch-any", raw.branch_any, "sample any taken branch (branch stacks: needs a PMU with them)");
+  app.add_option("-j,--branch-filter", raw.branch_filters,
+                 "branch stacks of these kinds (any, any_call, any_ret, ind_call, call, cond, ind_jmp, abort_tx, "
+                 "in_tx, no_tx, save_type, stack, priv; u, k, hv): needs a PMU with them")
+      ->allow_extra_args(false);
 }
 
 // Where and how it is written: -o, -m, --aio, --overwrite, --switch-output,
@@ -683,6 +691,14 @@ std::vector<char*> with_bare_optional_values(int argc, char** argv, int split) {
       if (i + 1 >= split || argv[i + 1][0] == '-') out[static_cast<std::size_t>(i)] = kSwitchSignal;
       continue;
     }
+    if (arg == "--user-regs" || arg == "-I" || arg == "--intr-regs") {
+      // perf's --user-regs[=REGS], -I[REGS]: a value only when attached
+      // (the next argument is not one); bare: every register.
+      static char kUserRegsAll[] = "--user-regs=<all>";
+      static char kIntrRegsAll[] = "--intr-regs=<all>";
+      out[static_cast<std::size_t>(i)] = arg == "--user-regs" ? kUserRegsAll : kIntrRegsAll;
+      continue;
+    }
     const bool aio = arg == "--aio";
     if (!aio && arg != "-z" && arg != "--compression-level") continue;
     std::uint64_t n = 0;
@@ -709,21 +725,149 @@ std::string apply_compression(const RawOptions& raw, RecordOptions& o) {
   return "";
 }
 
+// What a bare --user-regs or -I becomes (with_bare_optional_values): no
+// register is named so.
+constexpr std::string_view kBareRegs = "<all>";
+
+// -j's list as perf 6.1's parse_branch_str: the kinds ORed; only u, k,
+// hv (privilege levels) given: any branch instead. "" or the problem.
+std::string parse_branch_filter(const std::string& text, std::uint64_t& mode_out) {
+  struct Mode {
+    std::string_view name;
+    std::uint64_t bits;
+  };
+  static constexpr Mode kModes[] = {
+      {"u", PERF_SAMPLE_BRANCH_USER},         {"k", PERF_SAMPLE_BRANCH_KERNEL},
+      {"hv", PERF_SAMPLE_BRANCH_HV},          {"any", PERF_SAMPLE_BRANCH_ANY},
+      {"any_call", PERF_SAMPLE_BRANCH_ANY_CALL}, {"any_ret", PERF_SAMPLE_BRANCH_ANY_RETURN},
+      {"ind_call", PERF_SAMPLE_BRANCH_IND_CALL}, {"abort_tx", PERF_SAMPLE_BRANCH_ABORT_TX},
+      {"in_tx", PERF_SAMPLE_BRANCH_IN_TX},    {"no_tx", PERF_SAMPLE_BRANCH_NO_TX},
+      {"cond", PERF_SAMPLE_BRANCH_COND},      {"ind_jmp", PERF_SAMPLE_BRANCH_IND_JUMP},
+      {"call", PERF_SAMPLE_BRANCH_CALL},      {"save_type", PERF_SAMPLE_BRANCH_TYPE_SAVE},
+      {"stack", PERF_SAMPLE_BRANCH_CALL_STACK}, {"priv", PERF_SAMPLE_BRANCH_PRIV_SAVE},
+  };
+  std::uint64_t mode = 0;
+  std::string_view rest = text;
+  // Bounded: each step consumes one name and its comma.
+  while (true) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view name = rest.substr(0, comma);
+    const auto* m = std::find_if(std::begin(kModes), std::end(kModes), [&](const Mode& k) { return k.name == name; });
+    if (m == std::end(kModes)) {
+      return "-j/--branch-filter " + text + ": unknown branch filter \"" + std::string(name) +
+             "\" (any, any_call, any_ret, ind_call, call, cond, ind_jmp, abort_tx, in_tx, no_tx, save_type, "
+             "stack, priv; u, k, hv)";
+    }
+    mode |= m->bits;
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+  }
+  constexpr std::uint64_t kPrivilegeLevels = PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_KERNEL | PERF_SAMPLE_BRANCH_HV;
+  if ((mode & ~kPrivilegeLevels) == 0) mode = PERF_SAMPLE_BRANCH_ANY;
+  mode_out = mode;
+  return "";
+}
+
+// -G's lists as perf 6.1's parse_cgroups: the names in order, each to the
+// next event ("" leaves that one unconstrained); one name alone to every
+// event. "" or the problem.
+std::string assign_cgroups(const std::vector<std::string>& lists, RecordOptions& o) {
+  if (lists.empty()) return "";
+  std::vector<std::string> names;
+  for (const std::string& list : lists) {
+    std::size_t at = 0;
+    // Bounded by the list's length: each step consumes a name and its comma.
+    while (at <= list.size()) {
+      const std::size_t comma = std::min(list.find(',', at), list.size());
+      names.push_back(list.substr(at, comma - at));
+      at = comma + 1;
+    }
+  }
+  if (names.size() > o.events.size()) {
+    return "-G/--cgroup: " + std::to_string(names.size()) + " cgroups for " + std::to_string(o.events.size()) +
+           " events (one per event, in -e order; or one for all)";
+  }
+  if (names.size() == 1) names.assign(o.events.size(), names[0]);
+  names.resize(o.events.size());
+  for (const std::string& n : names) {
+    if (n.find("..") != std::string::npos) return "-G/--cgroup " + n + ": a cgroup name under the cgroup mount";
+  }
+  o.cgroups = std::move(names);
+  return "";
+}
+
+// --user-regs, -I, -b and -j into `o`. -1 to go on, 0 after a register
+// list ('?', printed to stdout), or the usage error's status.
+int apply_sample_fields(const RawOptions& raw, RecordOptions& o) {
+  const struct {
+    const char* option;
+    const std::vector<std::string>* texts;
+    std::uint64_t* mask;
+  } regs[] = {{"--user-regs", &raw.user_regs, &o.user_regs}, {"--intr-regs", &raw.intr_regs, &o.intr_regs}};
+  for (const auto& r : regs) {
+    if (r.texts->empty()) continue;
+    if (r.texts->size() > 1) return core::usage_error(kAppName, std::string(r.option) + ": given more than once");
+    if (r.texts->front() == "?") {
+      std::printf("%s\n", sample_regs_list().c_str());
+      return 0;
+    }
+    const std::string text = r.texts->front() == kBareRegs ? std::string() : r.texts->front();
+    if (const std::string problem = parse_sample_regs(r.option, text, *r.mask); !problem.empty()) {
+      return core::usage_error(kAppName, problem);
+    }
+  }
+  if (const std::string problem = assign_cgroups(raw.cgroups, o); !problem.empty()) {
+    return core::usage_error(kAppName, problem);
+  }
+  if (raw.branch_any && !raw.branch_filters.empty()) {
+    return core::usage_error(kAppName, "-b/--branch-any and -j/--branch-filter exclude each other (-b is -j any)");
+  }
+  if (raw.branch_filters.size() > 1) return core::usage_error(kAppName, "-j/--branch-filter: given more than once");
+  if (raw.branch_any) o.branch_stack = PERF_SAMPLE_BRANCH_ANY;
+  if (!raw.branch_filters.empty()) {
+    if (const std::string problem = parse_branch_filter(raw.branch_filters.front(), o.branch_stack); !problem.empty()) {
+      return core::usage_error(kAppName, problem);
+    }
+  }
+  return -1;
+}
+
 // -F, -g, --call-graph and --switch-output into `o`. -1, or the usage
 // error's status.
 int apply(const RawOptions& raw, RecordOptions& o);
 
-// -D MS: 0..kDelayMaxMs. perf's -1 (start disabled, enabled through
-// --control) is refused: --control is not supported.
-std::string parse_delay(const std::string& text, std::uint64_t& ms_out) {
+// -u USER: a user name (the password database) or a number, as perf's
+// parse_target_uid. "" (none given) leaves uid_out -1.
+std::string parse_uid(const std::string& text, long& uid_out) {
+  if (text.empty()) return "";
+  std::uint64_t number = 0;
+  if (parse_u64(text, number)) {
+    if (number >= 0xffffffffu) return "-u " + text + ": not a user id";
+    uid_out = static_cast<long>(number);
+    return "";
+  }
+  passwd entry{};
+  passwd* found = nullptr;
+  std::vector<char> buffer(16384);
+  if (::getpwnam_r(text.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 || found == nullptr) {
+    return "-u " + text + ": no such user (see getent passwd)";
+  }
+  uid_out = static_cast<long>(found->pw_uid);
+  return "";
+}
+
+// -D MS: 0..kDelayMaxMs; -1 as perf's: the events start disabled, a
+// --control "enable" enables them.
+std::string parse_delay(const std::string& text, std::uint64_t& ms_out, bool& disabled_out) {
   if (text == "-1") {
-    return "-D -1 starts with the events disabled until --control enables them, and --control is not supported "
-           "by ringsim-record: give a delay in ms";
+    disabled_out = true;
+    return "";
   }
   std::uint64_t ms = 0;
   const auto parsed = std::from_chars(text.data(), text.data() + text.size(), ms, 10);
   if (parsed.ec != std::errc{} || parsed.ptr != text.data() + text.size() || ms > kDelayMaxMs) {
-    return "-D/--delay " + text + ": expected milliseconds in 0.." + std::to_string(kDelayMaxMs);
+    return "-D/--delay " + text + ": expected milliseconds in 0.." + std::to_string(kDelayMaxMs) +
+           ", or -1 (disabled until --control enables them)";
   }
   ms_out = ms;
   return "";
@@ -750,6 +894,9 @@ int apply(const RawOptions& raw, RecordOptions& o) {
   if (const std::string problem = apply_freq_and_pages(raw, o); !problem.empty()) {
     return core::usage_error(kAppName, problem);
   }
+  if (const std::string problem = parse_uid(o.uid_text, o.uid); !problem.empty()) {
+    return core::usage_error(kAppName, problem);
+  }
   if (!raw.clockid_text.empty() && raw.clockid_text != "monotonic" && raw.clockid_text != "mono" &&
       raw.clockid_text != "CLOCK_MONOTONIC") {
     return core::usage_error(kAppName, "-k " + raw.clockid_text +
@@ -757,7 +904,7 @@ int apply(const RawOptions& raw, RecordOptions& o) {
                                            "and CLOCK_DATA tie it to wall-clock time");
   }
   if (raw.delay_option != nullptr && raw.delay_option->count() > 0) {
-    if (const std::string problem = parse_delay(raw.delay_text, o.delay_ms); !problem.empty()) {
+    if (const std::string problem = parse_delay(raw.delay_text, o.delay_ms, o.start_disabled); !problem.empty()) {
       return core::usage_error(kAppName, problem);
     }
   }
@@ -868,16 +1015,14 @@ int parse_record_command_line(int argc, char** argv, RecordOptions& out) {
   RawOptions raw;
   add_sampling_options(app, o, raw);
   add_output_options(app, o, raw);
+  add_sample_field_options(app, o, raw);
   app.prefix_command(true);
   std::vector<char*> args = with_bare_optional_values(argc, argv, split);
   if (const int status = core::parse_command_line(app, split, args.data()); status >= 0) return status;
-  if (const std::string refused = refused_given(app); !refused.empty()) {
-    return core::usage_error(kAppName, refused + " is not supported by ringsim-record (docs/recorder.md: the perf "
-                                                 "option table says why)");
-  }
   if (const int status = take_command(app, split, argc, argv, o); status >= 0) return status;
   raw.filter_after = filters_after_events(argc, argv, split);
   if (const int status = apply(raw, o); status >= 0) return status;
+  if (const int status = apply_sample_fields(raw, o); status >= 0) return status;
   if (const std::string problem = apply_filters(raw, o); !problem.empty()) return core::usage_error(kAppName, problem);
   for (int i = 0; i < argc; i++) o.argv.push_back(argv[i]);
   if (const std::string problem = check_options(o); !problem.empty()) return core::usage_error(kAppName, problem);
@@ -912,11 +1057,18 @@ std::string check_targets(const RecordOptions& o) {
     return "nothing to record: give a COMMAND, -a for the whole system, -C for some CPUs, or -p/-t for running tasks";
   }
   if (!o.pids.empty() && !o.tids.empty()) return "-p and -t exclude each other: give the processes or the threads";
+  if (o.uid >= 0 && (!o.pids.empty() || !o.tids.empty())) {
+    return "-u and " + std::string(o.pids.empty() ? "-t" : "-p") +
+           " exclude each other: a user's every process, or the tasks named";
+  }
   if (o.attach() && o.cpu_wide()) {
-    return std::string(o.pids.empty() ? "-t" : "-p") + " and " + (o.system_wide ? "-a" : "-C") +
+    return std::string(o.uid >= 0 ? "-u" : o.pids.empty() ? "-t" : "-p") + " and " + (o.system_wide ? "-a" : "-C") +
            " exclude each other: attach to tasks, or record CPUs";
   }
   if (o.system_wide && !o.cpu_list.empty()) return "-a and -C exclude each other: -a is every online CPU";
+  if (!o.cgroups.empty() && !o.system_wide) {
+    return "-G/--cgroup: cgroup monitoring only available in system-wide mode (-a), as perf";
+  }
   return "";
 }
 
@@ -925,7 +1077,7 @@ std::string check_events(const RecordOptions& o) {
   if (!o.event_groups.empty()) {
     if (o.event_groups.size() != o.events.size()) return "-e: a group number per event";
     const bool grouped = std::any_of(o.event_groups.begin(), o.event_groups.end(), [](int g) { return g >= 0; });
-    if (grouped && o.delay_ms > 0) return "-D with event groups {...}: not supported (the leaders would wait, not the group)";
+    if (grouped && o.delayed()) return "-D with event groups {...}: not supported (the leaders would wait, not the group)";
   }
   if (o.events.size() > kEventsMax) return "-e: more than " + std::to_string(kEventsMax) + " events";
   perf_event_attr attr{};
@@ -939,6 +1091,9 @@ std::string check_events(const RecordOptions& o) {
 
 std::string check_options(const RecordOptions& o) {
   if (o.output.empty()) return "-o: empty file name";
+  if (!o.control.empty()) {
+    if (std::string problem = check_control(o.control); !problem.empty()) return problem;
+  }
   if (std::string problem = check_targets(o); !problem.empty()) return problem;
   if (o.period == 0) {
     const std::uint64_t max_rate = max_sample_rate_hz();
@@ -962,6 +1117,42 @@ std::string check_options(const RecordOptions& o) {
 }
 
 namespace {
+
+// The sample fields and counting options of perf 6.1's evsel__config:
+// -d, --phys-data, -W, --transaction, --user-regs, -I, -b/-j, --running-time,
+// -s. Every event alike, ours' -D dummy too (D18: one sample layout), but
+// for branch stacks, which perf leaves off a dummy (the kernel refuses
+// them there).
+void set_sample_fields(const RecordOptions& o, perf_event_attr& attr) {
+  if (o.sample_addr) attr.sample_type |= PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC;
+  if (o.sample_phys_addr) attr.sample_type |= PERF_SAMPLE_PHYS_ADDR;
+  if (o.sample_weight) {
+#if defined(__x86_64__)
+    attr.sample_type |= PERF_SAMPLE_WEIGHT_STRUCT;  // perf's arch/x86 arch_evsel__set_sample_weight
+#else
+    attr.sample_type |= PERF_SAMPLE_WEIGHT;
+#endif
+  }
+  if (o.sample_transaction) attr.sample_type |= PERF_SAMPLE_TRANSACTION;
+  if (o.user_regs != 0) {
+    attr.sample_type |= PERF_SAMPLE_REGS_USER;
+    attr.sample_regs_user |= o.user_regs;
+  }
+  if (o.intr_regs != 0) {
+    attr.sample_type |= PERF_SAMPLE_REGS_INTR;
+    attr.sample_regs_intr = o.intr_regs;
+  }
+  const bool dummy = attr.type == PERF_TYPE_SOFTWARE && attr.config == PERF_COUNT_SW_DUMMY;
+  if (o.branch_stack != 0 && !dummy) {
+    attr.sample_type |= PERF_SAMPLE_BRANCH_STACK;
+    attr.branch_sample_type = o.branch_stack;
+  }
+  if (o.running_time) attr.read_format |= PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+  if (o.inherit_stat) {
+    attr.inherit_stat = 1;
+    attr.read_format |= PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID;
+  }
+}
 
 // What every event samples: period or frequency, sample_type, call chains.
 // PERF_SAMPLE_PERIOD only in frequency mode, as perf: with a fixed period
@@ -994,15 +1185,19 @@ void set_sampling(const RecordOptions& o, std::uint64_t register_mask, perf_even
       attr.sample_period = 1;
     }
   }
+  set_sample_fields(o, attr);
   if (o.call_graph != CallGraph::none) attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
   if (o.call_graph == CallGraph::dwarf) {
     // As perf: the kernel part of the chain from the kernel, the user part
     // unwound later from the registers and the stack copy.
     attr.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-    attr.sample_regs_user = register_mask;
+    attr.sample_regs_user |= register_mask;  // with --user-regs: both, as perf
     attr.sample_stack_user = o.dwarf_stack_bytes;
     attr.exclude_callchain_user = 1;
   }
+  // -n: perf's `attr->sample_freq = 0` (the union with sample_period):
+  // the events count, never sample.
+  if (o.no_samples) attr.sample_period = 0;
 }
 
 // The bits of one event.
@@ -1040,7 +1235,7 @@ std::string make_event_attr(const RecordOptions& o, std::uint64_t register_mask,
     // perf 6.1 also samples ADDR and DATA_SRC for it (D14 in the
     // side-by-side harness): not needed to unwind, and 16 zero bytes per
     // sample of a software event; later perf keeps the data mmaps only.
-    if (o.call_graph == CallGraph::dwarf) attr.mmap_data = 1;
+    if (o.call_graph == CallGraph::dwarf || o.sample_addr) attr.mmap_data = 1;  // -d: as perf's evsel__config
     // --switch-events: on the tracking event, as perf's evsel__config.
     if (o.switch_events) attr.context_switch = 1;
   }
@@ -1060,9 +1255,10 @@ std::string make_event_attr(const RecordOptions& o, std::uint64_t register_mask,
     // With -D only the side-band event starts at exec; the others after
     // the delay (perf: evsel__config leaves enable_on_exec to the events
     // when !opts->initial_delay, and gives it to the tracking dummy).
-    attr.enable_on_exec = o.delay_ms == 0 || first ? 1 : 0;
+    attr.enable_on_exec = !o.delayed() || first ? 1 : 0;
   }
-  if (!o.pids.empty() && !o.no_inherit) attr.inherit = 1;  // as perf -p: threads and children started later too
+  // As perf -p and -u: threads and children started later too.
+  if ((!o.pids.empty() || o.uid >= 0) && !o.no_inherit) attr.inherit = 1;
   if (o.overwrite) attr.write_backward = 1;
   return "";
 }
@@ -1076,7 +1272,7 @@ std::string make_attrs(const RecordOptions& o, std::vector<EventAttr>& out) {
     return "--call-graph dwarf: not supported on this architecture; use fp";
   }
   std::vector<EventAttr> attrs;
-  if (o.delay_ms > 0) {
+  if (o.delayed()) {
     // perf's record__open for -D: "we need to add a dummy event so that we
     // can track PERF_RECORD_MMAP while we wait for the initial delay to
     // enable the real events". Kernel side-band too unless every event is

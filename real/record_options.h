@@ -87,6 +87,10 @@ struct RecordOptions {
   std::string cpu_list;                // -C: these CPUs only (system-wide on them); "" for all
   std::vector<int> pids;               // -p: these processes (every thread, and what they start)
   std::vector<int> tids;               // -t: these threads only
+  // -u/--uid: every process of this user (each thread, and what they
+  // start), as perf 6.1's thread_map__new_by_uid; -1: none. uid_text: as given.
+  long uid = -1;
+  std::string uid_text;
   std::uint64_t freq_hz = kFreqDefaultHz;  // used when period == 0
   bool freq_given = false;             // -F given (a tracepoint samples every event unless -F or -c)
   std::uint64_t period = 0;            // -c; 0: frequency mode
@@ -143,6 +147,16 @@ struct RecordOptions {
   // event records the side-band (COMM, MMAP, ...) from the start, as
   // perf's. 0: at once.
   std::uint64_t delay_ms = 0;
+  // -D -1: the events (but the side-band dummy) start disabled until a
+  // --control "enable" (perf's initial_delay -1).
+  bool start_disabled = false;
+  // Whether the events wait (-D MS or -D -1) with a side-band dummy first.
+  bool delayed() const { return delay_ms > 0 || start_disabled; }
+  // -G/--cgroup: per event (in `events` order) the cgroup it counts in,
+  // a name under the cgroup mount ("" for none); empty: no -G. With -a.
+  std::vector<std::string> cgroups;
+  // --control fifo:CTL[,ACK] or fd:CTL[,ACK] (real/control.h); "" for none.
+  std::string control;
   bool quiet = false;                 // only errors
   bool no_inherit = false;            // -i/--no-inherit: the command's children and new threads are not recorded
   bool switch_events = false;         // --switch-events: context_switch on the tracking event
@@ -150,6 +164,17 @@ struct RecordOptions {
   bool all_kernel = false;            // --all-kernel: exclude_user on every event
   bool sample_period = false;         // -P: PERF_SAMPLE_PERIOD with -c too
   bool raw_samples = false;           // -R: PERF_SAMPLE_RAW on every event
+  // Sample fields and counts as perf 6.1's evsel__config sets them:
+  bool sample_addr = false;           // -d/--data: ADDR and DATA_SRC; mmap_data on the tracking event
+  bool sample_phys_addr = false;      // --phys-data: PHYS_ADDR
+  bool sample_weight = false;         // -W/--weight: WEIGHT_STRUCT on x86 (perf's arch_evsel__set_sample_weight), else WEIGHT
+  bool sample_transaction = false;    // --transaction: TRANSACTION
+  std::uint64_t user_regs = 0;        // --user-regs: REGS_USER, sample_regs_user |= this (not on a dummy)
+  std::uint64_t intr_regs = 0;        // -I/--intr-regs: REGS_INTR, sample_regs_intr (not on a dummy)
+  bool running_time = false;          // --running-time: read_format TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING
+  bool no_samples = false;            // -n/--no-samples: sample_freq (sample_period) 0: counting only
+  bool inherit_stat = false;          // -s/--stat: inherit_stat, read_format TOTAL_TIMEs | ID (PERF_RECORD_READ per task)
+  std::uint64_t branch_stack = 0;     // -b (ANY), -j FILTERS: BRANCH_STACK, branch_sample_type (not on a dummy)
   // The build-id cache (perf's ~/.debug layout) the hit DSOs are copied
   // into; "" for $HOME/.debug. no_buildid_cache (-N): not filled.
   std::string buildid_dir;
@@ -158,7 +183,7 @@ struct RecordOptions {
   std::vector<std::string> argv;      // the whole command line (CMDLINE feature)
 
   // Attached to running tasks (-p, -t) rather than a command or CPUs.
-  bool attach() const { return !pids.empty() || !tids.empty(); }
+  bool attach() const { return !pids.empty() || !tids.empty() || uid >= 0; }
   // Every task on some CPUs (-a or -C).
   bool cpu_wide() const { return system_wide || !cpu_list.empty(); }
   // The COMMAND is the recording's target (not only its duration).
@@ -248,7 +273,7 @@ std::string check_options(const RecordOptions& options);
 // CLOCK_MONOTONIC time stamps (use_clockid), disabled, host only; the
 // first event also asks for the side-band records perf needs (mmap, mmap2,
 // comm, comm_exec, task); inherit for a command and -p, enable_on_exec for
-// a command; write_backward for --overwrite. With -D (delay_ms > 0) a
+// a command; write_backward for --overwrite. With -D (delayed()) a
 // dummy event comes first ("dummy:HG", or "dummy:u" when every event
 // excludes the kernel) and asks for the side-band records, enabled at the
 // command's exec (or at the start); the events asked for are enabled

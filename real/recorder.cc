@@ -1,5 +1,6 @@
 #include "real/recorder.h"
 
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/resource.h>
 
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -20,6 +22,7 @@
 #include "core/verify.h"
 #include "real/build_ids.h"
 #include "real/clock.h"
+#include "real/control.h"
 #include "real/file_stats.h"
 #include "real/host_facts.h"
 #include "real/mapped_file.h"
@@ -106,6 +109,28 @@ class Command {
   bool ran_ = false;
   WaitStatus end_;
 };
+
+// Where -G's cgroup names are, as perf's cgroupfs_find_mountpoint(...,
+// "perf_event") finds it: a cgroup v1 mount with the perf_event
+// controller, else the cgroup2 mount (/proc/self/mounts). "" or why not.
+std::string cgroup_mount_for_events(std::string& mount_out) {
+  std::ifstream mounts("/proc/self/mounts");
+  std::string line, v2;
+  // Bounded: a mount table of at most 100,000 lines is read.
+  for (int n = 0; n < 100'000 && std::getline(mounts, line); n++) {
+    std::istringstream words(line);
+    std::string device, point, type, options;
+    if (!(words >> device >> point >> type >> options)) continue;
+    if (type == "cgroup" && ("," + options + ",").find(",perf_event,") != std::string::npos) {
+      mount_out = point;
+      return "";
+    }
+    if (type == "cgroup2" && v2.empty()) v2 = point;
+  }
+  if (v2.empty()) return "no cgroup file system with perf_event mounted (mount -t cgroup2 none /sys/fs/cgroup)";
+  mount_out = v2;
+  return "";
+}
 
 void print_line(const std::string& line) { std::fprintf(stderr, "ringsim-record: %s\n", line.c_str()); }
 void print_error(const std::string& line) { std::fprintf(stderr, "ringsim-record: error: %s\n", line.c_str()); }
@@ -444,6 +469,11 @@ class Recording {
   void remove_old_files(std::size_t keep);
   core::WriterStats writer_stats() const;
   void synthesize_first_file();
+  bool open_control();
+  bool open_cgroups();
+  void watch_control();
+  Error control_enable(bool enable, const std::string& name, bool* found);
+  void print_control() const;
   bool start_events();
   bool release_command();
   Error enable_at_start();
@@ -510,11 +540,24 @@ class Recording {
   std::string error_line_;
   std::uint64_t lost_samples_ = 0;         // in LOST_SAMPLES records (PERF_FORMAT_LOST)
   std::uint64_t lost_samples_unread_ = 0;  // events whose lost count read() did not give
+  std::uint32_t uid_rescans_ = 0;           // -u: /proc walked again after a task ended (open_events)
+  static constexpr std::uint32_t kUidRescansMax = 20;
+  std::vector<int> cgroup_fds_;             // -G: per attr, its cgroup's directory or -1; closed by the destructor
+  ControlFds control_fds_;                  // --control; closed by the destructor
+  std::unique_ptr<ControlServer> control_;  // serves them on the polling thread
+ public:
+  ~Recording() {
+    close_control(control_fds_);
+    for (const int fd : cgroup_fds_) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
 };
 
 int Recording::run() {
-  const bool ready = make_event_attrs() && choose_cpus() && find_tasks() && install_signals() && start_command() &&
-                     set_priority() && open_events() && set_filters() && describe_events() && open_output();
+  const bool ready = make_event_attrs() && open_control() && open_cgroups() && choose_cpus() && find_tasks() && install_signals() &&
+                     start_command() && set_priority() && open_events() && set_filters() && describe_events() &&
+                     open_output();
   if (!ready) {
     print_error(error_line_);
     return status_;
@@ -561,7 +604,7 @@ bool Recording::make_event_attrs() {
   // Each event's lost samples, for LOST_SAMPLES records at the end (as
   // perf record 6.x: perf report's "Total Lost Samples").
   if (kernel_has_format_lost()) {
-    for (EventAttr& a : attrs_) a.attr.read_format = PERF_FORMAT_LOST;
+    for (EventAttr& a : attrs_) a.attr.read_format |= PERF_FORMAT_LOST;
   }
   // The formats of the tracepoints, read now (they do not change while
   // the kernel runs), for every file's TRACING_DATA.
@@ -606,6 +649,20 @@ bool Recording::choose_cpus() {
 // exist (the kernel would say ESRCH for each event).
 bool Recording::find_tasks() {
   if (o_.cpu_wide()) tasks_ = {-1};
+  if (o_.uid >= 0) {
+    // -u: the user's processes now (the recorder's own left out), each
+    // thread; what they start later by inherit.
+    for (const pid_t pid : processes_of_user(static_cast<uid_t>(o_.uid), ::getpid())) {
+      const std::vector<pid_t> threads = threads_of(pid);
+      if (threads.empty()) continue;  // gone meanwhile
+      tasks_.insert(tasks_.end(), threads.begin(), threads.end());
+      processes_.push_back(pid);
+    }
+    if (tasks_.empty()) {
+      return fail(kExitUsage, "-u " + o_.uid_text + ": no process of that user (uid " + std::to_string(o_.uid) +
+                                  ", see ps -u " + std::to_string(o_.uid) + ")");
+    }
+  }
   for (const int pid : o_.pids) {
     const std::vector<pid_t> threads = threads_of(pid);
     if (threads.empty()) return fail(kExitUsage, "-p " + std::to_string(pid) + ": no such process (see ps)");
@@ -705,9 +762,19 @@ bool Recording::open_events() {
       attrs.push_back(e.attr);
       leaders.push_back(e.leader);
     }
-    const std::vector<RingSpec> specs = shared_ring_specs(attrs, tasks_, cpus_, o_.mmap_pages, leaders);
+    const std::vector<RingSpec> specs = shared_ring_specs(attrs, tasks_, cpus_, o_.mmap_pages, leaders, cgroup_fds_);
     const Error e = RealSession::open(specs, session_);
     if (e.ok()) return true;
+    // -u: a process of the user ended between the /proc walk and its
+    // events (perf ignores it: ignore_missing_thread): walk again.
+    if (e.error == ESRCH && o_.uid >= 0 && uid_rescans_ < kUidRescansMax) {
+      uid_rescans_++;
+      tasks_.clear();
+      processes_.clear();
+      if (!find_tasks()) return false;
+      attempt--;
+      continue;
+    }
     if (attempt == 2 || !fall_back(e)) return fail(session_error_status(e), session_error_message(e, o_, attrs_[0].attr));
   }
   return false;
@@ -717,7 +784,7 @@ bool Recording::open_events() {
 // (each CPU's ring, each task), as shared_ring_specs laid them out.
 bool Recording::set_filters() {
   if (o_.event_filters.empty()) return true;
-  VERIFY(o_.event_filters.size() + (o_.delay_ms > 0 ? 1 : 0) == attrs_.size());
+  VERIFY(o_.event_filters.size() + (o_.delayed() ? 1 : 0) == attrs_.size());
   const std::size_t first = attrs_.size() - o_.event_filters.size();  // after -D's dummy
   const std::size_t tasks = tasks_.size();
   for (std::size_t ring = 0; ring < session_->mapping_count(); ring++) {
@@ -947,6 +1014,7 @@ void Recording::synthesize_first_file() {
 // -a, -C, -p, -t: the events are enabled; a command is let go (its exec
 // enables its own events; with the others it only sets how long).
 bool Recording::start_events() {
+  watch_control();  // on the polling thread, before its first poll
   if (!o_.command_target()) {
     if (const Error e = enable_at_start(); !e.ok()) return fail(kExitOsError, e.message);
   }
@@ -956,7 +1024,80 @@ bool Recording::start_events() {
 // -a, -C, -p, -t: every event at the start; with -D only the side-band
 // (tracking) event, the others after the delay.
 Error Recording::enable_at_start() {
-  return o_.delay_ms > 0 ? session_->enable_tracking() : session_->enable_all();
+  return o_.delayed() ? session_->enable_tracking() : session_->enable_all();
+}
+
+// --control: its descriptors (before the events: a FIFO that is not there
+// is a bad value, and no file is written).
+bool Recording::open_control() {
+  if (o_.control.empty()) return true;
+  if (const Error e = ::ringsim::real::open_control(o_.control, control_fds_); !e.ok()) {
+    return fail(kExitUsage, e.message);
+  }
+  return true;
+}
+
+// -G: each event's cgroup directory, under the cgroup file system perf
+// uses (cgroup_mount_for_events(): a v1 perf_event mount, else cgroup2),
+// opened for the events' lifetime (the -D dummy counts every task).
+bool Recording::open_cgroups() {
+  if (o_.cgroups.empty()) return true;
+  VERIFY(o_.cgroups.size() + (o_.delayed() ? 1 : 0) == attrs_.size());
+  std::string mount;
+  if (const std::string problem = cgroup_mount_for_events(mount); !problem.empty()) {
+    return fail(kExitUnavailable, "-G/--cgroup: " + problem);
+  }
+  if (o_.delayed()) cgroup_fds_.push_back(-1);
+  for (const std::string& name : o_.cgroups) {
+    if (name.empty()) {
+      cgroup_fds_.push_back(-1);
+      continue;
+    }
+    const std::string path = mount + "/" + name;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+      const int error = errno;
+      return fail(kExitUsage, "-G/--cgroup " + name + ": no access to cgroup " + path + ": " + errno_text(error));
+    }
+    cgroup_fds_.push_back(fd);
+  }
+  return true;
+}
+
+// --control "enable [NAME]" / "disable [NAME]": every event, or those
+// whose -e text is NAME (perf's evlist__find_evsel_by_str), on the
+// polling thread (inside poll()).
+Error Recording::control_enable(bool enable, const std::string& name, bool* found) {
+  if (name.empty()) return session_->enable_where(enable, [](const perf_event_attr&) { return true; });
+  std::vector<perf_event_attr> named;
+  for (const EventAttr& a : attrs_) {
+    if (a.name == name) named.push_back(a.attr);
+  }
+  *found = !named.empty();
+  return session_->enable_where(enable, [&](const perf_event_attr& attr) {
+    return std::any_of(named.begin(), named.end(), [&](const perf_event_attr& n) {
+      return n.type == attr.type && n.config == attr.config && n.config1 == attr.config1 &&
+             n.exclude_user == attr.exclude_user && n.exclude_kernel == attr.exclude_kernel &&
+             n.exclude_hv == attr.exclude_hv && n.mmap == attr.mmap;
+    });
+  });
+}
+
+// From here the session polls the control descriptor with the rings.
+void Recording::watch_control() {
+  if (control_fds_.ctl < 0) return;
+  ControlServer::Actions actions;
+  actions.enable = [this](bool enable, const std::string& name, bool* found) {
+    return control_enable(enable, name, found);
+  };
+  actions.event_names = [this] {
+    std::string names;
+    for (const EventAttr& a : attrs_) names += (names.empty() ? "" : ", ") + a.name;
+    return names;
+  };
+  actions.stop = [this] { session_->request_stop(); };
+  control_ = std::make_unique<ControlServer>(control_fds_, std::move(actions), o_.quiet);
+  session_->watch_control(control_fds_.ctl, [this] { return control_->serve(); });
 }
 
 // A command is let go (its exec enables its own events; with -a, -C, -p or
@@ -970,6 +1111,8 @@ bool Recording::release_command() {
   // -D: from here, as perf (__cmd_record: evlist__start_workload, then
   // usleep(initial_delay) and evlist__enable); the polling thread enables.
   if (o_.delay_ms > 0) session_->enable_all_at(monotonic_ns() + o_.delay_ms * kNsPerMs);
+  // -D -1: perf says "Events disabled" here.
+  if (o_.start_disabled && !o_.quiet) print_line("control: events disabled (-D -1): waiting for enable");
   return true;
 }
 
@@ -1138,7 +1281,7 @@ void Recording::check_loop_status() {
 // PERF_RECORD_LOST_SAMPLES for every event that lost samples, as perf
 // record writes them at its end; their sum is the summary's figure.
 void Recording::write_lost_samples() {
-  if (attrs_.empty() || attrs_[0].attr.read_format != PERF_FORMAT_LOST || writer_->stats().error != 0) return;
+  if (attrs_.empty() || (attrs_[0].attr.read_format & PERF_FORMAT_LOST) == 0 || writer_->stats().error != 0) return;
   RecordBuilder builder(attrs_[0].attr.sample_type, attrs_[0].attr.sample_id_all != 0);
   for (const RealSession::LostSamples& l : session_->lost_samples(lost_samples_unread_)) {
     if (l.lost == 0) continue;
@@ -1407,11 +1550,25 @@ void Recording::print_costs() const {
                                            : "the recording ended before the " + std::to_string(o_.delay_ms) +
                                                  " ms delay (-D): no event was enabled but the side-band one"));
   }
+  if (o_.start_disabled) {
+    print_line("delay: -D -1: the events (but the side-band one) started disabled, enabled " +
+               std::to_string(control_ ? control_->stats().enables : 0) + " time(s) by --control");
+  }
+  print_control();
   print_line("synthesized: " + std::to_string(synthesis_.processes) + " processes, " +
              std::to_string(synthesis_.threads) + " threads, " + std::to_string(synthesis_.maps) + " mappings");
   print_line("cpu time: " + seconds_text(cpu_ns(usage_.ru_utime)) + " s user, " +
              seconds_text(cpu_ns(usage_.ru_stime)) + " s system, in " + seconds_text(elapsed_ns_) +
              " s of recording (before the read-back)");
+}
+
+void Recording::print_control() const {
+  if (!control_) return;
+  const ControlStats& c = control_->stats();
+  print_line("control: " + std::to_string(c.commands) + " command(s): " + std::to_string(c.enables) + " enable, " +
+             std::to_string(c.disables) + " disable, " + std::to_string(c.unknown) + " not understood, " +
+             std::to_string(c.errors) + " failed; " + std::to_string(c.acks) + " ack(s)" +
+             (c.stopped ? "; stopped by a stop command" : "") + (c.hung_up ? "; the writer closed its end" : ""));
 }
 
 }  // namespace

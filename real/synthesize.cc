@@ -1,5 +1,7 @@
 #include "real/synthesize.h"
 
+#include <sys/stat.h>
+
 #include <dirent.h>
 #include <linux/perf_event.h>
 #include <sys/mman.h>
@@ -303,6 +305,17 @@ pid_t thread_group_of(pid_t tid) {
     }
   }
   return -1;
+}
+
+std::vector<pid_t> processes_of_user(uid_t uid, pid_t except) {
+  std::vector<pid_t> out;
+  for (const pid_t pid : numeric_entries("/proc")) {
+    struct stat st {};
+    if (pid == except || ::stat(("/proc/" + std::to_string(pid)).c_str(), &st) != 0) continue;  // gone meanwhile
+    if (st.st_uid == uid) out.push_back(pid);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 std::vector<pid_t> process_tree(pid_t root) {

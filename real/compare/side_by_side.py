@@ -68,7 +68,8 @@ MIN_DEPTH_SAMPLES = 50
 # The perf script fields compared (and the sample_type flag each needs).
 SCRIPT_FIELDS = {"comm": "TID", "pid": "TID", "tid": "TID", "time": "TIME", "cpu": "CPU", "event": None,
                  "ip": "IP", "sym": "IP", "dso": "IP", "period": "PERIOD", "addr": "ADDR",
-                 "data_src": "DATA_SRC"}
+                 "data_src": "DATA_SRC", "phys_addr": "PHYS_ADDR", "weight": "WEIGHT_STRUCT", "iregs": "REGS_INTR",
+                 "uregs": "REGS_USER"}
 SIDEBAND = {"mmap", "mmap2", "comm", "comm_exec", "task", "ksymbol", "bpf_event", "build_id", "mmap_data",
             "context_switch", "namespaces", "cgroup", "text_poke"}
 DOC_BEGIN = "<!-- side_by_side: begin (real/compare/side_by_side.py --write-doc) -->"
@@ -128,7 +129,7 @@ _DIFFERENCES = [
     Difference("D11", ("status",), "0", "64", "an option perf has and ours refuses with one line naming it",
                "not implemented (docs/recorder.md, perf record's options and ours)"),
     Difference("D12", ("option",), "absent", "present", "an option of ours only: perf runs without it",
-               "ringsim-record's own options (--staging, --reader-priority, --cut-stacks, --header-interval-ms)"),
+               "ringsim-record's own options (--staging, --readers, --reader-priority, --cut-stacks, --header-interval-ms)"),
     Difference("D13", ("files",), ANY, ANY, "--switch-output names files FILE.N (perf: FILE.<timestamp>)",
                "file N is FILE.N so that they sort; counts are summed over each side's files"),
     Difference("D14", ("sample_type.ADDR", "sample_type.DATA_SRC"), "1", None,
@@ -137,10 +138,18 @@ _DIFFERENCES = [
                "needs of it is the data mmaps (mmap_data, and the readable mappings synthesized), which ours asks "
                "too since 2026-11-25 (later perf keeps only those); a software event's ADDR and DATA_SRC are 0",
                lambda c: any(a.startswith("dwarf") for a in c.args)),
-    Difference("D17", ("status",), r"[1-9]\d*", "64",
+    Difference("D17", ("status",), r"[1-9]\d*", "64|69",
                "an option ours refuses with one line naming it, and perf refuses here too",
                "perf needs what this machine lacks (a PMU with branch stacks or address filters; -G without -a) "
-               "or lost a task it was opening (-u)"),
+               "or lost a task it was opening (-u); for branch stacks (-b, -j) the kernel refuses both (69: "
+               "not supported here)"),
+    Difference("D20", ("status",), r"[1-9]\d*|-11", "0",
+               "perf 6.1 -u fails on this machine, ours records the user's every process",
+               "a task of the user ends while perf opens its events or reads its /proc maps (\"Ignored open "
+               "failure for pid N\", \"couldn't open /proc/1/task/1/maps\", exit 255; with no process of the user "
+               "it crashes); ours walks /proc again when a task it was opening ended (perf's "
+               "ignore_missing_thread), and leaves itself out",
+               lambda c: "-u" in c.args),
     Difference("D16", ("disabled",), None, "1",
                "perf opens its side-band event enabled (\"immediate\") with -a and -C, before it synthesizes "
                "/proc; with -e dummy that is the user's event, with -D its dummy:HG",
@@ -169,8 +178,8 @@ DIFFERENCES = sorted(_DIFFERENCES, key=lambda d: int(d.id[1:]))
 
 
 def delayed(case):
-    """-D/--delay with a delay (not -1)."""
-    return any(a == "-D" or a.startswith("--delay") for a in case.args) and "-1" not in case.args
+    """-D/--delay: a delay, or -1 (disabled until --control enables): a side-band dummy:HG either way."""
+    return any(a == "-D" or a.startswith("--delay") for a in case.args)
 
 
 @dataclass
@@ -187,6 +196,7 @@ class Case:
     workload: str = "shares"  # or "gzip": Debian's gzip compressing GZIP_INPUT_BYTES (a command case)
     existing: bool = False    # the output file exists before: FILE.old kept
     usr2: tuple = ()          # seconds after the start at which the recorder gets SIGUSR2
+    ctl: tuple = ()           # (seconds after the start, command) written to @TMP@/ctl (--control)
 
 
 # -c per event kind: a sample every 100 us of the clocks, every 10 faults,
@@ -304,20 +314,57 @@ def output_cases():
     ]
 
 
+def sample_field_cases():
+    """The sample-field and counting options (perf 6.1's evsel__config), and branch stacks (refused by the
+    kernel for a software event, perf and ours alike: D17)."""
+    return [
+        Case("-d -e page-faults", "page-faults", ["-e", "page-faults", "-d"], fast=True),
+        Case("--phys-data -e page-faults", "page-faults", ["-e", "page-faults", "--phys-data"]),
+        Case("-W", "cpu-clock", ["-e", "cpu-clock", "-W"]),
+        Case("--transaction", "cpu-clock", ["-e", "cpu-clock", "--transaction"]),
+        Case("--user-regs=ax,sp", "cpu-clock", ["-e", "cpu-clock", "--user-regs=ax,sp"]),
+        Case("--user-regs (bare)", "cpu-clock", ["-e", "cpu-clock", "--user-regs"]),
+        Case("-I (bare)", "cpu-clock", ["-e", "cpu-clock", "-I"]),
+        Case("--intr-regs=ip,r15", "cpu-clock", ["-e", "cpu-clock", "--intr-regs=ip,r15"]),
+        Case("--running-time", "cpu-clock", ["-e", "cpu-clock", "--running-time"]),
+        Case("-n (no samples)", "cpu-clock", ["-e", "cpu-clock", "-n"]),
+        Case("-s (per-thread counts)", "task-clock", ["-e", "task-clock", "-s"]),
+        Case("-b (any branch)", "cpu-clock", ["-e", "cpu-clock", "-b"]),
+        Case("-j any_call,u", "cpu-clock", ["-e", "cpu-clock", "-j", "any_call,u"]),
+    ]
+
+
+def control_cases():
+    """-D -1 and --control: the events wait for "enable" (written 0.5 s after the start), "disable" and
+    "enable" again, "stop" before the workload ends (it gets SIGTERM, and both recorders end by it)."""
+    fifo = "fifo:@TMP@/ctl,@TMP@/ack"
+    return [
+        Case("-D -1", "cpu-clock", ["-e", "cpu-clock", "-D", "-1"]),
+        Case("--control fifo:ctl,ack (no command)", "cpu-clock", ["-e", "cpu-clock", "--control", fifo]),
+        Case("-D -1 --control fifo:ctl,ack (enable at 0.5 s)", "cpu-clock",
+             ["-e", "cpu-clock", "-D", "-1", "--control", fifo], rounds=300, ctl=((0.5, "enable"),)),
+        Case("--control (disable at 0.3 s, enable at 0.6 s, stop at 1 s)", "cpu-clock",
+             ["-e", "cpu-clock", "--control", fifo], rounds=1000,
+             ctl=((0.3, "disable"), (0.6, "enable"), (1.0, "stop"))),
+        Case("-u root", "cpu-clock", ["-e", "cpu-clock", "-u", "root"]),
+        # The root cgroup: every task (a cgroup event counts its descendants' tasks too).
+        Case("-G / -a", "cpu-clock", ["-e", "cpu-clock", "-G", "/", "-a"], mode="a"),
+    ]
+
+
 # perf record's options that ringsim-record refuses with one line (D11),
 # with a value where they take one.
-REFUSED = [["-D", "-1"], ["--control", "fifo:@TMP@/ctl"], ["-u", "root"], ["--user-regs=ax"], ["--intr-regs=ax"],
-           ["-j", "any"], ["-b"], ["-W"], ["-G", "/"], ["--filter", "0x0"], ["-d"], ["--phys-data"],
-           ["-n"], ["-s"], ["-B"], ["--buildid-all"],
-           ["--per-thread"], ["--no-bpf-event"], ["--namespaces"], ["--timestamp-filename"]]
+REFUSED = [["-G", "/"], ["--filter", "0x0"],
+           ["-B"], ["--buildid-all"], ["--per-thread"], ["--no-bpf-event"], ["--namespaces"],
+           ["--timestamp-filename"]]
 
 
 def refused_cases():
-    return [Case(" ".join(a), "cpu-clock", ["-e", "cpu-clock"] + a, fast=a[0] == "--control") for a in REFUSED]
+    return [Case(" ".join(a), "cpu-clock", ["-e", "cpu-clock"] + a) for a in REFUSED]
 
 
 def all_cases():
-    return event_cases() + mode_cases() + output_cases() + refused_cases()
+    return event_cases() + mode_cases() + output_cases() + sample_field_cases() + control_cases() + refused_cases()
 
 
 # ---------------------------------------------------------------- running
@@ -348,14 +395,22 @@ def run(argv, timeout=120, **kw):
         return subprocess.CompletedProcess(argv, -999, e.stdout or "", (e.stderr or "") + "\nTIMED OUT")
 
 
-def run_signalled(argv, usr2, timeout=120):
-    """run(), with SIGUSR2 sent to the recorder at each of the times `usr2` (seconds after its start)."""
+def run_signalled(argv, usr2, timeout=120, ctl=(), ctl_path=""):
+    """run(), with SIGUSR2 sent to the recorder at each of the times `usr2` (seconds after its start), and
+    each (time, command) of `ctl` written as a line to the FIFO ctl_path (--control)."""
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace")
     started = time.monotonic()
-    for at in usr2:
+    for at, command in sorted([(t, None) for t in usr2] + list(ctl)):
         time.sleep(max(0.0, started + at - time.monotonic()))
-        if p.poll() is None:
+        if p.poll() is not None:
+            continue
+        if command is None:
             p.send_signal(signal.SIGUSR2)
+            continue
+        # The recorder holds the FIFO open (O_RDWR): this open does not wait.
+        fd = os.open(ctl_path, os.O_WRONLY | os.O_NONBLOCK)
+        os.write(fd, (command + "\n").encode())
+        os.close(fd)
     try:
         out, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -452,7 +507,10 @@ def record(ctx, case, who, tmp):
         else:
             argv = [ctx.record] + case.ours_pre + ["-o", out] + case.args + case.ours_only + target + ["--"] + command
         with RecordingLock():
-            r = run_signalled(substitute(argv, tmp), case.usr2) if case.usr2 else run(substitute(argv, tmp))
+            if case.usr2 or case.ctl:
+                r = run_signalled(substitute(argv, tmp), case.usr2, ctl=case.ctl, ctl_path=os.path.join(tmp, "ctl"))
+            else:
+                r = run(substitute(argv, tmp))
     side = Side(status=r.returncode, err=r.stderr)
     side.files = sorted(os.path.join(tmp, f) for f in os.listdir(tmp) if f.startswith(f"{who}.data")
                         and not f.endswith(".old"))
@@ -630,7 +688,13 @@ class Verdict:
 
 
 def error_line(side):
-    return first_line(side.err, "rror") or first_line(side.err)
+    """The error line; after perf's bare "Error:", the line that follows it (perf's message)."""
+    line = first_line(side.err, "rror") or first_line(side.err)
+    if line == "Error:":
+        lines = [l.strip() for l in side.err.splitlines() if l.strip()]
+        at = lines.index("Error:")
+        return lines[at + 1] if at + 1 < len(lines) else line
+    return line
 
 
 def compare_status(case, perf, ours, v):
@@ -800,6 +864,7 @@ def run_pair(ctx, case, full):
         os.makedirs(os.path.join(tmp, "cache"), exist_ok=True)
         if "--control" in case.args:
             os.mkfifo(os.path.join(tmp, "ctl"))
+            os.mkfifo(os.path.join(tmp, "ack"))
         perf = analyse(record(ctx, case, "perf", tmp), case, substitute(case.perf_pre, tmp), full)
         ours = analyse(record(ctx, case, "ours", tmp), case, substitute(case.perf_pre, tmp), full)
         return perf, ours

@@ -1,5 +1,6 @@
 // The recorder's command line and the perf_event_attr it describes. No
 // perf events are opened here.
+#include <asm/perf_regs.h>
 #include <linux/perf_event.h>
 
 #include <unistd.h>
@@ -13,6 +14,7 @@
 
 #include "gtest/gtest.h"
 #include "real/record_options.h"
+#include "real/sample_regs.h"
 #include "real/tracepoints.h"
 
 namespace ringsim::real {
@@ -558,22 +560,29 @@ TEST(RecordOptions, PerfCommandLinesThatFailedBefore) {
   perf_event_attr attr{};
   ASSERT_EQ(make_attr(p.options, attr), "");
   EXPECT_EQ(attr.inherit, 0u);
-  for (const std::vector<std::string>& refused :
-       {std::vector<std::string>{"--control", "fifo:a,b"}, {"-u", "root"},
-        {"-d"}, {"--user-regs", "ax"}, {"-I"}, {"--intr-regs=ax"}, {"--transaction"},
-        {"--running-time"}}) {
-    std::vector<std::string> args = refused;
-    args.insert(args.end(), {"--", "true"});
-    p = parse(args);
-    EXPECT_EQ(p.status, 64) << refused[0];
-    EXPECT_NE(p.err.find("is not supported by ringsim-record"), std::string::npos) << refused[0] << ": " << p.err;
-  }
+  // -u, -G, --control: taken as perf takes them (each checked in its own
+  // test); -G without -a is perf's error.
+  p = parse({"-u", "0", "-G", "/", "-a", "-e", "cpu-clock,page-faults"});
+  ASSERT_EQ(p.status, 64) << "-u with -a";
+  p = parse({"-G", "/", "-a", "-e", "cpu-clock,page-faults"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_EQ(p.options.cgroups, (std::vector<std::string>{"/", "/"})) << "one cgroup: every event's";
+  p = parse({"-G", ",x", "-a", "-e", "cpu-clock,page-faults"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_EQ(p.options.cgroups, (std::vector<std::string>{"", "x"})) << "in -e order; an empty one: none";
+  p = parse({"-G", "/", "--", "true"});
+  EXPECT_EQ(p.status, 64);
+  EXPECT_NE(p.err.find("only available in system-wide mode"), std::string::npos) << p.err;
+  p = parse({"-u", "0", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_EQ(p.options.uid, 0);
+  EXPECT_TRUE(p.options.attach());
 }
 
 // -D/--delay as perf's (issue 19): a dummy event first takes the side-band
 // records and starts at exec; the events asked for wait (no
-// enable_on_exec) for the delay. -1 (start disabled, --control enables)
-// and values out of range are refused naming the option.
+// enable_on_exec) for the delay, or with -1 until --control enables them;
+// values out of range are refused naming the option.
 TEST(RecordOptions, DelayPutsASideBandDummyFirstAndHoldsTheEvents) {
   Parsed p = parse({"-D", "250", "-e", "cpu-clock,page-faults", "--", "true"});
   ASSERT_EQ(p.status, -1) << p.err;
@@ -603,7 +612,17 @@ TEST(RecordOptions, DelayPutsASideBandDummyFirstAndHoldsTheEvents) {
   ASSERT_EQ(p.status, -1) << p.err;
   ASSERT_EQ(make_attrs(p.options, attrs), "");
   EXPECT_EQ(attrs.size(), 1u) << "-D 0: no delay, no dummy";
-  for (const char* bad : {"-1", "-2", "x", "3600001", ""}) {
+  // -1: every event but the dummy waits (for --control's enable), as perf.
+  p = parse({"-D", "-1", "--control", "fifo:ctl,ack", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_TRUE(p.options.start_disabled);
+  EXPECT_EQ(p.options.control, "fifo:ctl,ack");
+  ASSERT_EQ(make_attrs(p.options, attrs), "");
+  ASSERT_EQ(attrs.size(), 2u);
+  EXPECT_EQ(attrs[0].name, "dummy:HG");
+  EXPECT_EQ(attrs[0].attr.enable_on_exec, 1u);
+  EXPECT_EQ(attrs[1].attr.enable_on_exec, 0u);
+  for (const char* bad : {"-2", "x", "3600001", ""}) {
     p = parse({"-D", bad, "--", "true"});
     EXPECT_EQ(p.status, 64) << bad;
     EXPECT_NE(p.err.find("-D"), std::string::npos) << bad << ": " << p.err;
@@ -741,6 +760,147 @@ TEST(RecordOptions, AttachingInheritsForProcessesNotForThreads) {
   ASSERT_EQ(make_attr(o, attr), "");
   EXPECT_EQ(attr.inherit, 0u);
   EXPECT_EQ(attr.enable_on_exec, 0u);
+}
+
+}  // namespace
+}  // namespace ringsim::real
+
+namespace ringsim::real {
+namespace {
+
+constexpr std::uint64_t kAllRegs = 0xff0fff;  // x86_64's PERF_REGS_MASK: perf evlist's sample_regs_*
+
+// The sample-field options as perf 6.1's evsel__config sets them (perf
+// evlist -v of perf's own files: docs/recorder.md, side by side): -d ADDR
+// and DATA_SRC and mmap_data on the tracking event, --phys-data PHYS_ADDR,
+// -W WEIGHT_STRUCT (x86), --transaction TRANSACTION, --user-regs REGS_USER,
+// -I REGS_INTR, --running-time the TOTAL_TIMEs in read_format, -s
+// inherit_stat and those with ID.
+TEST(RecordOptions, SampleFieldOptionsSetPerfsBits) {
+  const Parsed p = parse({"-e", "page-faults,cpu-clock", "-d", "--phys-data", "-W", "--transaction",
+                          "--user-regs=ax,Sp", "-IIP,r15", "--running-time", "-s", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  std::vector<EventAttr> attrs;
+  ASSERT_EQ(make_attrs(p.options, attrs), "");
+  ASSERT_EQ(attrs.size(), 2u);
+  for (const EventAttr& a : attrs) {
+    SCOPED_TRACE(a.name);
+    const std::uint64_t want = PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_PHYS_ADDR |
+                               PERF_SAMPLE_TRANSACTION | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_REGS_INTR;
+    EXPECT_EQ(a.attr.sample_type & want, want);
+#if defined(__x86_64__)
+    EXPECT_NE(a.attr.sample_type & PERF_SAMPLE_WEIGHT_STRUCT, 0u);
+    EXPECT_EQ(a.attr.sample_type & PERF_SAMPLE_WEIGHT, 0u) << "one or the other";
+    EXPECT_EQ(a.attr.sample_regs_user, (1u << PERF_REG_X86_AX) | (1u << PERF_REG_X86_SP));
+    EXPECT_EQ(a.attr.sample_regs_intr, (1u << PERF_REG_X86_IP) | (1u << PERF_REG_X86_R15));
+#endif
+    EXPECT_EQ(a.attr.read_format & (PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID),
+              std::uint64_t{PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID});
+    EXPECT_EQ(a.attr.inherit_stat, 1u);
+    EXPECT_EQ(a.attr.sample_type & PERF_SAMPLE_BRANCH_STACK, 0u);
+  }
+  EXPECT_EQ(attrs[0].attr.mmap_data, 1u) << "-d: the data mappings, on the tracking event";
+  EXPECT_EQ(attrs[1].attr.mmap_data, 0u);
+  // --running-time alone: no ID (ours reads no counter by its id: D3).
+  const Parsed r = parse({"--running-time", "--", "true"});
+  ASSERT_EQ(r.status, -1) << r.err;
+  ASSERT_EQ(make_attrs(r.options, attrs), "");
+  EXPECT_EQ(attrs[0].attr.read_format, std::uint64_t{PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING});
+  EXPECT_EQ(attrs[0].attr.inherit_stat, 0u);
+}
+
+// --user-regs and -I as perf's OPTARG options: bare (every register of
+// PERF_REGS_MASK), a value only attached (--user-regs=..., -I...), '?'
+// lists the names (to stdout, status 0). With dwarf the user registers are
+// both sets (all).
+TEST(RecordOptions, RegisterListsAsPerfs) {
+  Parsed p = parse({"--user-regs", "-I", "-e", "cpu-clock", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  std::vector<EventAttr> attrs;
+  ASSERT_EQ(make_attrs(p.options, attrs), "");
+#if defined(__x86_64__)
+  EXPECT_EQ(attrs[0].attr.sample_regs_user, kAllRegs);
+  EXPECT_EQ(attrs[0].attr.sample_regs_intr, kAllRegs);
+#endif
+  // The next argument is not the option's value (perf's): it is the command.
+  p = parse({"--user-regs", "ax"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_EQ(p.options.command, std::vector<std::string>{"ax"});
+  for (const char* list : {"--user-regs=?", "-I?", "--intr-regs=?"}) {
+    p = parse({list});
+    EXPECT_EQ(p.status, 0) << list << ": " << p.err;
+  }
+#if defined(__x86_64__)
+  p = parse({"--user-regs=sp", "--call-graph", "dwarf", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  ASSERT_EQ(make_attrs(p.options, attrs), "");
+  EXPECT_EQ(attrs[0].attr.sample_regs_user, kAllRegs);
+  EXPECT_EQ(sample_regs_list(),
+            "available registers: AX BX CX DX SI DI BP SP IP FLAGS CS SS R8 R9 R10 R11 R12 R13 R14 R15");
+  std::uint64_t mask = 0;
+  EXPECT_NE(parse_sample_regs("--user-regs", "ds", mask), "") << "a segment register: not in PERF_REGS_MASK";
+#endif
+}
+
+// -n: the events count, never sample (perf: sample_freq 0, the union with
+// the period), whatever -F, -c or a tracepoint's period 1 said.
+TEST(RecordOptions, NoSamplesCountsOnly) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"-n", "--", "true"},
+                                               {"-n", "-c", "10", "-e", "page-faults", "--", "true"},
+                                               {"--no-samples", "-F", "99", "--", "true"}}) {
+    const Parsed p = parse(args);
+    ASSERT_EQ(p.status, -1) << p.err;
+    std::vector<EventAttr> attrs;
+    ASSERT_EQ(make_attrs(p.options, attrs), "");
+    EXPECT_EQ(attrs[0].attr.sample_period, 0u) << ::testing::PrintToString(args);
+  }
+}
+
+// -b is -j any; -j's kinds ORed, privilege levels alone mean any branch
+// (perf 6.1's parse_branch_str); not on the -D dummy (perf resets it there).
+TEST(RecordOptions, BranchStacksAsPerfsFilters) {
+  struct Case {
+    std::vector<std::string> args;
+    std::uint64_t mode;
+  };
+  for (const Case& c : {Case{{"-b"}, PERF_SAMPLE_BRANCH_ANY},
+                        Case{{"-j", "u"}, PERF_SAMPLE_BRANCH_ANY},
+                        Case{{"-j", "any_call,u"}, PERF_SAMPLE_BRANCH_ANY_CALL | PERF_SAMPLE_BRANCH_USER},
+                        Case{{"--branch-filter=cond,stack"}, PERF_SAMPLE_BRANCH_COND | PERF_SAMPLE_BRANCH_CALL_STACK}}) {
+    std::vector<std::string> args = c.args;
+    args.insert(args.end(), {"-D", "10", "--", "true"});
+    const Parsed p = parse(args);
+    ASSERT_EQ(p.status, -1) << p.err;
+    std::vector<EventAttr> attrs;
+    ASSERT_EQ(make_attrs(p.options, attrs), "");
+    ASSERT_EQ(attrs.size(), 2u);
+    EXPECT_EQ(attrs[0].attr.sample_type & PERF_SAMPLE_BRANCH_STACK, 0u) << "the dummy";
+    EXPECT_NE(attrs[1].attr.sample_type & PERF_SAMPLE_BRANCH_STACK, 0u);
+    EXPECT_EQ(attrs[1].attr.branch_sample_type, c.mode) << ::testing::PrintToString(c.args);
+  }
+}
+
+TEST(RecordOptions, BadSampleFieldValuesAreOneLineWithExitStatus64) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"--control", "fifo:", "--", "true"},
+           {"--control", "fd:", "--", "true"},
+           {"--control", "fd:1,", "--", "true"},
+           {"--control", "socket:x", "--", "true"},
+           {"--user-regs=foo", "--", "true"},
+           {"--user-regs=ax,", "--", "true"},
+           {"--user-regs=ax", "--user-regs=bx", "--", "true"},
+           {"-Ids", "--", "true"},
+           {"-j", "foo", "--", "true"},
+           {"-j", "any,", "--", "true"},
+           {"-j", "any", "-j", "u", "--", "true"},
+           {"-b", "-j", "any", "--", "true"},
+       }) {
+    const Parsed p = parse(args);
+    SCOPED_TRACE(::testing::PrintToString(args));
+    EXPECT_EQ(p.status, 64);
+    EXPECT_EQ(p.err.rfind("ringsim-record: error: ", 0), 0u) << p.err;
+    EXPECT_EQ(p.err.find('\n'), p.err.size() - 1) << "one line: " << p.err;
+  }
 }
 
 }  // namespace
