@@ -156,6 +156,12 @@ void ReadingThreads::read(std::size_t index) {
     ready_->count_down();
   }
   if (run) results_[index] = loop.run();
+  // The first thread alone watches the command's exit, the signals,
+  // --control and -D: once its loop has ended (its rings hung up and
+  // released, or an error), nothing would stop the others. Its rings hang
+  // up with the others' (the same tasks on every CPU), so this ends a
+  // recording that is ending anyway.
+  if (index == 0 && run) session_.request_stop();
   gate_[index]->finish();
   if (running_.fetch_sub(1) == 1) staging_.close();
 }

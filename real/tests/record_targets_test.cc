@@ -386,7 +386,7 @@ TEST(RecordTargets, DashURecordsEveryProcessOfThatUser) {
   }));
   const std::string out = testing::temp_dir("uid") + "/ours.data";
   const RunResult r = testing::run_record({"-u", "nobody", "-F", "1000", "-N", "-o", out, "--", "sleep", "0.5"});
-  ASSERT_FALSE(other.has_exited()) << "the workload ended before the recording did";
+  ASSERT_FALSE(other.has_exited()) << "the workload ended before the recording did: " << r.text();
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
   const std::vector<std::string> pids = script_field(out, "pid");
   ASSERT_GT(pids.size(), 100u);
