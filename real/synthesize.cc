@@ -312,7 +312,17 @@ std::vector<pid_t> processes_of_user(uid_t uid, pid_t except) {
   for (const pid_t pid : numeric_entries("/proc")) {
     struct stat st {};
     if (pid == except || ::stat(("/proc/" + std::to_string(pid)).c_str(), &st) != 0) continue;  // gone meanwhile
-    if (st.st_uid == uid) out.push_back(pid);
+    if (st.st_uid != uid) continue;
+    // A process that exited and is not reaped yet (state Z or X) keeps its
+    // /proc entry but has no task to open an event on (ESRCH): leave it out,
+    // or every walk of /proc finds it again.
+    std::string stat;
+    if (!read_first_line("/proc/" + std::to_string(pid) + "/stat", stat)) continue;  // gone meanwhile
+    const std::size_t close = stat.rfind(')');
+    if (close == std::string::npos || close + 2 >= stat.size()) continue;
+    const char state = stat[close + 2];
+    if (state == 'Z' || state == 'X') continue;
+    out.push_back(pid);
   }
   std::sort(out.begin(), out.end());
   return out;

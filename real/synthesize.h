@@ -140,7 +140,8 @@ std::vector<pid_t> threads_of(pid_t pid);
 pid_t thread_group_of(pid_t tid);
 // The processes whose /proc/PID belongs to `uid` (their effective user, as
 // perf 6.1's thread_map__new_by_uid reads it: stat's st_uid), but
-// `except`, in pid order.
+// `except` and processes that exited and are not reaped (zombies), in pid
+// order.
 std::vector<pid_t> processes_of_user(uid_t uid, pid_t except);
 
 }  // namespace ringsim::real

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -224,6 +226,37 @@ TEST(Synthesize, ProcessTreeFindsChildren) {
   ASSERT_FALSE(tree.empty());
   EXPECT_EQ(tree.front(), getpid());
   EXPECT_NE(std::find(tree.begin(), tree.end(), child_pid), tree.end());
+}
+
+// -u's walk: this user's processes, a running child among them, an exited
+// child not yet reaped (a zombie: ESRCH for every event opened on it) not,
+// and not the one left out.
+TEST(Synthesize, ProcessesOfUserLeaveOutZombies) {
+  const pid_t running = ::fork();
+  ASSERT_GE(running, 0);
+  if (running == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  const pid_t zombie = ::fork();
+  ASSERT_GE(zombie, 0);
+  if (zombie == 0) ::_exit(0);
+  // Until the zombie's /proc stat says Z (it has exited).
+  for (int i = 0; i < 5000; i++) {
+    std::ifstream in("/proc/" + std::to_string(zombie) + "/stat");
+    std::string line;
+    std::getline(in, line);
+    const std::size_t close = line.rfind(')');
+    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z') break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const std::vector<pid_t> mine = processes_of_user(::geteuid(), ::getpid());
+  ::kill(running, SIGKILL);
+  ::waitpid(running, nullptr, 0);
+  ::waitpid(zombie, nullptr, 0);
+  EXPECT_NE(std::find(mine.begin(), mine.end(), running), mine.end());
+  EXPECT_EQ(std::find(mine.begin(), mine.end(), zombie), mine.end()) << "a zombie is no process to record";
+  EXPECT_EQ(std::find(mine.begin(), mine.end(), ::getpid()), mine.end()) << "the one left out";
 }
 
 TEST(Synthesize, AllProcessesAndTheKernel) {
