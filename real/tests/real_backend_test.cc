@@ -913,6 +913,39 @@ TEST(RealBackend, AStopThatWakesThePollDisablesTheEventsAsItReturns) {
   EXPECT_TRUE(session->stop_requested());
 }
 
+// Two reading threads' slices of one session: a stop requested from
+// another thread wakes the secondary slice's poll (its own eventfd, which
+// the stop kicks; it does not watch the process-wide one) at once, the
+// events disabled. Without the kick it would sleep to its deadline and
+// return 0.
+TEST(RealBackend, AStopWakesEverySlicesPoll) {
+  const int cpu = allowed_cpus().front();
+  std::unique_ptr<RealSession> session = open_session(
+      system_wide_specs(sampling_attr(PERF_COUNT_SW_CPU_CLOCK, 1'000 * kMs), std::vector<int>{cpu, cpu}, 1));
+  ASSERT_TRUE(session);
+  std::unique_ptr<RealSessionSlice> primary;
+  std::unique_ptr<RealSessionSlice> secondary;
+  ASSERT_TRUE(RealSessionSlice::make(*session, {0}, true, primary).ok());
+  ASSERT_TRUE(RealSessionSlice::make(*session, {1}, false, secondary).ok());
+  EXPECT_EQ(secondary->mapping_count(), 1u);
+  EXPECT_EQ(&secondary->mapping(0), &session->mapping(1));
+  EXPECT_FALSE(secondary->take_snapshot_request());  // only the primary takes requests
+  ASSERT_TRUE(session->enable_all().ok());
+  std::vector<core::PollEvents> events(1, core::PollEvents{true});
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    session->request_stop();
+  });
+  const int polled = secondary->poll(events, kDeadlineNs);
+  stopper.join();
+  EXPECT_EQ(polled, -EINTR);  // the kick and no ring event
+  EXPECT_TRUE(secondary->stop_requested());
+  expect_counter_stopped(*session, "the counter still runs after a secondary slice saw the stop");
+  EXPECT_EQ(session->disable_failures(), 0u) << session->last_disable_error().message;
+  std::unique_ptr<RealSessionSlice> overwrite;
+  EXPECT_FALSE(RealSessionSlice::make(*session, {}, false, overwrite).ok()) << "a slice of no rings";
+}
+
 // The command's exit, seen by the session's own poll (no waiter thread):
 // a stop request, the events disabled as poll() returns.
 TEST(RealBackend, AWatchedCommandsExitIsAStopRequest) {
