@@ -167,4 +167,9 @@ nlohmann::json to_json(const RunConfig& config);
 // field. Returns an empty string or the first problem.
 std::string from_json(const nlohmann::json& json, RunConfig& out);
 
+// A string read from a file, as JSON writes it (in double quotes, control
+// characters and quotes escaped), so that an error message quoting it
+// stays one line whatever the file holds.
+std::string quoted(const std::string& text);
+
 }  // namespace ringsim::sim

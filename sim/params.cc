@@ -894,6 +894,10 @@ nlohmann::json to_json(const RunConfig& c) {
   return j;
 }
 
+std::string quoted(const std::string& text) {
+  return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 std::string from_json(const nlohmann::json& j, RunConfig& out) {
   if (!j.is_object()) return "config: not an object";
   RunConfig c;
@@ -904,7 +908,7 @@ std::string from_json(const nlohmann::json& j, RunConfig& out) {
     if (p.is_choice()) {
       if (!it->is_string()) return std::string("config.") + p.name + ": not a string";
       if (!p.parse(it->get<std::string>(), value)) {
-        return std::string("config.") + p.name + ": unknown " + p.name + " '" + it->get<std::string>() + "'";
+        return std::string("config.") + p.name + ": unknown " + p.name + " " + quoted(it->get<std::string>());
       }
     } else {
       if (!it->is_number_unsigned()) return std::string("config.") + p.name + ": not an unsigned integer";

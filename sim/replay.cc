@@ -97,7 +97,7 @@ std::string replay_from_text(const std::string& text, ReplayFile& out) {
   if (!j.is_object()) return "not a ringsim replay (not a JSON object)";
   using T = nlohmann::json::value_t;
   if (std::string e = need(j, "format", T::string); !e.empty()) return "not a ringsim replay: " + e;
-  if (j["format"] != kFormat) return "not a ringsim replay (format is '" + j["format"].get<std::string>() + "')";
+  if (j["format"] != kFormat) return "not a ringsim replay (format is " + quoted(j["format"].get<std::string>()) + ")";
   if (std::string e = need(j, "version", T::number_unsigned); !e.empty()) return e;
   const std::uint64_t version = j["version"].get<std::uint64_t>();
   if (version < kReplayVersionOldest || version > kReplayVersion) {

@@ -104,6 +104,16 @@ std::string resealed(const std::string& from, const std::string& to) {
   return j.dump();
 }
 
+// A string the file quotes back is escaped: a newline in it does not split
+// the error line (the replay fuzzer's crash of 2026-11-26).
+TEST(ReplayFile, QuotedStringsStayOnOneLine) {
+  const std::string format = problem("{\"format\": \"ring\\nsim\\\"\"}");
+  EXPECT_EQ(format, "not a ringsim replay (format is \"ring\\nsim\\\"\")");
+  const std::string mode = problem(resealed("\"mode\": \"", "\"mode\": \"x\\n"));
+  EXPECT_NE(mode.find("config.mode: unknown mode \"x\\n"), std::string::npos) << mode;
+  EXPECT_EQ(mode.find('\n'), std::string::npos) << mode;
+}
+
 TEST(ReplayFile, ValueNotBelowItsBound) {
   EXPECT_NE(problem(resealed("[2,1,1000,999", "[2,2,1000,999")).find("value 2 for bound 2"), std::string::npos);
 }
