@@ -28,12 +28,18 @@
 //      bug);
 //      offset heads (h inside the area): the reader cannot tell how much
 //      was written since the previous snapshot once the driver has gone
-//      round the area. Until then (h never behind the previous h and the
-//      area past h still all zero, as the kernel handed it out) the new
-//      data is [previous h, h); from then on, every snapshot takes the
-//      whole area, oldest byte (at h) first, as perf does for Intel PT.
-//      What was overwritten between wrapped snapshots is unknown: not
-//      counted (the stream's own packets tell);
+//      round the area. It decides the driver has (for good) as perf does
+//      for Intel PT (intel_pt_find_snapshot, intel_pt_first_wrap): a
+//      non-zero word in the area's last 4 KiB (the whole area if smaller;
+//      the kernel hands AUX pages out zeroed), or h behind the previous h.
+//      Until then the new data is [previous h, h); from then on every
+//      snapshot takes the whole area, oldest byte (at h) first. The test
+//      errs towards the whole area: with h inside the last 4 KiB before
+//      the first lap, the record starts with the zeros past h (a PT
+//      decoder reads them as PAD packets); what it cannot see is a lap
+//      that left 4 KiB of zero words at the end. What was overwritten
+//      between wrapped snapshots is unknown: not counted (the stream's own
+//      packets tell);
 //   3. copy it behind an AUXTRACE header, restart the output.
 // The watermark and aux_wakeup are the driver's business (wakeups come
 // through poll); the reader never divides by the watermark.
@@ -141,6 +147,7 @@ class AuxReader {
 
  private:
   static constexpr std::uint64_t kNewBytesMax = std::uint64_t{1} << 62;
+  static constexpr std::uint64_t kFirstWrapBytes = 4096;  // perf: 512 words
 
   // Free-running heads: [max(previous, head - size), head), by words.
   AuxRead snapshot_stream(std::span<std::byte> destination, std::uint64_t head, bool final_read) {
@@ -175,7 +182,7 @@ class AuxReader {
       result.status = ReadStatus::head_past_ring;
       return result;
     }
-    if (!wrapped_) wrapped_ = head < previous_head_ || written_past(destination, head);
+    if (!wrapped_) wrapped_ = head < previous_head_ || end_written(destination);
     if (wrapped_) {
       stats_.wrapped_snapshots++;
       result.record_bytes = emit(destination, head, size_bytes_);
@@ -191,12 +198,14 @@ class AuxReader {
     return result;
   }
 
-  // Whether any byte of [head, size) is not zero: the driver has been there
-  // (a fresh area is all zeros). Uses destination as scratch.
-  bool written_past(std::span<std::byte> destination, std::uint64_t head) {
-    const std::span<std::byte> rest(destination.data(), size_bytes_ - head);
-    mapping_.copy_aux(head, rest);
-    return std::any_of(rest.begin(), rest.end(), [](std::byte b) { return b != std::byte{0}; });
+  // perf's first-wrap test: whether any 8-byte word of the area's last
+  // kFirstWrapBytes (all of it, if smaller) is not zero. Uses destination
+  // as scratch.
+  bool end_written(std::span<std::byte> destination) {
+    const std::uint64_t length = std::min(size_bytes_, kFirstWrapBytes) & ~std::uint64_t{7};
+    const std::span<std::byte> end(destination.data(), length);
+    mapping_.copy_aux(size_bytes_ - length, end);
+    return std::any_of(end.begin(), end.end(), [](std::byte b) { return b != std::byte{0}; });
   }
 
   // Writes an AUXTRACE record for [position, position + length) into

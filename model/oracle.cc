@@ -1,6 +1,7 @@
 #include "model/oracle.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <sstream>
 #include <unordered_map>
@@ -260,16 +261,34 @@ struct CpuChecker {
   // the real (not padding) bytes it holds, or false on a violation.
   // `position`: the stream position of its first byte (its offset, unless
   // the heads are offsets inside the area).
+  // A whole area taken before the first lap (offset heads: perf's
+  // first-wrap test errs that way) starts before position 0, with the
+  // zeros the driver never wrote over; `real` counts them.
   bool check_aux_chunk(const AuxLog& a, const AuxChunk& chunk, std::uint64_t position, std::uint64_t& real) {
-    real = std::min<std::uint64_t>(chunk.data.size(), a.head > position ? a.head - position : 0);
-    std::size_t bad = aux_mismatch(log.seed, static_cast<std::uint32_t>(cpu), position, chunk.data.data(), real);
-    if (bad == real) {  // past what the PMU wrote: padding, zeros
-      while (bad < chunk.data.size() && chunk.data[bad] == std::byte{0}) bad++;
+    std::size_t lead = 0;
+    if (position > UINT64_MAX - a.size_bytes) {
+      lead = static_cast<std::size_t>(std::min<std::uint64_t>(0 - position, chunk.data.size()));
+      const auto nonzero = std::find_if(chunk.data.begin(), chunk.data.begin() + static_cast<std::ptrdiff_t>(lead),
+                                        [](std::byte b) { return b != std::byte{0}; });
+      if (nonzero != chunk.data.begin() + static_cast<std::ptrdiff_t>(lead)) {
+        violate(kAuxDelivery, "an AUXTRACE record of the whole area before the first lap has data where the "
+                              "driver never wrote");
+        return false;
+      }
+      position = 0;
     }
-    if (bad < chunk.data.size()) {
+    const std::byte* data = chunk.data.data() + lead;
+    const std::size_t size = chunk.data.size() - lead;
+    real = std::min<std::uint64_t>(size, a.head > position ? a.head - position : 0);
+    std::size_t bad = aux_mismatch(log.seed, static_cast<std::uint32_t>(cpu), position, data, real);
+    if (bad == real) {  // past what the PMU wrote: padding, zeros
+      while (bad < size && data[bad] == std::byte{0}) bad++;
+    }
+    if (bad < size) {
       violate(kAuxDelivery, "AUX byte at position " + std::to_string(position + bad) + " differs from what the PMU wrote");
       return false;
     }
+    real += lead;
     if (real < chunk.data.size() && real % 8 == 0 && chunk.data.size() - real >= 8) {
       violate(kAuxDelivery, "an AUXTRACE record reaches past the AUX data written");
       return false;
@@ -328,10 +347,10 @@ struct CpuChecker {
       std::uint64_t position = UINT64_MAX;
       for (; snapshot < a.snapshot_heads.size() && position == UINT64_MAX; snapshot++) {
         const std::uint64_t head = a.snapshot_heads[snapshot];
-        if (head < a.size_bytes) {
-          if (!wrapped && chunk.offset == expected && head > expected) position = chunk.offset;
+        if (head < a.size_bytes && !wrapped && chunk.offset == expected && head > expected) {
+          position = chunk.offset;
         } else if (head % a.size_bytes == chunk.offset && chunk.data.size() == a.size_bytes) {
-          position = head - a.size_bytes;
+          position = head - a.size_bytes;  // before the first lap: "negative", from the zeros past head
           wrapped = true;
         }
       }

@@ -397,11 +397,12 @@ TEST(AuxReader, ATinyAreaWithAnUnalignedHeadWaitsForTheFinalSnapshot) {
   expect_content(t.buffer, 5, 8);
 }
 
-// Offset heads: new bytes until the driver goes round the area (seen by
-// the head moving back or by bytes past it), then the whole area each
-// time, oldest first, at offsets that are indexes.
+// Offset heads: new bytes until the driver goes round the area (perf's
+// test: a non-zero word in the area's last 4 KiB, or the head moving
+// back), then the whole area each time, oldest first, at offsets that are
+// indexes.
 TEST(AuxReader, OffsetHeadsTakeTheWholeAreaOnceItWrapped) {
-  ReaderOver t(4096, true, true);
+  ReaderOver t(16384, true, true);
   t.m.write(1000);
   ASSERT_EQ(t.reader.snapshot(t.buffer, false).status, core::ReadStatus::ready);
   expect_content(t.buffer, 0, 1000);
@@ -409,20 +410,52 @@ TEST(AuxReader, OffsetHeadsTakeTheWholeAreaOnceItWrapped) {
   ASSERT_EQ(t.reader.snapshot(t.buffer, false).status, core::ReadStatus::ready);
   expect_content(t.buffer, 1000, 2000);
   EXPECT_EQ(t.reader.stats().wrapped_snapshots, 0u);
-  t.m.write(4096 + 200);  // head 7296, index 3200: ahead of 3000, but the area past it is written
+  t.m.write(16384 + 200);  // head 19584, index 3200: ahead of 3000, but the area's end is written
   core::AuxRead r = t.reader.snapshot(t.buffer, false);
   ASSERT_EQ(r.status, core::ReadStatus::ready);
-  EXPECT_EQ(r.record_bytes, core::kAuxtraceHeaderBytes + 4096);
+  EXPECT_EQ(r.record_bytes, core::kAuxtraceHeaderBytes + 16384);
   core::AuxtraceHeader h;
   std::memcpy(&h, t.buffer.data(), sizeof h);
   EXPECT_EQ(h.offset, 3200u);  // an index
-  for (std::uint64_t i = 0; i < 4096; i++) {
-    ASSERT_EQ(t.buffer[core::kAuxtraceHeaderBytes + i], model::aux_byte(7, 2, 7296 - 4096 + i)) << i;
+  for (std::uint64_t i = 0; i < 16384; i++) {
+    ASSERT_EQ(t.buffer[core::kAuxtraceHeaderBytes + i], model::aux_byte(7, 2, 19584 - 16384 + i)) << i;
   }
   EXPECT_EQ(t.reader.stats().wrapped_snapshots, 1u);
-  t.m.head = 5000;  // an index past the area: corrupt
+  t.m.head = 20000;  // an index past the area: corrupt
   t.m.offset_heads = false;
   EXPECT_EQ(t.reader.snapshot(t.buffer, false).status, core::ReadStatus::head_past_ring);
+}
+
+// The campaign's seed 6916605654348: the driver went round an 8 KiB area
+// and stopped one byte before its end, on a byte it wrote as zero. Looking
+// only past the head saw a fresh area and took [0, 8191) as new bytes at
+// index 0; perf's test sees the written end and takes the whole area.
+TEST(AuxReader, OffsetHeadsSeeALapThatEndsOnAZeroByte) {
+  ReaderOver t(8192, true, true);
+  t.m.write(3 * 8192 + 8191);
+  t.m.area[8191] = std::byte{0};
+  ASSERT_EQ(t.reader.snapshot(t.buffer, true).status, core::ReadStatus::ready);
+  core::AuxtraceHeader h;
+  std::memcpy(&h, t.buffer.data(), sizeof h);
+  EXPECT_EQ(h.offset, 8191u);
+  EXPECT_EQ(h.size, 8192u);
+  EXPECT_EQ(t.reader.stats().wrapped_snapshots, 1u);
+}
+
+// Before the first lap, with the head inside the area's last 4 KiB, perf's
+// test already says wrapped: the whole area, the zeros past the head first.
+TEST(AuxReader, OffsetHeadsErrTowardsTheWholeArea) {
+  ReaderOver t(8192, true, true);
+  t.m.write(5000);
+  ASSERT_EQ(t.reader.snapshot(t.buffer, false).status, core::ReadStatus::ready);
+  core::AuxtraceHeader h;
+  std::memcpy(&h, t.buffer.data(), sizeof h);
+  EXPECT_EQ(h.offset, 5000u);
+  EXPECT_EQ(h.size, 8192u);
+  for (std::uint64_t i = 0; i < 8192 - 5000; i++) ASSERT_EQ(t.buffer[core::kAuxtraceHeaderBytes + i], std::byte{0}) << i;
+  for (std::uint64_t i = 0; i < 5000; i++) {
+    ASSERT_EQ(t.buffer[core::kAuxtraceHeaderBytes + 8192 - 5000 + i], model::aux_byte(7, 2, i)) << i;
+  }
 }
 
 }  // namespace

@@ -153,6 +153,31 @@ TEST(OracleAux, OffsetHeadsNewBytesThenTheWholeArea) {
   EXPECT_TRUE(violates(check(log, missing), kAuxDelivery));
 }
 
+// perf's first-wrap test can take the whole area before the first lap:
+// the zeros past the head, then [0, head). Data in those zeros is a
+// violation.
+TEST(OracleAux, OffsetHeadsWholeAreaBeforeTheFirstLap) {
+  const KernelLog log = offset_heads_log();
+  RunOutput out;
+  out.cpus.resize(1);
+  AuxChunk early;  // at the snapshot of head 3000
+  early.offset = 3000;
+  early.data.assign(4096 - 3000, std::byte{0});
+  for (std::uint64_t p = 0; p < 3000; p++) early.data.push_back(aux_byte(log.seed, 0, p));
+  out.cpus[0].aux.push_back(early);
+  AuxChunk whole;
+  whole.offset = 6000 % 4096;
+  for (std::uint64_t p = 6000 - 4096; p < 6000; p++) whole.data.push_back(aux_byte(log.seed, 0, p));
+  out.cpus[0].aux.push_back(whole);
+  EXPECT_TRUE(check(log, out).ok());
+  RunOutput dirty = out;
+  dirty.cpus[0].aux[0].data[5] = std::byte{1};
+  EXPECT_TRUE(violates(check(log, dirty), kAuxDelivery));
+  RunOutput shifted = out;  // the right bytes under the wrong index
+  shifted.cpus[0].aux[0].offset = 2992;
+  EXPECT_TRUE(violates(check(log, shifted), kAuxDelivery));
+}
+
 TEST(OracleAux, TruncatedBytesWithoutATruncatedRecord) {
   KernelLog log = good_log();
   log.cpus[0].aux.attempted_bytes += 100;
