@@ -344,17 +344,21 @@ struct CpuChecker {
     for (const AuxChunk& chunk : out.aux) {
       // The snapshot that took it: before the first lap (head < size) the
       // next new bytes; after it, the whole area ending at that head.
-      std::uint64_t position = UINT64_MAX;
-      for (; snapshot < a.snapshot_heads.size() && position == UINT64_MAX; snapshot++) {
+      // (A whole area taken before the first lap starts at a "negative"
+      // position, UINT64_MAX among them: no sentinel.)
+      std::uint64_t position = 0;
+      bool found = false;
+      for (; snapshot < a.snapshot_heads.size() && !found; snapshot++) {
         const std::uint64_t head = a.snapshot_heads[snapshot];
         if (head < a.size_bytes && !wrapped && chunk.offset == expected && head > expected) {
           position = chunk.offset;
+          found = true;
         } else if (head % a.size_bytes == chunk.offset && chunk.data.size() == a.size_bytes) {
-          position = head - a.size_bytes;  // before the first lap: "negative", from the zeros past head
-          wrapped = true;
+          position = head - a.size_bytes;
+          found = wrapped = true;
         }
       }
-      if (position == UINT64_MAX) {
+      if (!found) {
         violate(kAuxDelivery, "an AUXTRACE record at index " + std::to_string(chunk.offset) + " of " +
                                   std::to_string(chunk.data.size()) +
                                   " bytes is neither the next new bytes nor the whole area at a later snapshot");

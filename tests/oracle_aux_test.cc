@@ -173,6 +173,21 @@ TEST(OracleAux, OffsetHeadsWholeAreaBeforeTheFirstLap) {
   RunOutput dirty = out;
   dirty.cpus[0].aux[0].data[5] = std::byte{1};
   EXPECT_TRUE(violates(check(log, dirty), kAuxDelivery));
+  // The head one byte before the end: the record's position is -1.
+  KernelLog edge = log;
+  edge.cpus[0].aux.snapshot_heads = {4095};
+  edge.cpus[0].aux.head = edge.cpus[0].aux.attempted_bytes = 4095;
+  edge.cpus[0].aux.ends = {edge.cpus[0].aux.ends[0]};
+  edge.cpus[0].aux.ends[0].written = edge.cpus[0].aux.ends[0].head_after = 4095;
+  edge.cpus[0].aux.ends[0].offset = 4095;
+  RunOutput last_byte;
+  last_byte.cpus.resize(1);
+  AuxChunk one_zero_first;
+  one_zero_first.offset = 4095;
+  one_zero_first.data.push_back(std::byte{0});
+  for (std::uint64_t p = 0; p < 4095; p++) one_zero_first.data.push_back(aux_byte(log.seed, 0, p));
+  last_byte.cpus[0].aux.push_back(one_zero_first);
+  EXPECT_TRUE(check(edge, last_byte).ok()) << check(edge, last_byte).violations.front().detail;
   RunOutput shifted = out;  // the right bytes under the wrong index
   shifted.cpus[0].aux[0].offset = 2992;
   EXPECT_TRUE(violates(check(log, shifted), kAuxDelivery));

@@ -93,7 +93,10 @@ bool short_write_inside_a_page(const RunResult& r) { return r.disk.short_inside_
 
 // The fresh-seed campaign of 2026-11-26 (aux_delivery): an offset-head
 // snapshot of a lapped area whose head stopped on a zero byte the driver
-// wrote at the area's end; the reader took it for a fresh area.
+// wrote at the area's end; the reader took it for a fresh area. Then, with
+// perf's test, seed 761957846: a whole area taken before the first lap
+// with the head one byte before the end starts at position -1, which the
+// oracle had used as its "no snapshot" sentinel.
 bool offset_heads_lapped(const RunResult& r) { return r.loop.aux.wrapped_snapshots > 0; }
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.issue; }
@@ -328,6 +331,24 @@ INSTANTIATE_TEST_SUITE_P(
              "aux_burst_bytes_max=768 aux_gap_ns_max=1 aux_transaction_ns=1 aux_partial_per_million=1 "
              "aux_collision_per_million=1 aux_format=0 staging_bytes=32960 sample_freq=100000 sample_period=1 "
              "period_field=1 producer_batch=1",
+                           offset_heads_lapped},
+                      Case{"seed_761957846",
+             "seed=761957846 cpus=7 ring_pages=8 mode=forward_overwrite size_mix=mixed records_per_cpu=120 "
+             "wakeup_events=49 wakeup_watermark_bytes=0 gap_ns_max=1280 burst_per_million=643 "
+             "burst_records_max=98 events_per_cpu=3 sideband=1 scope=task endless=0 nest_per_million=7960 "
+             "late_write_per_million=39574 poll_timeout_ns=14000000 syscall_ns=4450 copy_ns_per_kib=1551 "
+             "snapshot_interval_ns=825013 stop_at_ns=0 drain_chunks_max=1 yield_per_million=144813 "
+             "poll_eintr_per_million=25718 copy_interrupt_per_million=83369 quiet_budget_ns=10000000000 "
+             "switches_max=2000000 output=memory cblocks=2 eagain_attempts_max=1 rotate_bytes=0 "
+             "disk_queue_depth=6 disk_latency_ns_min=35056 disk_latency_ns_max=373101 disk_ns_per_kib=1709 "
+             "disk_stall_per_million=7730 disk_stall_ns=1832689 disk_short_per_million=126526 "
+             "disk_short_any_byte=0 disk_eagain_per_million=189544 disk_eagain_burst_per_million=12907 "
+             "disk_eagain_burst_ns=1725630 disk_eintr_per_million=91010 disk_suspend_eintr_per_million=76335 "
+             "disk_eio_per_million=0 disk_capacity_bytes=0 disk_open_fails=0 aux_pages=2 aux_overwrite=1 "
+             "aux_watermark_bytes=0 aux_offset_heads=1 aux_late=0 aux_bursts=11 aux_burst_bytes_max=1362 "
+             "aux_gap_ns_max=32603 aux_transaction_ns=0 aux_partial_per_million=87443 "
+             "aux_collision_per_million=35672 aux_format=0 staging_bytes=0 sample_freq=100000 sample_period=1 "
+             "period_field=0 producer_batch=2",
                            offset_heads_lapped}),
     [](const ::testing::TestParamInfo<Case>& p) { return std::string(p.param.issue); });
 
