@@ -245,6 +245,14 @@ Error Process::await_exec() {
 }
 
 Error Process::release() {
+  const Error sent = release_without_waiting();
+  if (!sent.ok()) return sent;
+  return exec_outcome();
+}
+
+Error Process::exec_outcome() { return exec_fd_ >= 0 ? await_exec() : Error{}; }
+
+Error Process::release_without_waiting() {
   VERIFY_MSG(go_fd_ >= 0, "release() of a child that is not held");
   ssize_t sent = -1;
   for (std::uint32_t i = 0; i < kEintrRetriesMax && sent < 0; i++) {
@@ -254,7 +262,7 @@ Error Process::release() {
   const int error = errno;
   close_go();
   if (sent != 1) return Error{error, "releasing " + name_ + ": send: " + errno_text(error)};
-  return exec_fd_ >= 0 ? await_exec() : Error{};
+  return Error{};
 }
 
 void Process::close_go() { close_fd(go_fd_); }

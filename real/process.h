@@ -105,6 +105,15 @@ class Process {
   // A held child goes on: exec (returning its errno as start() does) or its
   // function.
   Error release();
+  // The same without waiting for the exec (perf's evlist__start_workload
+  // does not wait either): the caller goes on at once, and learns whether
+  // the exec failed from exec_outcome() once the child has exited or
+  // exec'd. Only a failure to send is returned here.
+  Error release_without_waiting();
+  // After release_without_waiting(): waits for the exec's outcome (blocks
+  // until the child has exec'd or exited) and returns what release() would
+  // have; "" (ok) again on later calls, with exec_error() kept.
+  Error exec_outcome();
   // 0, or the errno of the child's failed exec once known.
   int exec_error() const { return exec_error_; }
 

@@ -80,33 +80,40 @@ class Command {
 
   pid_t pid() const { return process_.pid(); }
 
-  // Lets it exec ("cannot run ...", with exec_error() set, if that fails);
-  // from then on `session` polls for its exit. On the thread that polls.
+  // Lets it exec; from then on `session` polls for its exit. On the thread
+  // that polls, which goes back to its rings at once: waiting here for the
+  // exec (the child competes for a busy CPU) left that thread's ring
+  // unread for milliseconds after the events started (the first LOST
+  // record of -a recordings, 118 samples at the fp point). Whether the
+  // exec failed is learnt in finish(), as perf learns it (its workload's
+  // signal) after the events ran.
   Error go(RealSession& session) {
     session.watch_exit(process_.pidfd());
-    const Error e = process_.release();
-    if (e.ok()) ran_ = true;
+    const Error e = process_.release_without_waiting();
+    if (e.ok()) released_ = true;
     return e;
   }
-  int exec_error() const { return process_.exec_error(); }
 
   // Ends it if it still runs (SIGTERM, then SIGKILL after kCommandGraceNs,
-  // as perf does) and reaps it.
-  void finish() {
-    if (!process_.started() || finished_) return;
-    if (ran_ && !process_.has_exited()) process_.signal(SIGTERM);
+  // as perf does) and reaps it. Returns the exec's failure ("cannot run
+  // ...", the status kExitCommandFailed), if it failed.
+  Error finish() {
+    if (!process_.started() || finished_) return Error{};
+    if (released_ && !process_.has_exited()) process_.signal(SIGTERM);
     end_ = process_.wait(kCommandGraceNs);
     finished_ = true;
+    // Reaped: the exec-error pipe has its errno, or EOF.
+    return released_ ? process_.exec_outcome() : Error{};
   }
 
   // After finish(): whether it ran (was let go and exec'd), and how it ended.
-  bool ran() const { return finished_ && ran_ && end_.reaped; }
+  bool ran() const { return finished_ && released_ && process_.exec_error() == 0 && end_.reaped; }
   const WaitStatus& end() const { return end_; }
 
  private:
   Process process_;
   bool finished_ = false;
-  bool ran_ = false;
+  bool released_ = false;
   WaitStatus end_;
 };
 
@@ -1104,9 +1111,7 @@ void Recording::watch_control() {
 // -t it only sets how long).
 bool Recording::release_command() {
   if (has_command_) {
-    if (const Error e = command_.go(*session_); !e.ok()) {
-      return fail(command_.exec_error() != 0 ? kExitCommandFailed : kExitOsError, e.message);
-    }
+    if (const Error e = command_.go(*session_); !e.ok()) return fail(kExitOsError, e.message);
   }
   // -D: from here, as perf (__cmd_record: evlist__start_workload, then
   // usleep(initial_delay) and evlist__enable); the polling thread enables.
@@ -1292,7 +1297,7 @@ void Recording::write_lost_samples() {
 }
 
 void Recording::finish(bool started) {
-  command_.finish();
+  if (const Error e = command_.finish(); !e.ok()) fail(kExitCommandFailed, e.message);
   write_lost_samples();
   const int finished = writer_->finish();
   const core::WriterStats& ws = writer_->stats();

@@ -135,6 +135,36 @@ TEST(Process, AHeldChildsExecFailureComesWithTheRelease) {
   EXPECT_EQ(e.message.rfind("cannot run /nonexistent-dir/command: ENOENT", 0), 0u) << e.message;
 }
 
+// release_without_waiting() returns while the child has not exec'd: here
+// it is stopped (SIGSTOP) before the release, so release() would block
+// until SIGCONT; the exec's outcome comes afterwards, failure included.
+TEST(Process, ReleaseWithoutWaitingDoesNotWaitForTheExec) {
+  for (const char* command : {"true", "/nonexistent-dir/command"}) {
+    ProcessOptions o;
+    o.hold = true;
+    Process p;
+    ASSERT_TRUE(p.start({command}, o).ok());
+    ASSERT_EQ(::kill(p.pid(), SIGSTOP), 0);
+    siginfo_t info{};
+    ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(p.pid()), &info, WSTOPPED | WNOWAIT), 0);
+    ASSERT_EQ(info.si_code, CLD_STOPPED);
+    ASSERT_TRUE(p.release_without_waiting().ok()) << command;
+    EXPECT_FALSE(p.has_exited());
+    EXPECT_EQ(p.exec_error(), 0);
+    ASSERT_EQ(::kill(p.pid(), SIGCONT), 0);
+    const Error e = p.exec_outcome();
+    if (std::string(command) == "true") {
+      EXPECT_TRUE(e.ok()) << e.message;
+      EXPECT_EQ(p.wait(kDeadlineNs).exit_code(), 0);
+    } else {
+      EXPECT_EQ(e.error, ENOENT);
+      EXPECT_EQ(p.exec_error(), ENOENT);
+      EXPECT_EQ(p.wait(kDeadlineNs).exit_code(), kChildCannotRunStatus);
+    }
+    EXPECT_TRUE(p.exec_outcome().ok());  // once
+  }
+}
+
 TEST(Process, TheDeadlineKillsAChildThatDoesNotExit) {
   Process p;
   ASSERT_TRUE(p.start({"sleep", "1000"}).ok());
