@@ -579,6 +579,11 @@ void add_output_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
   app.add_flag("-q,--quiet", o.quiet, "print errors only");
   app.add_option("--buildid-dir", o.buildid_dir, "the build-id cache to copy the sampled binaries into (default ~/.debug)");
   app.add_flag("-N,--no-buildid-cache", o.no_buildid_cache, "do not copy the sampled binaries into the build-id cache");
+  app.add_flag("-B,--no-buildid", o.no_buildid,
+               "no BUILD_ID section and no build-id cache (perf report then resolves symbols by path), as perf");
+  app.add_flag("--no-buffering", o.no_buffering,
+               "a wakeup after every sample (wakeup_events 1) instead of at half the ring, as perf");
+  app.add_flag("--dry-run", o.dry_run, "check the options and the events, then exit (0): nothing opened or written, as perf");
 }
 
 // The command: what CLI11 left before "--" (no options there), then
@@ -1207,6 +1212,10 @@ std::string make_event_attr(const RecordOptions& o, std::uint64_t register_mask,
   attr.size = sizeof attr;
   if (std::string problem = parse_event(event, attr); !problem.empty()) return problem;
   set_sampling(o, register_mask, attr);
+  if (o.no_buffering) {  // perf's evsel__config
+    attr.watermark = 0;
+    attr.wakeup_events = 1;
+  }
   attr.sample_id_all = 1;
   // CLOCK_MONOTONIC time stamps, so the file's CLOCKID and CLOCK_DATA
   // relate them to wall-clock time (perf record -k monotonic).

@@ -179,6 +179,9 @@ struct RecordOptions {
   // into; "" for $HOME/.debug. no_buildid_cache (-N): not filled.
   std::string buildid_dir;
   bool no_buildid_cache = false;
+  bool no_buildid = false;            // -B/--no-buildid: no BUILD_ID section, no cache (perf's rec->no_buildid)
+  bool no_buffering = false;          // --no-buffering: wakeup_events 1, watermark 0 on every event (perf's)
+  bool dry_run = false;               // --dry-run: the options and events checked, nothing opened or written
   std::vector<std::string> command;   // empty with -a, -C, -p or -t alone
   std::vector<std::string> argv;      // the whole command line (CMDLINE feature)
 

@@ -562,6 +562,12 @@ class Recording {
 };
 
 int Recording::run() {
+  // --dry-run: as perf's cmd_record, after the options and the events.
+  if (o_.dry_run) {
+    if (make_event_attrs() && choose_cpus()) return kExitOk;
+    print_error(error_line_);
+    return status_;
+  }
   const bool ready = make_event_attrs() && open_control() && open_cgroups() && choose_cpus() && find_tasks() && install_signals() &&
                      start_command() && set_priority() && open_events() && set_filters() && describe_events() &&
                      open_output();
@@ -1344,6 +1350,7 @@ bool Recording::file_features(const core::FinishedFile& file, core::PerfFeatures
                                                   compressor_->file().ratio(), kCompressSliceBytes};
   }
   core::scan_data_section(data, file.data_offset, head_->events(), out.file);
+  if (o_.no_buildid) return true;  // -B: no BUILD_ID section, nothing cached (perf's rec->no_buildid)
   HitDsos hits;
   find_hit_dsos(data, file.data_offset, head_->events(), hits);
   std::vector<std::string> problems;

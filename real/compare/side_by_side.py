@@ -240,6 +240,8 @@ def mode_cases():
         Case("--all-kernel", "cpu-clock", ["-e", "cpu-clock", "--all-kernel"]),
         Case("-P -c 10 -e page-faults", "page-faults", ["-e", "page-faults", "-P", "-c", "10"]),
         Case("-R", "cpu-clock", ["-e", "cpu-clock", "-R"]),
+        Case("--no-buffering", "cpu-clock", ["-e", "cpu-clock", "--no-buffering"]),
+        Case("-B (--no-buildid)", "cpu-clock", ["-e", "cpu-clock", "-B"]),
         Case("-e software/config=2,period=3/", "page-faults", ["-e", "software/config=2,period=3/"]),
         Case("-e cpu-clock,page-faults,cs", "several", ["-e", "cpu-clock,page-faults,cs"]),
         Case("-e cpu-clock -e minor-faults -a", "several", ["-e", "cpu-clock", "-e", "minor-faults", "-a"], mode="a"),

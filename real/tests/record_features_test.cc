@@ -26,6 +26,7 @@
 
 #include "gtest/gtest.h"
 #include "model/perf_data_file.h"
+#include "real/recorder.h"
 #include "real/tests/perf_tools.h"
 #include "real/testing/record_testing.h"
 
@@ -330,4 +331,43 @@ TEST(RecordFeatures, BuildIdsAreListedArchivedAndResolveSymbolsOnceTheBinaryMove
 }
 
 }  // namespace
+// -B (--no-buildid), as perf's: no BUILD_ID section and nothing put in
+// the build-id cache; perf's own -B file has no BUILD_ID either. Without -B
+// the same recording lists and caches the workload (the control).
+TEST(RecordFeatures, NoBuildIdWritesNoBuildIdSectionAndCachesNothing) {
+  REQUIRE_PERF();
+  const std::string dir = testing::temp_dir("no-buildid");
+  for (const bool no_buildid : {true, false}) {
+    SCOPED_TRACE(no_buildid ? "-B" : "without -B");
+    const std::string cache = dir + (no_buildid ? "/cache-b" : "/cache");
+    const std::string out = dir + (no_buildid ? "/ours-b.data" : "/ours.data");
+    std::vector<std::string> args = {"-F", "2000", "--buildid-dir", cache};
+    if (no_buildid) args.push_back("-B");
+    const RunResult r = record_ours(out, args, testing::shares(40));
+    ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+    model::PerfDataFile f;
+    ASSERT_EQ(model::read_perf_data(out, f), "");
+    EXPECT_EQ(f.features.has(model::kFeatBuildId), !no_buildid);
+    EXPECT_EQ(std::filesystem::exists(cache), !no_buildid);
+  }
+  const RunResult perfs = record_perfs(dir + "/perf-b.data", {"-F", "2000", "-B"}, testing::shares(40));
+  ASSERT_TRUE(perfs.exited && perfs.exit_code == 0) << perfs.text();
+  model::PerfDataFile p;
+  ASSERT_EQ(model::read_perf_data(dir + "/perf-b.data", p), "");
+  EXPECT_FALSE(p.features.has(model::kFeatBuildId)) << "perf -B writes no BUILD_ID";
+}
+
+// --dry-run, as perf's: the options and events checked, exit 0, no file
+// (and no perf.data.old); a bad event still fails with its line.
+TEST(RecordFeatures, DryRunChecksTheOptionsAndWritesNothing) {
+  const std::string dir = testing::temp_dir("dry-run");
+  const RunResult ok = testing::run_record({"--dry-run", "-e", "cpu-clock", "-o", dir + "/x.data", "--", "true"});
+  EXPECT_TRUE(ok.exited && ok.exit_code == 0) << ok.text();
+  EXPECT_FALSE(std::filesystem::exists(dir + "/x.data"));
+  const RunResult bad = testing::run_record({"--dry-run", "-e", "no-such-event", "-o", dir + "/x.data", "--", "true"});
+  EXPECT_TRUE(bad.exited && bad.exit_code == kExitUsage) << bad.text();
+  EXPECT_EQ(testing::lines_with(bad.err, "unknown event").size(), 1u) << bad.err;
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+}
+
 }  // namespace ringsim::real
