@@ -468,6 +468,8 @@ void add_sampling_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
   raw.freq_option = app.add_option("-F,--freq", raw.freq_text,
                                    "samples per second per CPU (default 4000), or max "
                                    "(/proc/sys/kernel/perf_event_max_sample_rate)");
+  app.add_flag("--strict-freq", o.strict_freq,
+               "refuse an -F above /proc/sys/kernel/perf_event_max_sample_rate instead of lowering it to that, as perf");
   auto* count_option = app.add_option("-c,--count", o.period, "sample every PERIOD events (instead of -F)")
                            ->check(CLI::Range(std::uint64_t{1}, (std::uint64_t{1} << 63) - 1));
   raw.freq_option->excludes(count_option);
@@ -661,6 +663,14 @@ std::string apply_freq_and_pages(const RawOptions& raw, RecordOptions& o) {
       if (o.freq_hz == 0) return "-F max: /proc/sys/kernel/perf_event_max_sample_rate cannot be read";
     } else if (!parse_u64(raw.freq_text, o.freq_hz) || o.freq_hz == 0) {
       return "-F/--freq " + raw.freq_text + ": expected a frequency of at least 1 (samples per second), or max";
+    }
+    // Above the kernel's maximum: lowered to it with a warning, as perf
+    // (record__config_freq... evlist's "Maximum frequency rate ...
+    // exceeded, throttling"); --strict-freq refuses (check_options).
+    const std::uint64_t max_rate = max_sample_rate_hz();
+    if (!o.strict_freq && max_rate > 0 && o.freq_hz > max_rate) {
+      o.freq_lowered_from = o.freq_hz;
+      o.freq_hz = max_rate;
     }
   }
   if (raw.mmap_text.empty()) return "";
@@ -1105,7 +1115,8 @@ std::string check_options(const RecordOptions& o) {
     if (o.freq_hz == 0) return "-F 0: the frequency must be at least 1";
     if (max_rate > 0 && o.freq_hz > max_rate) {
       return "-F " + std::to_string(o.freq_hz) + " is above /proc/sys/kernel/perf_event_max_sample_rate (" +
-             std::to_string(max_rate) + "): use a lower -F, or raise the limit (sysctl kernel.perf_event_max_sample_rate)";
+             std::to_string(max_rate) + ") and --strict-freq refuses to lower it: use a lower -F, or raise the limit " +
+             "(sysctl kernel.perf_event_max_sample_rate)";
     }
   }
   if (o.mmap_pages == 0 || (o.mmap_pages & (o.mmap_pages - 1)) != 0 || o.mmap_pages > kMmapPagesMax) {

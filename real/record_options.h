@@ -93,6 +93,8 @@ struct RecordOptions {
   std::string uid_text;
   std::uint64_t freq_hz = kFreqDefaultHz;  // used when period == 0
   bool freq_given = false;             // -F given (a tracepoint samples every event unless -F or -c)
+  bool strict_freq = false;            // --strict-freq: -F above the kernel's maximum refused, not lowered
+  std::uint64_t freq_lowered_from = 0; // -F above the maximum: the frequency asked, lowered to the maximum (perf's warning)
   std::uint64_t period = 0;            // -c; 0: frequency mode
   CallGraph call_graph = CallGraph::none;
   std::uint32_t dwarf_stack_bytes = kDwarfStackDefaultBytes;

@@ -563,6 +563,11 @@ class Recording {
 
 int Recording::run() {
   // --dry-run: as perf's cmd_record, after the options and the events.
+  if (o_.freq_lowered_from > 0 && !o_.quiet) {
+    print_line("warning: -F " + std::to_string(o_.freq_lowered_from) + " is above the kernel's maximum (" +
+               std::to_string(o_.freq_hz) + " Hz, /proc/sys/kernel/perf_event_max_sample_rate): sampling at " +
+               std::to_string(o_.freq_hz) + " Hz, as perf does (--strict-freq refuses instead)");
+  }
   if (o_.dry_run) {
     if (make_event_attrs() && choose_cpus()) return kExitOk;
     print_error(error_line_);

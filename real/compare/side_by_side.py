@@ -253,6 +253,7 @@ def mode_cases():
              ["-e", "syscalls:sys_enter_write*,sched:sched_process_exit"]),
         Case("-F 1000", "cpu-clock", ["-e", "cpu-clock", "-F", "1000"]),
         Case("-F max", "cpu-clock", ["-e", "cpu-clock", "-F", "max"]),
+        Case("-F 1000000 (above the maximum)", "cpu-clock", ["-e", "cpu-clock", "-F", "1000000"]),
         Case("-c 10000", "cpu-clock", ["-e", "cpu-clock", "-c", "10000"]),
         Case("-c 1 -e page-faults", "page-faults", ["-e", "page-faults", "-c", "1"]),
         Case("-g", "cpu-clock", ["-e", "cpu-clock", "-g"]),

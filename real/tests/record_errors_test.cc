@@ -77,7 +77,7 @@ TEST(RecordUsage, BadOptionsAndValuesAreOneLineErrors) {
       {{"-m", "4194304", "--", "true"}, "--mmap-pages"},
       {{"--aio", "5", "--", "true"}, "--aio"},
       {{"-F", "0", "--", "true"}, "--freq"},
-      {{"-F", "100000000", "--", "true"}, "perf_event_max_sample_rate"},
+      {{"-F", "100000000", "--strict-freq", "--", "true"}, "perf_event_max_sample_rate"},
       {{"-c", "0", "--", "true"}, "--count"},
       {{"-F", "100", "-c", "100", "--", "true"}, "excludes"},
       {{"--call-graph", "dwarf,13", "--", "true"}, "multiple of 8"},

@@ -178,6 +178,27 @@ TEST(RecordOptions, CommandWithoutDashDashAndItsOwnOptions) {
   EXPECT_EQ(p.options.command, (std::vector<std::string>{"--weird-command"}));
 }
 
+// -F above /proc/sys/kernel/perf_event_max_sample_rate: lowered to it,
+// the frequency asked kept for the warning line, as perf; --strict-freq
+// refuses (the errors test below).
+TEST(RecordOptions, AFrequencyAboveTheMaximumIsLoweredUnlessStrict) {
+  std::ifstream in("/proc/sys/kernel/perf_event_max_sample_rate");
+  std::uint64_t max_rate = 0;
+  if (!(in >> max_rate) || max_rate == 0) GTEST_SKIP() << "no perf_event_max_sample_rate here";
+  const std::string above = std::to_string(max_rate + 1);
+  Parsed p = parse({"-F", above, "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_EQ(p.options.freq_hz, max_rate);
+  EXPECT_EQ(p.options.freq_lowered_from, max_rate + 1);
+  p = parse({"-F", std::to_string(max_rate), "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_EQ(p.options.freq_hz, max_rate);
+  EXPECT_EQ(p.options.freq_lowered_from, 0u);
+  p = parse({"-F", above, "--strict-freq", "--", "true"});
+  EXPECT_EQ(p.status, 64);
+  EXPECT_NE(p.err.find("--strict-freq refuses"), std::string::npos) << p.err;
+}
+
 TEST(RecordOptions, ErrorsAreOneLineWithExitStatus64) {
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"--bogus", "--", "true"},
@@ -187,7 +208,7 @@ TEST(RecordOptions, ErrorsAreOneLineWithExitStatus64) {
            {"--aio", "-1", "--", "true"},
            {"--aio", "5", "--", "true"},
            {"-F", "0", "--", "true"},
-           {"-F", "1000000000", "--", "true"},
+           {"-F", "1000000000", "--strict-freq", "--", "true"},
            {"-c", "9223372036854775808", "--", "true"},
            {"-e", "nope", "--", "true"},
            {"--switch-output", "abc", "-a"},
