@@ -417,6 +417,7 @@ struct RawOptions {
   std::string call_graph_text;
   std::string switch_text;
   std::string switch_max_files_text;
+  std::string max_size_text;
   std::string staging_text;
   std::string reader_priority_text;
   std::string readers_text;
@@ -558,6 +559,8 @@ void add_output_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
                  "or at each SIGUSR2 (signal; bare --switch-output)");
   app.add_option("--switch-max-files", raw.switch_max_files_text,
                  "keep at most N output files, the oldest removed (as perf)");
+  app.add_option("--max-size", raw.max_size_text,
+                 "stop recording once the file holds SIZE bytes of data (B, K, M, G, T; 0: no limit), as perf");
   app.add_option("--header-interval-ms", o.header_interval_ms,
                  "rewrite the header every N ms while recording, so a file cut short is readable (default " +
                      std::to_string(kHeaderIntervalDefaultMs) + "; 0: only at the end)")
@@ -931,6 +934,11 @@ int apply(const RawOptions& raw, RecordOptions& o) {
   if (const int status = apply_staging(raw, o); status >= 0) return status;
   if (const std::string problem = apply_compression(raw, o); !problem.empty()) {
     return core::usage_error(kAppName, problem);
+  }
+  if (!raw.max_size_text.empty()) {
+    if (const std::string problem = parse_size(raw.max_size_text, o.max_size_bytes); !problem.empty()) {
+      return core::usage_error(kAppName, "--max-size: " + problem);
+    }
   }
   if (!raw.switch_max_files_text.empty()) {
     std::uint64_t n = 0;

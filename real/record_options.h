@@ -102,6 +102,7 @@ struct RecordOptions {
   std::uint32_t aio_cblocks = kAioDefault;  // 0: serial
   bool overwrite = false;
   std::uint64_t switch_output_bytes = 0;  // 0: one file
+  std::uint64_t max_size_bytes = 0;       // --max-size: stop once the open file holds this much data (0: no limit)
   // --switch-output=signal: a new file at each SIGUSR2 (with --overwrite:
   // each snapshot its own file, as without it).
   bool switch_output_signal = false;

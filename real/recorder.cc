@@ -370,6 +370,10 @@ int RecorderSink::end_round(bool all_drained) {
     const int made = new_file();  // a writer that rotates by itself
     if (made < 0) return made;
   }
+  if (rotation_.max_bytes > 0 && !max_size_reached_ && writer_->stats().bytes_committed >= rotation_.max_bytes) {
+    max_size_reached_ = true;
+    rotation_.on_max_size(writer_->stats().bytes_committed);
+  }
   if (rotation_.every_bytes > 0) {
     const std::uint64_t bytes = writer_->stats().bytes_committed;
     if (bytes >= rotation_.every_bytes && (all_drained || bytes / 2 >= rotation_.every_bytes)) {
@@ -1141,6 +1145,15 @@ void Recording::make_sink() {
   r.on_signal = o_.switch_output_signal;
   r.every_ns = o_.switch_output_ns;
   r.every_bytes = o_.switch_output_bytes;
+  r.max_bytes = o_.max_size_bytes;
+  r.on_max_size = [this](std::uint64_t bytes) {
+    // As perf's "perf size limit reached (N KB), stopping session".
+    if (!o_.quiet) {
+      print_line("--max-size " + std::to_string(o_.max_size_bytes) + ": the file holds " + std::to_string(bytes) +
+                 " bytes of data: stopping the recording, as perf");
+    }
+    session_->request_stop();
+  };
   r.switch_file = [this] { return switch_file(); };
   r.on_new_file = [this](std::uint32_t file_index, bool first_of_file) {
     return synthesize(file_index, first_of_file);

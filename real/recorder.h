@@ -90,6 +90,11 @@ struct Rotation {
   std::function<std::uint32_t()> file_index;        // the open file's, over every writer
   std::function<std::uint64_t()> snapshots_taken;  // per_snapshot
   std::function<void()> request_snapshot;          // per_snapshot with every_ns
+  // --max-size: once the open file holds this many data bytes, at the end
+  // of a round, on_max_size(bytes) is called, once (it stops the
+  // recording: perf's record__output_max_size_exceeded).
+  std::uint64_t max_bytes = 0;
+  std::function<void(std::uint64_t)> on_max_size;
 };
 
 // core::ChunkSink: the trace writer, plus the header checkpoints and, after
@@ -156,6 +161,7 @@ class RecorderSink {
   bool file_has_data_ = false;           // per_snapshot: data read into the open file
   std::uint64_t snapshots_seen_ = 0;     // per_snapshot
   bool round_requested_ = false;         // per_snapshot: this round reads a requested snapshot
+  bool max_size_reached_ = false;        // Rotation::on_max_size called
   std::uint64_t file_start_ns_ = 0;      // every_ns
   ZstdRecordCompressor* compressor_;
   std::string compression_problem_;

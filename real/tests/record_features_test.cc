@@ -370,4 +370,25 @@ TEST(RecordFeatures, DryRunChecksTheOptionsAndWritesNothing) {
   EXPECT_TRUE(std::filesystem::is_empty(dir));
 }
 
+// --max-size, as perf's: the recording stops once the file holds that much
+// data (the workload ended by SIGTERM, and the recorder by it: the same
+// status as perf's), one line saying so; the file perf reads is about the
+// limit, not the whole run's.
+TEST(RecordFeatures, MaxSizeStopsTheRecordingAsPerfs) {
+  REQUIRE_PERF();
+  const std::string dir = testing::temp_dir("max-size");
+  const std::vector<std::string> args = {"-e", "cpu-clock", "-F", "20000", "--max-size", "64K"};
+  const RunResult ours = record_ours(dir + "/ours.data", concat(args, {"-N"}), testing::shares(1000));
+  const RunResult perfs = record_perfs(dir + "/perf.data", args, testing::shares(1000));
+  EXPECT_EQ(ours.status, perfs.status) << ours.text() << perfs.text();  // wait statuses: both by SIGTERM
+  EXPECT_FALSE(ours.exited) << ours.text();
+  EXPECT_EQ(testing::lines_with(ours.err, "--max-size 65536: the file holds").size(), 1u) << ours.err;
+  for (const char* name : {"ours", "perf"}) {
+    model::PerfDataFile f;
+    ASSERT_EQ(model::read_perf_data(dir + "/" + std::string(name) + ".data", f), "") << name;
+    EXPECT_GE(f.data_size, 64u << 10) << name;
+    EXPECT_LE(f.data_size, 1u << 20) << name << ": stopped near the limit";
+  }
+}
+
 }  // namespace ringsim::real
