@@ -475,6 +475,10 @@ void add_sampling_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
                            ->check(CLI::Range(std::uint64_t{1}, (std::uint64_t{1} << 63) - 1));
   raw.freq_option->excludes(count_option);
   app.add_flag("-g", raw.callchain_fp, "frame-pointer call graphs (as --call-graph fp; with --call-graph, that one)");
+  app.add_flag("--kernel-callchains", o.kernel_callchains,
+               "with call graphs: the kernel's part of each chain only (exclude_callchain_user), as perf");
+  app.add_flag("--user-callchains", o.user_callchains,
+               "with call graphs: user space's part of each chain only (exclude_callchain_kernel), as perf");
   app.add_option("--call-graph", raw.call_graph_text, "fp, dwarf or dwarf,SIZE (SIZE default 8192)");
   app.add_flag("-i,--no-inherit", o.no_inherit, "the command's children and new threads are not recorded, as perf");
   app.add_option("--filter", raw.filters,
@@ -1210,7 +1214,12 @@ void set_sampling(const RecordOptions& o, std::uint64_t register_mask, perf_even
     }
   }
   set_sample_fields(o, attr);
-  if (o.call_graph != CallGraph::none) attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
+  if (o.call_graph != CallGraph::none) {
+    attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
+    // perf's __evsel__config_callchain: only where there are call graphs.
+    if (o.kernel_callchains) attr.exclude_callchain_user = 1;
+    if (o.user_callchains) attr.exclude_callchain_kernel = 1;
+  }
   if (o.call_graph == CallGraph::dwarf) {
     // As perf: the kernel part of the chain from the kernel, the user part
     // unwound later from the registers and the stack copy.
