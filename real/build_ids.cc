@@ -30,7 +30,7 @@ class HitScan {
  public:
   // asked_build_ids: every event that writes MMAP2 set attr.build_id, so
   // the misc bit is the kernel's word for this record (core/mmap2.h).
-  HitScan(HitDsos& out, bool asked_build_ids) : out_(out), asked_build_ids_(asked_build_ids) {}
+  HitScan(HitDsos& out, bool asked_build_ids, bool all) : out_(out), asked_build_ids_(asked_build_ids), all_(all) {}
 
   void mmap(const perf_event_header& h, std::span<const std::byte> r) {
     const bool two = h.type == PERF_RECORD_MMAP2;
@@ -56,8 +56,13 @@ class HitScan {
       }
       if (identity.misc_says_build_id && !identity.has_build_id) out_.untrusted_build_id_misc++;
     }
-    if (pid < 0) return;  // the kernel's own mapping: kernel samples say so by their mode
-    maps_[pid].push_back(Map{addr, addr + len, dso(path, id, pid)});
+    if (pid < 0) {  // the kernel's own mapping: kernel samples say so by their mode
+      if (all_) out_.kernel = true;
+      return;
+    }
+    const std::size_t index = dso(path, id, pid);
+    maps_[pid].push_back(Map{addr, addr + len, index});
+    if (all_) hit(index);
   }
 
   void fork(std::span<const std::byte> r) {
@@ -115,6 +120,7 @@ class HitScan {
 
   HitDsos& out_;
   const bool asked_build_ids_;
+  const bool all_;
   std::map<std::int32_t, std::vector<Map>> maps_;
   std::vector<HitDso> dsos_;
   std::vector<bool> hit_;
@@ -198,7 +204,7 @@ std::string add_entry(const fs::path& dir, const core::BuildIdEntry& e, const st
 }  // namespace
 
 std::string find_hit_dsos(std::span<const std::byte> data, std::uint64_t data_offset,
-                          const std::vector<core::EventDescription>& events, HitDsos& out) {
+                          const std::vector<core::EventDescription>& events, HitDsos& out, bool all) {
   const core::PerfDataView view = core::data_view(data, data_offset, events);
   // In time order, as perf's ordered events see them: a ring read before
   // another in the same round can put a sample in the file ahead of the
@@ -226,7 +232,7 @@ std::string find_hit_dsos(std::span<const std::byte> data, std::uint64_t data_of
   for (const core::EventDescription& e : events) {
     if (e.attr.mmap2 && !e.attr.build_id) asked_build_ids = false;
   }
-  HitScan scan(out, asked_build_ids);
+  HitScan scan(out, asked_build_ids, all);
   for (const Timed& t : timed) {
     perf_event_header h{};
     std::memcpy(&h, t.record.data(), sizeof h);

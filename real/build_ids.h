@@ -50,9 +50,10 @@ struct HitDsos {
 
 // Walks a data section (at file offset data_offset, of a file with these
 // events). "" or the problem (a record that does not walk; what came before
-// it is in `out`).
+// it is in `out`). `all` (--buildid-all, perf's dsos__hit_all): every
+// mapped DSO counts as hit, the kernel's included, samples or not.
 std::string find_hit_dsos(std::span<const std::byte> data, std::uint64_t data_offset,
-                          const std::vector<core::EventDescription>& events, HitDsos& out);
+                          const std::vector<core::EventDescription>& events, HitDsos& out, bool all = false);
 
 // The BUILD_ID entries of `hits`: the kernel (if hit), the user DSOs with
 // a build-id, [vdso]. problems: one line per DSO left out and why.

@@ -588,6 +588,8 @@ void add_output_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
   app.add_flag("-q,--quiet", o.quiet, "print errors only");
   app.add_option("--buildid-dir", o.buildid_dir, "the build-id cache to copy the sampled binaries into (default ~/.debug)");
   app.add_flag("-N,--no-buildid-cache", o.no_buildid_cache, "do not copy the sampled binaries into the build-id cache");
+  app.add_flag("--buildid-all", o.buildid_all,
+               "BUILD_ID (and the cache) for every DSO mapped, not only those samples hit, as perf");
   app.add_flag("-B,--no-buildid", o.no_buildid,
                "no BUILD_ID section and no build-id cache (perf report then resolves symbols by path), as perf");
   app.add_flag("--no-buffering", o.no_buffering,

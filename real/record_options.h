@@ -182,6 +182,7 @@ struct RecordOptions {
   // into; "" for $HOME/.debug. no_buildid_cache (-N): not filled.
   std::string buildid_dir;
   bool no_buildid_cache = false;
+  bool buildid_all = false;           // --buildid-all: BUILD_ID for every mapped DSO, not only those samples hit (perf's)
   bool no_buildid = false;            // -B/--no-buildid: no BUILD_ID section, no cache (perf's rec->no_buildid)
   bool kernel_callchains = false;     // --kernel-callchains: with call graphs, exclude_callchain_user (perf's)
   bool user_callchains = false;       // --user-callchains: with call graphs, exclude_callchain_kernel (perf's)

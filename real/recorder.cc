@@ -1370,7 +1370,7 @@ bool Recording::file_features(const core::FinishedFile& file, core::PerfFeatures
   core::scan_data_section(data, file.data_offset, head_->events(), out.file);
   if (o_.no_buildid) return true;  // -B: no BUILD_ID section, nothing cached (perf's rec->no_buildid)
   HitDsos hits;
-  find_hit_dsos(data, file.data_offset, head_->events(), hits);
+  find_hit_dsos(data, file.data_offset, head_->events(), hits, o_.buildid_all);
   std::vector<std::string> problems;
   if (hits.bad_mmap2 > 0) {
     problems.push_back(std::to_string(hits.bad_mmap2) + " MMAP2 records too short or with a build-id over 20 bytes");

@@ -391,4 +391,32 @@ TEST(RecordFeatures, MaxSizeStopsTheRecordingAsPerfs) {
   }
 }
 
+// --buildid-all, as perf's: BUILD_ID lists every DSO the command mapped,
+// samples or not: the same names as perf's own --buildid-all file (and,
+// the control, more than without it: `true` runs too briefly for its
+// samples to hit every library).
+TEST(RecordFeatures, BuildIdAllListsWhatPerfsDoes) {
+  REQUIRE_PERF();
+  const std::string dir = testing::temp_dir("buildid-all");
+  const auto names = [](const std::string& path) {
+    model::PerfDataFile f;
+    EXPECT_EQ(model::read_perf_data(path, f), "") << path;
+    std::vector<std::string> out;
+    for (const model::BuildIdFeature& b : f.features.build_ids) out.push_back(b.name);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  const RunResult ours = record_ours(dir + "/ours.data", {"--buildid-all", "-N"}, {"true"});
+  ASSERT_TRUE(ours.exited && ours.exit_code == 0) << ours.text();
+  const RunResult perfs = record_perfs(dir + "/perf.data", {"--buildid-all"}, {"true"});
+  ASSERT_TRUE(perfs.exited && perfs.exit_code == 0) << perfs.text();
+  const RunResult hit_only = record_ours(dir + "/hit.data", {"-N"}, {"true"});
+  ASSERT_TRUE(hit_only.exited && hit_only.exit_code == 0) << hit_only.text();
+  const std::vector<std::string> all = names(dir + "/ours.data");
+  EXPECT_EQ(all, names(dir + "/perf.data"));
+  EXPECT_GT(all.size(), names(dir + "/hit.data").size());
+  EXPECT_TRUE(std::find(all.begin(), all.end(), "/usr/bin/true") != all.end() ||
+              std::find(all.begin(), all.end(), "/bin/true") != all.end());
+}
+
 }  // namespace ringsim::real
