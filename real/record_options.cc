@@ -592,6 +592,9 @@ void add_output_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
                "BUILD_ID (and the cache) for every DSO mapped, not only those samples hit, as perf");
   app.add_flag("-B,--no-buildid", o.no_buildid,
                "no BUILD_ID section and no build-id cache (perf report then resolves symbols by path), as perf");
+  app.add_flag("--namespaces", o.namespaces,
+               "PERF_RECORD_NAMESPACES: each task's namespaces (new tasks from the kernel, those running "
+               "synthesized), as perf");
   app.add_flag("--no-buffering", o.no_buffering,
                "a wakeup after every sample (wakeup_events 1) instead of at half the ring, as perf");
   app.add_flag("--dry-run", o.dry_run, "check the options and the events, then exit (0): nothing opened or written, as perf");
@@ -1260,6 +1263,7 @@ std::string make_event_attr(const RecordOptions& o, std::uint64_t register_mask,
     attr.mmap2 = 1;
     attr.comm = 1;
     attr.comm_exec = 1;
+    if (o.namespaces) attr.namespaces = 1;  // perf: `attr->namespaces = track && opts->record_namespaces`
     attr.task = 1;
     // With dwarf call chains the data mappings too (MMAP2 records with
     // PERF_RECORD_MISC_MMAP_DATA), as perf 6.1: record_opts__parse_callchain

@@ -186,6 +186,7 @@ struct RecordOptions {
   bool no_buildid = false;            // -B/--no-buildid: no BUILD_ID section, no cache (perf's rec->no_buildid)
   bool kernel_callchains = false;     // --kernel-callchains: with call graphs, exclude_callchain_user (perf's)
   bool user_callchains = false;       // --user-callchains: with call graphs, exclude_callchain_kernel (perf's)
+  bool namespaces = false;            // --namespaces: attr.namespaces on the side-band event, NAMESPACES synthesized (perf's)
   bool no_buffering = false;          // --no-buffering: wakeup_events 1, watermark 0 on every event (perf's)
   bool dry_run = false;               // --dry-run: the options and events checked, nothing opened or written
   std::vector<std::string> command;   // empty with -a, -C, -p or -t alone

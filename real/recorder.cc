@@ -944,12 +944,19 @@ int Recording::synthesize(std::uint32_t file_index, bool first_of_file) {
   // Later than the start (a rotated file, or an --overwrite snapshot's
   // file): the command's tasks of this moment too.
   const bool later = file_index > 0 || !first_of_file;
+  const bool ns = o_.namespaces;
   if (o_.cpu_wide()) {
-    synthesize_all_processes(kinds, *builder_, synthesis_);
+    synthesize_all_processes(kinds, *builder_, synthesis_, ns);
   } else if (o_.attach()) {
-    for (const pid_t pid : processes_) synthesize_process(pid, kinds, *builder_, synthesis_);
+    for (const pid_t pid : processes_) synthesize_process(pid, kinds, *builder_, synthesis_, ns);
   } else if (later && has_command_ && command_.pid() > 0) {
-    for (const pid_t pid : process_tree(command_.pid())) synthesize_process(pid, kinds, *builder_, synthesis_);
+    for (const pid_t pid : process_tree(command_.pid())) synthesize_process(pid, kinds, *builder_, synthesis_, ns);
+  } else if (ns && has_command_ && command_.pid() > 0) {
+    // The command, held before its exec: its namespaces now are its
+    // namespaces then (perf synthesizes its workload's thread map).
+    NamespaceLink links[kNamespaces];
+    const auto pid = static_cast<std::uint32_t>(command_.pid());
+    if (namespace_links(command_.pid(), links)) builder_->add_namespaces(pid, pid, links);
   }
   if (later && sink_ != nullptr) builder_->add_records(sink_->side_band());
   if (builder_->bytes().empty()) return 0;

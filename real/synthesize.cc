@@ -152,6 +152,33 @@ void RecordBuilder::add_comm(std::uint32_t pid, std::uint32_t tid, std::string_v
   finish_record(start, PERF_RECORD_COMM, 0);
 }
 
+void RecordBuilder::add_namespaces(std::uint32_t pid, std::uint32_t tid, std::span<const NamespaceLink> links) {
+  const std::size_t start = bytes_.size();
+  bytes_.resize(start + sizeof(perf_event_header));
+  append(&pid, sizeof pid);
+  append(&tid, sizeof tid);
+  const std::uint64_t count = links.size();
+  append(&count, sizeof count);
+  for (const NamespaceLink& link : links) {
+    append(&link.dev, sizeof link.dev);
+    append(&link.ino, sizeof link.ino);
+  }
+  finish_record(start, PERF_RECORD_NAMESPACES, 0);
+}
+
+bool namespace_links(pid_t tid, NamespaceLink (&out)[kNamespaces]) {
+  static constexpr const char* kNames[kNamespaces] = {"net", "uts", "ipc", "pid", "user", "mnt", "cgroup"};
+  const std::string dir = "/proc/" + std::to_string(tid) + "/ns/";
+  struct stat task{};
+  if (::stat(("/proc/" + std::to_string(tid)).c_str(), &task) != 0) return false;
+  for (std::size_t i = 0; i < kNamespaces; i++) {
+    struct stat st{};
+    out[i] = NamespaceLink{};
+    if (::stat((dir + kNames[i]).c_str(), &st) == 0) out[i] = NamespaceLink{st.st_dev, st.st_ino};
+  }
+  return true;
+}
+
 void RecordBuilder::add_kernel_mmap(std::uint64_t start_address, std::uint64_t length, std::uint64_t pgoff,
                                     std::string_view name) {
   const std::size_t start = bytes_.size();
@@ -249,7 +276,7 @@ std::string synthesize_kernel_mmap(RecordBuilder& builder) {
   return "";
 }
 
-bool synthesize_process(pid_t pid, MapKinds kinds, RecordBuilder& builder, SynthesisStats& stats) {
+bool synthesize_process(pid_t pid, MapKinds kinds, RecordBuilder& builder, SynthesisStats& stats, bool namespaces) {
   const std::string dir = "/proc/" + std::to_string(pid);
   const std::size_t rollback = builder.bytes().size();
   const std::vector<pid_t> threads = numeric_entries(dir + "/task");
@@ -258,6 +285,10 @@ bool synthesize_process(pid_t pid, MapKinds kinds, RecordBuilder& builder, Synth
     std::string comm;
     if (!read_first_line(dir + "/task/" + std::to_string(tid) + "/comm", comm)) continue;  // exited
     builder.add_comm(static_cast<std::uint32_t>(pid), static_cast<std::uint32_t>(tid), comm);
+    NamespaceLink links[kNamespaces];
+    if (namespaces && namespace_links(tid, links)) {
+      builder.add_namespaces(static_cast<std::uint32_t>(pid), static_cast<std::uint32_t>(tid), links);
+    }
     thread_count++;
   }
   if (thread_count == 0) {
@@ -282,8 +313,8 @@ bool synthesize_process(pid_t pid, MapKinds kinds, RecordBuilder& builder, Synth
   return true;
 }
 
-void synthesize_all_processes(MapKinds kinds, RecordBuilder& builder, SynthesisStats& stats) {
-  for (const pid_t pid : numeric_entries("/proc")) synthesize_process(pid, kinds, builder, stats);
+void synthesize_all_processes(MapKinds kinds, RecordBuilder& builder, SynthesisStats& stats, bool namespaces) {
+  for (const pid_t pid : numeric_entries("/proc")) synthesize_process(pid, kinds, builder, stats, namespaces);
 }
 
 std::vector<pid_t> threads_of(pid_t pid) {

@@ -54,6 +54,20 @@ struct MapEntry {
 // Parses one line of /proc/PID/maps. false if it is not one.
 bool parse_maps_line(std::string_view line, MapEntry& out);
 
+// One namespace of a task: the device and inode of its /proc/TID/ns/NAME
+// (the nsfs inode), as perf's perf_ns_link_info and the kernel's
+// PERF_RECORD_NAMESPACES give them.
+struct NamespaceLink {
+  std::uint64_t dev = 0;
+  std::uint64_t ino = 0;
+};
+// The kernel's order (NET_NS_INDEX .. CGROUP_NS_INDEX): net, uts, ipc,
+// pid, user, mnt, cgroup.
+inline constexpr std::size_t kNamespaces = 7;
+// A task's namespaces from /proc/TID/ns (one left 0 where the kernel has
+// no such namespace, as perf). false if the task is gone.
+bool namespace_links(pid_t tid, NamespaceLink (&out)[kNamespaces]);
+
 // One entry of PERF_RECORD_ID_INDEX: an event id, the index of its ring in
 // the CPU list, its CPU and its task (-1: every task).
 struct IdIndexEntry {
@@ -79,6 +93,8 @@ class RecordBuilder {
   // PERF_RECORD_MMAP with pid -1 (the kernel).
   void add_kernel_mmap(std::uint64_t start, std::uint64_t length, std::uint64_t pgoff, std::string_view name);
   void add_mmap2(std::uint32_t pid, std::uint32_t tid, const MapEntry& map);
+  // PERF_RECORD_NAMESPACES {pid, tid, nr, {dev, ino} per namespace} (--namespaces).
+  void add_namespaces(std::uint32_t pid, std::uint32_t tid, std::span<const NamespaceLink> links);
   // Which event each id is (perf writes it at the start of the data): as
   // many records as the entries need.
   void add_id_index(std::span<const IdIndexEntry> entries);
@@ -123,12 +139,16 @@ std::string synthesize_kernel_mmap(RecordBuilder& builder);
 // also every readable one (MISC_MMAP_DATA), as perf with mmap_data.
 enum class MapKinds : std::uint8_t { executable, executable_and_data };
 
-// One process: COMM for each thread, MMAP2 for each mapping of `kinds`.
-// false if it exited (or is unreadable); the builder is then unchanged.
-bool synthesize_process(pid_t pid, MapKinds kinds, RecordBuilder& builder, SynthesisStats& stats);
+// One process: COMM for each thread (with `namespaces`, --namespaces, a
+// NAMESPACES record after each, as perf's __event__synthesize_thread),
+// MMAP2 for each mapping of `kinds`. false if it exited (or is
+// unreadable); the builder is then unchanged.
+bool synthesize_process(pid_t pid, MapKinds kinds, RecordBuilder& builder, SynthesisStats& stats,
+                        bool namespaces = false);
 
 // Every process in /proc.
-void synthesize_all_processes(MapKinds kinds, RecordBuilder& builder, SynthesisStats& stats);
+void synthesize_all_processes(MapKinds kinds, RecordBuilder& builder, SynthesisStats& stats,
+                              bool namespaces = false);
 
 // `root` and its descendants now (from /proc/*/stat).
 std::vector<pid_t> process_tree(pid_t root);

@@ -241,6 +241,8 @@ def mode_cases():
         Case("-P -c 10 -e page-faults", "page-faults", ["-e", "page-faults", "-P", "-c", "10"]),
         Case("-R", "cpu-clock", ["-e", "cpu-clock", "-R"]),
         Case("--no-buffering", "cpu-clock", ["-e", "cpu-clock", "--no-buffering"]),
+        Case("--namespaces", "cpu-clock", ["-e", "cpu-clock", "--namespaces"]),
+        Case("--namespaces -a", "cpu-clock", ["-e", "cpu-clock", "--namespaces", "-a"], mode="a"),
         Case("-B (--no-buildid)", "cpu-clock", ["-e", "cpu-clock", "-B"]),
         Case("-e software/config=2,period=3/", "page-faults", ["-e", "software/config=2,period=3/"]),
         Case("-e cpu-clock,page-faults,cs", "several", ["-e", "cpu-clock,page-faults,cs"]),

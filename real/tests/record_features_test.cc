@@ -13,12 +13,14 @@
 //     binaries, and perf report resolves symbols through the build-id cache
 //     once the binary has moved away.
 // Skipped (one line) when perf or hotspot is not installed.
+#include <linux/perf_event.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -417,6 +419,56 @@ TEST(RecordFeatures, BuildIdAllListsWhatPerfsDoes) {
   EXPECT_GT(all.size(), names(dir + "/hit.data").size());
   EXPECT_TRUE(std::find(all.begin(), all.end(), "/usr/bin/true") != all.end() ||
               std::find(all.begin(), all.end(), "/bin/true") != all.end());
+}
+
+// The first NAMESPACES record of a file: {pid, tid, the 7 {dev, ino}} as
+// numbers, or empty when there is none.
+std::vector<std::uint64_t> first_namespaces(const std::string& path, std::uint32_t& count) {
+  model::PerfDataFile f;
+  EXPECT_EQ(model::read_perf_data(path, f), "") << path;
+  std::vector<std::uint64_t> first;
+  count = 0;
+  EXPECT_EQ(f.for_each_record([&](const model::PerfRecord& rec) {
+              if (rec.type != PERF_RECORD_NAMESPACES) return;
+              if (count++ > 0 || rec.bytes.size() < 8 + 8 + 8 + 7 * 16) return;
+              std::uint32_t ids[2];
+              std::memcpy(ids, rec.bytes.data() + 8, sizeof ids);
+              first = {ids[0], ids[1]};
+              std::uint64_t v[1 + 14];
+              std::memcpy(v, rec.bytes.data() + 16, sizeof v);
+              first.insert(first.end(), v, v + 15);
+            }),
+            "");
+  return first;
+}
+
+// --namespaces, as perf's: attr.namespaces on the side-band event (the
+// side-by-side case checks the attrs), and the command's NAMESPACES
+// record, 7 namespaces, the same links (both run in this machine's
+// namespaces) as the one perf's own file has for its workload; `perf
+// script --show-namespace-events` prints it. Without --namespaces none.
+TEST(RecordFeatures, NamespacesAsPerfs) {
+  REQUIRE_PERF();
+  const std::string dir = testing::temp_dir("namespaces");
+  ASSERT_TRUE(record_ours(dir + "/ours.data", {"--namespaces", "-N"}, {"true"}).exit_code == 0);
+  ASSERT_TRUE(record_perfs(dir + "/perf.data", {"--namespaces"}, {"true"}).exit_code == 0);
+  ASSERT_TRUE(record_ours(dir + "/none.data", {"-N"}, {"true"}).exit_code == 0);
+  std::uint32_t ours_count = 0, perfs_count = 0, none_count = 0;
+  const std::vector<std::uint64_t> ours = first_namespaces(dir + "/ours.data", ours_count);
+  const std::vector<std::uint64_t> perfs = first_namespaces(dir + "/perf.data", perfs_count);
+  first_namespaces(dir + "/none.data", none_count);
+  EXPECT_EQ(none_count, 0u);
+  ASSERT_EQ(ours.size(), 17u);
+  ASSERT_EQ(perfs.size(), 17u);
+  EXPECT_EQ(ours[0], ours[1]) << "the command's pid and tid";
+  EXPECT_EQ(ours[2], 7u);
+  EXPECT_EQ(std::vector<std::uint64_t>(ours.begin() + 2, ours.end()),
+            std::vector<std::uint64_t>(perfs.begin() + 2, perfs.end()));
+  EXPECT_NE(ours[4], 0u) << "a real inode for the net namespace";
+  const RunResult script = testing::run({testing::perf_path(), "script", "-i", dir + "/ours.data",
+                                         "--show-namespace-events"});
+  EXPECT_EQ(testing::lines_with(script.out, "PERF_RECORD_NAMESPACES " + std::to_string(ours[0])).size(), 1u)
+      << script.text();
 }
 
 }  // namespace ringsim::real

@@ -3,6 +3,7 @@
 #include <linux/perf_event.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -285,4 +286,33 @@ TEST(Synthesize, AllProcessesAndTheKernel) {
 }
 
 }  // namespace
+// --namespaces: a NAMESPACES record after each thread's COMM, {pid, tid,
+// 7, then dev and ino of /proc/TID/ns/{net, uts, ipc, pid, user, mnt,
+// cgroup}} as stat(2) gives them; none without it.
+TEST(Synthesize, NamespacesFollowEachThreadsComm) {
+  for (const bool namespaces : {true, false}) {
+    RecordBuilder builder(kSampleType, true);
+    SynthesisStats stats;
+    ASSERT_TRUE(synthesize_process(getpid(), MapKinds::executable, builder, stats, namespaces));
+    model::PerfDataFile file;
+    std::uint64_t comms = 0, records = 0;
+    std::uint32_t previous = 0;
+    for (const model::PerfRecord& r : walk(builder, file)) {
+      if (r.type == PERF_RECORD_COMM) comms++;
+      if (r.type == PERF_RECORD_NAMESPACES) {
+        records++;
+        EXPECT_EQ(previous, static_cast<std::uint32_t>(PERF_RECORD_COMM));
+        EXPECT_EQ(load<std::uint32_t>(r.bytes, 8), static_cast<std::uint32_t>(getpid()));
+        EXPECT_EQ(load<std::uint64_t>(r.bytes, 16), 7u);
+        struct stat net{};
+        ASSERT_EQ(::stat(("/proc/" + std::to_string(load<std::uint32_t>(r.bytes, 12)) + "/ns/net").c_str(), &net), 0);
+        EXPECT_EQ(load<std::uint64_t>(r.bytes, 24), static_cast<std::uint64_t>(net.st_dev));
+        EXPECT_EQ(load<std::uint64_t>(r.bytes, 32), static_cast<std::uint64_t>(net.st_ino));
+      }
+      previous = r.type;
+    }
+    EXPECT_EQ(records, namespaces ? comms : 0u);
+  }
+}
+
 }  // namespace ringsim::real
