@@ -413,6 +413,7 @@ struct RawOptions {
   std::string clockid_text;         // -k: only CLOCK_MONOTONIC (our clock) is accepted
   bool timestamp = false;           // -T: the time is always sampled
   bool sample_cpu = false;          // --sample-cpu: the CPU is always sampled
+  bool timestamp_boundary = false;  // --timestamp-boundary: SAMPLE_TIME is always written
   std::vector<std::string> cgroups;    // -G, in order (each a comma-separated list)
   std::string call_graph_text;
   std::string switch_text;
@@ -496,6 +497,8 @@ void add_sampling_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
                  "the sample clock: only monotonic (CLOCK_MONOTONIC), which is always used");
   app.add_flag("-T,--timestamp", raw.timestamp, "sample times (always on: accepted as perf's)");
   app.add_flag("--sample-cpu", raw.sample_cpu, "sample the CPU (always on: accepted as perf's)");
+  app.add_flag("--timestamp-boundary", raw.timestamp_boundary,
+               "the first and last sample times in the header (always written: accepted as perf's)");
   raw.delay_option = app.add_option("-D,--delay", raw.delay_text,
                  "sample from MS milliseconds after the command starts (as perf; 0: at once, up to " +
                      std::to_string(kDelayMaxMs) + "; -1: when --control says enable); side-band records from the start");
