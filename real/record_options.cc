@@ -414,6 +414,7 @@ struct RawOptions {
   bool timestamp = false;           // -T: the time is always sampled
   bool sample_cpu = false;          // --sample-cpu: the CPU is always sampled
   bool timestamp_boundary = false;  // --timestamp-boundary: SAMPLE_TIME is always written
+  bool group = false;               // --group: every -e event in one group
   std::vector<std::string> cgroups;    // -G, in order (each a comma-separated list)
   std::string call_graph_text;
   std::string switch_text;
@@ -497,6 +498,7 @@ void add_sampling_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
                  "the sample clock: only monotonic (CLOCK_MONOTONIC), which is always used");
   app.add_flag("-T,--timestamp", raw.timestamp, "sample times (always on: accepted as perf's)");
   app.add_flag("--sample-cpu", raw.sample_cpu, "sample the CPU (always on: accepted as perf's)");
+  app.add_flag("--group", raw.group, "every event in one group, the first its leader (as -e '{a,b,...}'), as perf");
   app.add_flag("--timestamp-boundary", raw.timestamp_boundary,
                "the first and last sample times in the header (always written: accepted as perf's)");
   raw.delay_option = app.add_option("-D,--delay", raw.delay_text,
@@ -913,6 +915,14 @@ int apply(const RawOptions& raw, RecordOptions& o) {
         !problem.empty()) {
       return core::usage_error(kAppName, problem);
     }
+  }
+  // --group: perf's evlist__set_leader over every event (one event: no group).
+  if (raw.group && o.events.size() > 1) {
+    if (std::any_of(o.event_groups.begin(), o.event_groups.end(), [](int g) { return g >= 0; })) {
+      return core::usage_error(kAppName, "--group with groups {...} in -e: not supported (give one or the other)");
+    }
+    o.event_groups.assign(o.events.size(), 0);
+    o.group_modifiers.assign(1, "");
   }
   for (const auto& [option, texts, out] : {std::tuple{"-p", &raw.pids, &o.pids}, std::tuple{"-t", &raw.tids, &o.tids}}) {
     for (const std::string& text : *texts) {

@@ -236,6 +236,7 @@ def mode_cases():
         Case("-e software/config=0/", "cpu-clock", ["-e", "software/config=0/"]),
         Case("--switch-events", "cpu-clock", ["-e", "cpu-clock", "--switch-events"]),
         Case("-e '{cpu-clock,page-faults}:u'", "several", ["-e", "{cpu-clock,page-faults}:u"]),
+        Case("--group -e cpu-clock,page-faults", "several", ["--group", "-e", "cpu-clock,page-faults"]),
         Case("--all-user", "cpu-clock", ["-e", "cpu-clock", "--all-user"]),
         Case("--all-kernel", "cpu-clock", ["-e", "cpu-clock", "--all-kernel"]),
         Case("-P -c 10 -e page-faults", "page-faults", ["-e", "page-faults", "-P", "-c", "10"]),

@@ -199,6 +199,23 @@ TEST(RecordOptions, AFrequencyAboveTheMaximumIsLoweredUnlessStrict) {
   EXPECT_NE(p.err.find("--strict-freq refuses"), std::string::npos) << p.err;
 }
 
+// --group, as perf's evlist__set_leader: every event in group 0 (the
+// first its leader); one event alone is no group; with {...} refused.
+TEST(RecordOptions, GroupPutsEveryEventInOneGroup) {
+  Parsed p = parse({"--group", "-e", "cpu-clock,page-faults", "-e", "task-clock", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_EQ(p.options.event_groups, (std::vector<int>{0, 0, 0}));
+  p = parse({"--group", "-e", "cpu-clock", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_TRUE(std::none_of(p.options.event_groups.begin(), p.options.event_groups.end(), [](int g) { return g >= 0; }));
+  p = parse({"-e", "cpu-clock,page-faults", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_TRUE(std::none_of(p.options.event_groups.begin(), p.options.event_groups.end(), [](int g) { return g >= 0; }));
+  p = parse({"--group", "-e", "{cpu-clock,page-faults},task-clock", "--", "true"});
+  EXPECT_EQ(p.status, 64);
+  EXPECT_NE(p.err.find("--group with groups"), std::string::npos) << p.err;
+}
+
 TEST(RecordOptions, ErrorsAreOneLineWithExitStatus64) {
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"--bogus", "--", "true"},
