@@ -55,7 +55,7 @@ std::uint64_t hash_output(const model::RunOutput& output) {
 
 bool is_disk_mutant(Mutant m) {
   return m == Mutant::shared_offset || m == Mutant::reuse_buffer || m == Mutant::eagain_busy_loop ||
-         m == Mutant::error_resubmit;
+         m == Mutant::error_resubmit || m == Mutant::eintr_retry_hidden;
 }
 
 bool is_session_mutant(Mutant m) {
