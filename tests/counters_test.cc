@@ -197,6 +197,17 @@ TEST(CountersAgree, TheStagingAndTheCutAgainstTheWritingFiberAndTheOracle) {
   fewer_missing.oracle.records_cut = counted.records - 1;
   expect_one(fewer_missing, {"records cut off: the writer and the staging counted " + std::to_string(counted.records),
                              std::to_string(counted.records - 1)});
+  // With nothing abandoned in a writable ring, every missing record must
+  // be counted: one more missing than counted is a violation...
+  RunResult uncounted = cut;
+  uncounted.loop.drops = core::Drops{};  // nothing abandoned (normal mode: no gaps either)
+  uncounted.oracle.records_cut = counted.records + 1;
+  expect_one(uncounted, {"records cut off: the writer and the staging counted " + std::to_string(counted.records),
+                         "the oracle found missing " + std::to_string(counted.records + 1)});
+  // ... but not in a read-only ring, whose unread records nobody counts.
+  RunResult read_only = uncounted;
+  read_only.config.mode = core::RingMode::backward;
+  EXPECT_TRUE(check_counters(read_only).empty());
 }
 
 }  // namespace
