@@ -115,6 +115,7 @@ struct CpuChecker {
   // Marks the written records inside the reported gaps; checks each gap.
   std::vector<bool> covered_by_gaps(std::uint64_t& lost_in_gaps) {
     std::vector<bool> covered(cpu_log.written.size(), false);
+    report.gaps += out.gaps.size();
     if (out.gaps.empty()) return covered;
     if (is_writable(log.mode)) {
       violate(kGapsGenuine, "an overwrite gap was reported for a writable (non-overwrite) ring");
@@ -316,6 +317,7 @@ struct CpuChecker {
           return;
         }
         overwritten += chunk.offset - expected_offset;
+        report.aux_gaps++;
       }
       std::uint64_t real = 0;
       if (!check_aux_chunk(a, chunk, chunk.offset, real)) return;
@@ -432,6 +434,7 @@ struct CpuChecker {
     bool order_ok = true;
     const std::string problem = walk_records(out.bytes, [&](const PerfRecord& r) {
       report.records_delivered++;
+      if (r.type == kTypeSample) report.samples_delivered++;
       if (r.type == kTypeLost && r.size >= kLostFieldOffset + 8) {
         lost_delivered += load<std::uint64_t>(r.bytes.data() + kLostFieldOffset);
       }

@@ -52,8 +52,10 @@ struct OracleReport {
   std::uint64_t records_written = 0;
   std::uint64_t records_expected = 0;
   std::uint64_t records_delivered = 0;
+  std::uint64_t samples_delivered = 0;    // of those, PERF_RECORD_SAMPLE
   std::uint64_t records_overwritten = 0;  // inside reported gaps
   std::uint64_t bytes_overwritten = 0;    // their sizes, from the kernel's log
+  std::uint64_t gaps = 0;                 // overwrite gaps the consumer reported (each one checked)
   std::uint64_t records_aliased = 0;      // backward: met by the reader at a nested record's place (oracle.cc: aliased_record)
   std::uint64_t dropped = 0;              // by the kernel (LOST-reported)
   std::uint64_t lost_delivered = 0;       // sum of `lost` in delivered LOST records
@@ -62,6 +64,7 @@ struct OracleReport {
   std::uint64_t aux_written = 0;          // AUX bytes the PMU reported
   std::uint64_t aux_delivered = 0;
   std::uint64_t aux_overwritten = 0;      // in snapshot gaps
+  std::uint64_t aux_gaps = 0;             // those gaps: AUXTRACE records that skip ahead
   std::uint64_t aux_truncated = 0;
 
   bool ok() const { return violations.empty(); }

@@ -32,6 +32,10 @@ inline constexpr const char* kSamplingPeriods = "sampling_periods";
 // The perf.data files stay sortable: no record after a FINISHED_ROUND is
 // older than what a reader flushed at it.
 inline constexpr const char* kRoundOrder = "round_order";
+// Every counter the campaign prints that has a second, independent count
+// (the kernel's log, the oracle, the simulated disk, the sink the consumer
+// writes through) agrees with it (model/counters.h, sim/counters.h).
+inline constexpr const char* kCountersAgree = "counters_agree";
 // The run's (sim/run.h), from the scheduler, the disk, the files and the
 // simulated kernel's own checks.
 inline constexpr const char* kLiveness = "liveness";
@@ -58,7 +62,7 @@ struct PropertyInfo {
   const char* meaning;
 };
 
-inline constexpr std::array<PropertyInfo, 23> kProperties = {{
+inline constexpr std::array<PropertyInfo, 24> kProperties = {{
     {kExactlyOnce, "every run",
      "per CPU, delivered = written, once each, byte-identical, in order, minus reported overwrite gaps"},
     {kLostAccounting, "every run", "LOST counts delivered (+ inside gaps) = reported by the kernel = dropped"},
@@ -77,6 +81,9 @@ inline constexpr std::array<PropertyInfo, 23> kProperties = {{
     {kRoundOrder, "output=serial/aio",
      "no record after a FINISHED_ROUND is older than what perf's ordered events flushed at it, unless the kernel "
      "published it after that round began"},
+    {kCountersAgree, "every run",
+     "each counter the summary prints agrees with its independent count: the kernel's drops and LOST counts with "
+     "its logged steps, the consumer's drops, records and writer retries with the oracle's and the disk's counts"},
     {kLiveness, "every run", "no deadlock, within the switch budget, finished within the quiet budget"},
     {kCleanFinish, "every run",
      "the loop ended normally, no ring declared corrupt, nothing left in rings; its drop counts match the oracle's"},

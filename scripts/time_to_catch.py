@@ -19,7 +19,8 @@ import sys
 import tempfile
 
 MUTANTS = ['early_release', 'no_pause', 'drop_lost', 'shared_offset', 'reuse_buffer', 'eagain_busy_loop',
-           'error_resubmit', 'aux_early_tail', 'aux_no_reenable', 'period_rule_ignored']
+           'error_resubmit', 'aux_early_tail', 'aux_no_reenable', 'period_rule_ignored',
+           'eintr_retry_hidden']
 
 
 def failing_seeds(binary, mutant, extra, seed, runs, jobs):

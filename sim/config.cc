@@ -21,6 +21,7 @@ const char* to_string(Mutant mutant) {
     case Mutant::aux_early_tail: return "aux_early_tail";
     case Mutant::aux_no_reenable: return "aux_no_reenable";
     case Mutant::period_rule_ignored: return "period_rule_ignored";
+    case Mutant::eintr_retry_hidden: return "eintr_retry_hidden";
   }
   return "unknown";
 }
@@ -121,6 +122,11 @@ void set_mutant(RunConfig& c, Mutant mutant, bool keep_mode_and_output) {
       c.sample_period = 2 + c.seed % 7;
       c.period_field = 1;
       break;
+    case Mutant::eintr_retry_hidden:
+      // Every chunk is a pwrite; some of them interrupted.
+      set_output(c, Output::serial);
+      if (c.disk_eintr_per_million == 0) c.disk_eintr_per_million = 20'000;
+      break;
     case Mutant::shared_offset:
     case Mutant::reuse_buffer:
     case Mutant::eagain_busy_loop:
@@ -197,6 +203,9 @@ std::string validate_rules(const RunConfig& c) {
     return std::string("mutant: ") + to_string(c.mutant) + " needs output=aio";
   }
   if (c.mutant == Mutant::drop_lost && c.output != Output::memory) return "mutant: drop_lost needs output=memory";
+  if (c.mutant == Mutant::eintr_retry_hidden && c.output == Output::memory) {
+    return "mutant: eintr_retry_hidden needs output=serial or aio";
+  }
   if (c.mutant == Mutant::early_release && c.mode != core::RingMode::normal) {
     return "mutant: early_release needs mode=normal";
   }

@@ -35,6 +35,10 @@ enum class Mutant : std::uint8_t {
   // even when the samples carry PERIOD), to show sampling_periods catches
   // a kernel that gets the rule wrong.
   period_rule_ignored,
+  // A consumer whose counter is wrong and nothing else: the backend
+  // retries an interrupted pwrite itself (TEMP_FAILURE_RETRY), so the
+  // writer never sees, and never counts, those EINTRs (counters_agree).
+  eintr_retry_hidden,
 };
 
 // Whom the events follow: a task (they exit with it: POLLHUP) or every

@@ -23,7 +23,11 @@
 //   eagain_busy_loop  a refused submit is retried at once, forever ->
 //                     liveness (the disk's livelock check);
 //   error_resubmit    a write that failed hard is resubmitted whole,
-//                     forever -> liveness / hard_error_handled.
+//                     forever -> liveness / hard_error_handled;
+//   eintr_retry_hidden  (serial) an interrupted pwrite is retried inside
+//                     the backend (TEMP_FAILURE_RETRY), so the writer's
+//                     EINTR retries miss it: every byte is right, only the
+//                     printed counter is wrong -> counters_agree.
 // And one of the simulated kernel, not of the consumer (a switch of
 // sim/kernel.cc, KernelConfig::period_rule_ignored):
 //   period_rule_ignored  the kernel samples every sample_period-th
@@ -117,7 +121,14 @@ class MutantDisk {
   int open_output(std::uint32_t index) { return base_.open_output(index); }
   int close_output() { return base_.close_output(); }
   int remove_output() { return base_.remove_output(); }
-  std::int64_t write_at(std::span<const std::byte> data, std::uint64_t offset) { return base_.write_at(data, offset); }
+  std::int64_t write_at(std::span<const std::byte> data, std::uint64_t offset) {
+    std::int64_t n = base_.write_at(data, offset);
+    // Bounded as the writer's own retries are: an EINTR storm still ends.
+    for (int retry = 0; mutant_ == Mutant::eintr_retry_hidden && n == -EINTR && retry < 16; retry++) {
+      n = base_.write_at(data, offset);
+    }
+    return n;
+  }
   int truncate(std::uint64_t size) { return base_.truncate(size); }
   void sleep_ns(std::uint64_t duration_ns) { base_.sleep_ns(duration_ns); }
 

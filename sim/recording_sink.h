@@ -29,6 +29,7 @@ class RecordingSink {
   std::span<std::byte> acquire(std::size_t m) { return inner_.acquire(m); }
   int commit(std::size_t m, std::uint64_t bytes, const core::RecordCounts& counts) {
     scheduler_.trace(TraceKind::committed, m, bytes, counts.records);
+    commits_++;
     return inner_.commit(m, bytes, counts);
   }
   void abandon(std::size_t m) { inner_.abandon(m); }
@@ -68,10 +69,15 @@ class RecordingSink {
     }
     scheduler_.trace(TraceKind::committed, UINT32_MAX, data.size(), counts.records);
     batches_++;
+    walked_.add(walked);
     return inner_.write_staged(data, counts);
   }
   const std::vector<model::Violation>& staging_violations() const { return staging_violations_; }
   std::uint64_t batches() const { return batches_; }
+  // What went through: chunks committed, and the records walked in the
+  // staged batches (counters_agree's counts of the writer's input).
+  std::uint64_t commits() const { return commits_; }
+  const core::RecordCounts& walked() const { return walked_; }
   int flush() { return inner_.flush(); }
 
  private:
@@ -80,6 +86,8 @@ class RecordingSink {
   Scheduler& scheduler_;
   std::vector<model::Violation> staging_violations_;
   std::uint64_t batches_ = 0;
+  std::uint64_t commits_ = 0;
+  core::RecordCounts walked_;
 };
 
 }  // namespace ringsim::sim

@@ -8,6 +8,7 @@
 #include "core/verify.h"
 #include "model/kernel_rules.h"
 #include "model/sampling.h"
+#include "sim/counters.h"
 #include "sim/kernel.h"
 #include "sim/mutants.h"
 #include "sim/oracle_sink.h"
@@ -54,7 +55,7 @@ std::uint64_t hash_output(const model::RunOutput& output) {
 
 bool is_disk_mutant(Mutant m) {
   return m == Mutant::shared_offset || m == Mutant::reuse_buffer || m == Mutant::eagain_busy_loop ||
-         m == Mutant::error_resubmit;
+         m == Mutant::error_resubmit || m == Mutant::eintr_retry_hidden;
 }
 
 bool is_session_mutant(Mutant m) {
@@ -151,6 +152,7 @@ class Run {
       result_.loop.status = core::LoopStatus::sink_error;
       result_.loop.error = -started;
       writer_started_ = false;
+      result_.writer_started = false;
       return;
     }
     RecordingSink<core::TraceWriter<Disk>> sink(writer, result_.output, scheduler_);
@@ -161,6 +163,7 @@ class Run {
     }
     writer.finish();
     result_.writer = writer.stats();
+    result_.sink_commits = sink.commits();
     for (std::size_t i = 0; i < plan_.writer.mappings; i++) {  // 1 when staged: the writer's buffers are no ring's
       if (writer.references(i) != 0 && !scheduler_.cancelled()) {
         run_level_.push_back(model::Violation{
@@ -192,6 +195,7 @@ class Run {
     }
     result_.staging = staging.stats();
     result_.staging_batches = sink.batches();
+    result_.staged_walked = sink.walked();
     run_level_.insert(run_level_.end(), sink.staging_violations().begin(), sink.staging_violations().end());
     check_staging(sync);
   }
@@ -301,6 +305,7 @@ class Run {
       result_.file_bytes = files.bytes;
       result_.rounds_in_file = files.rounds;
       result_.disk = disk_.stats();
+      result_.disk_files = disk_.files().size();
       run_level_.insert(run_level_.end(), disk_.violations().begin(), disk_.violations().end());
       run_level_.insert(run_level_.end(), files.violations.begin(), files.violations.end());
       run_level_.insert(run_level_.end(), files.order_violations.begin(), files.order_violations.end());
@@ -358,7 +363,8 @@ class Run {
   void list_properties() {
     result_.properties = model::oracle_properties(result_.log.mode, config_.aux_pages > 0);
     if (config_.aux_pages > 0) result_.properties.push_back(kAuxRefcount);
-    for (const char* p : {model::kKernelRules, model::kSamplingPeriods, kLiveness, kCleanFinish, kReleaseSafety}) {
+    for (const char* p : {model::kKernelRules, model::kSamplingPeriods, model::kCountersAgree, kLiveness, kCleanFinish,
+                          kReleaseSafety}) {
       result_.properties.push_back(p);
     }
     if (to_disk()) {
@@ -403,6 +409,9 @@ class Run {
     out.insert(out.end(), run_level_.begin(), run_level_.end());
     out.insert(out.end(), result_.oracle.violations.begin(), result_.oracle.violations.end());
     if (consumer_done_ && !scheduler_.cancelled()) check_ending();
+    result_.consumer_finished = consumer_done_ && !scheduler_.cancelled();
+    const std::vector<model::Violation> counters = check_counters(result_);
+    out.insert(out.end(), counters.begin(), counters.end());
     check_replay();
   }
 

@@ -82,6 +82,14 @@ struct RunResult {
   std::uint64_t rounds_in_file = 0; // PERF_RECORD_FINISHED_ROUND records
   // What the output holds and lost (the data-loss metric).
   model::LossStats loss;
+  // For counters_agree (sim/counters.h): whether the consumer finished
+  // (not cancelled), whether the trace writer started, and the counts the
+  // simulation kept of what passed between the consumer and the disk.
+  bool consumer_finished = false;
+  bool writer_started = true;
+  std::uint64_t sink_commits = 0;       // chunks the sink handed the trace writer through commit()
+  core::RecordCounts staged_walked;     // records the writing fiber walked in the batches it wrote
+  std::uint64_t disk_files = 0;         // files the disk created (removed ones too)
 
   bool ok() const { return violations.empty(); }
   // The first violated property ("" if none).

@@ -82,7 +82,10 @@ INSTANTIATE_TEST_SUITE_P(Mutants, MutantCaught,
                                            Case{Mutant::aux_no_reenable, {"aux_truncation"}, 2},
                                            // A kernel bug, not a consumer's: the model's own
                                            // statement of the rules (model/sampling.h) catches it.
-                                           Case{Mutant::period_rule_ignored, {"sampling_periods"}, 50}),
+                                           Case{Mutant::period_rule_ignored, {"sampling_periods"}, 50},
+                                           // A counter wrong and nothing else: only
+                                           // counters_agree sees it.
+                                           Case{Mutant::eintr_retry_hidden, {"counters_agree"}, 20}),
                          [](const auto& param_info) { return std::string(to_string(param_info.param.mutant)); });
 
 }  // namespace
