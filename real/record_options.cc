@@ -905,6 +905,18 @@ std::string parse_delay(const std::string& text, std::uint64_t& ms_out, bool& di
   return "";
 }
 
+// --group: perf's evlist__set_leader over every event (one event: no
+// group). "" or the problem.
+std::string apply_group(const RawOptions& raw, RecordOptions& o) {
+  if (!raw.group || o.events.size() < 2) return "";
+  if (std::any_of(o.event_groups.begin(), o.event_groups.end(), [](int g) { return g >= 0; })) {
+    return "--group with groups {...} in -e: not supported (give one or the other)";
+  }
+  o.event_groups.assign(o.events.size(), 0);
+  o.group_modifiers.assign(1, "");
+  return "";
+}
+
 int apply(const RawOptions& raw, RecordOptions& o) {
   // As perf record: with no -o and standard output a pipe, the pipe format
   // to it (ringsim-record -- CMD | perf report -i -).
@@ -916,14 +928,7 @@ int apply(const RawOptions& raw, RecordOptions& o) {
       return core::usage_error(kAppName, problem);
     }
   }
-  // --group: perf's evlist__set_leader over every event (one event: no group).
-  if (raw.group && o.events.size() > 1) {
-    if (std::any_of(o.event_groups.begin(), o.event_groups.end(), [](int g) { return g >= 0; })) {
-      return core::usage_error(kAppName, "--group with groups {...} in -e: not supported (give one or the other)");
-    }
-    o.event_groups.assign(o.events.size(), 0);
-    o.group_modifiers.assign(1, "");
-  }
+  if (const std::string problem = apply_group(raw, o); !problem.empty()) return core::usage_error(kAppName, problem);
   for (const auto& [option, texts, out] : {std::tuple{"-p", &raw.pids, &o.pids}, std::tuple{"-t", &raw.tids, &o.tids}}) {
     for (const std::string& text : *texts) {
       if (const std::string problem = parse_task_list(option, text, *out); !problem.empty()) {
