@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -60,6 +62,7 @@ struct ChildPlan {
   char* const* args = nullptr;
   const std::function<int()>* prepare = nullptr;
   const std::function<int()>* body = nullptr;
+  sigset_t mask{};  // the forking thread's signal mask, restored once the handlers are reset
 };
 
 // Reads the go byte: true when released, false on EOF (the parent gave up).
@@ -73,7 +76,29 @@ bool wait_for_go(int fd) {
   return false;
 }
 
+// The parent's signal handlers, inherited through fork, back to the
+// default now, as exec would reset them (ignored signals stay ignored):
+// a SIGTERM sent before the exec (the recorder's stop while the command is
+// released but not yet exec'd) must end the child, not run the parent's
+// handler in it. perf's workload child does the same for SIGTERM
+// (evlist__prepare_workload). Async-signal-safe (sigaction).
+void default_caught_signals() {
+  for (int number = 1; number < NSIG; number++) {
+    struct sigaction current {};
+    if (::sigaction(number, nullptr, &current) != 0) continue;  // not a signal, or SIGKILL/SIGSTOP
+    const bool caught = (current.sa_flags & SA_SIGINFO) != 0 ||
+                        (current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN);
+    if (!caught) continue;
+    struct sigaction fallback {};
+    fallback.sa_handler = SIG_DFL;
+    ::sigemptyset(&fallback.sa_mask);
+    ::sigaction(number, &fallback, nullptr);
+  }
+}
+
 [[noreturn]] void run_child(const ChildPlan& p) {
+  default_caught_signals();  // with every signal blocked (launch): none is caught by the parent's handlers
+  ::sigprocmask(SIG_SETMASK, &p.mask, nullptr);
   for (const int fd : p.parent_ends) {
     if (fd >= 0) ::close(fd);
   }
@@ -211,8 +236,15 @@ Error Process::launch(const std::vector<std::string>& argv, std::function<int()>
   plan.args = args.data();
   plan.prepare = &options.prepare;
   plan.body = body ? &body : nullptr;
+  // Every signal blocked across fork: one sent to the child before it has
+  // reset the handlers it inherits stays pending until then, and then
+  // acts as it would after exec (run_child).
+  sigset_t all;
+  ::sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &plan.mask);
   const pid_t pid = ::fork();
   if (pid == 0) run_child(plan);
+  ::pthread_sigmask(SIG_SETMASK, &plan.mask, nullptr);
   // The child's ends: closed here, so that EOF on the exec-error pipe means
   // the exec succeeded.
   for (Fd* fd : {&out_file, &err_file, &go_child, &report_write}) fd->reset(-1);

@@ -165,6 +165,30 @@ TEST(Process, ReleaseWithoutWaitingDoesNotWaitForTheExec) {
   }
 }
 
+// A handler the parent installed does not catch a signal in the child
+// before its exec (fork copies handlers; exec would reset them): a held
+// child given SIGTERM ends by it, as the recorder's stop needs while its
+// command is released but not yet exec'd. Without the reset the child's
+// copy of the handler swallowed the SIGTERM and the command ran on (CI,
+// RecordWithPerf.TheExitStatusIsTheCommandsAsPerfs under ASan).
+TEST(Process, AHeldChildDiesOfSigtermDespiteTheParentsHandler) {
+  struct sigaction handler {};
+  handler.sa_handler = [](int) {};
+  sigemptyset(&handler.sa_mask);
+  struct sigaction previous {};
+  ASSERT_EQ(::sigaction(SIGTERM, &handler, &previous), 0);
+  ProcessOptions o;
+  o.hold = true;
+  Process p;
+  ASSERT_TRUE(p.start({"sleep", "30"}, o).ok());
+  ASSERT_EQ(p.signal(SIGTERM), 0);
+  const WaitStatus w = p.wait(kDeadlineNs);
+  ::sigaction(SIGTERM, &previous, nullptr);
+  EXPECT_FALSE(w.timed_out);
+  EXPECT_TRUE(w.signaled());
+  EXPECT_EQ(w.term_signal(), SIGTERM);
+}
+
 TEST(Process, TheDeadlineKillsAChildThatDoesNotExit) {
   Process p;
   ASSERT_TRUE(p.start({"sleep", "1000"}).ok());
