@@ -419,7 +419,9 @@ struct RawOptions {
   std::string call_graph_text;
   std::string switch_text;
   std::string switch_max_files_text;
+  CLI::Option* switch_max_files_option = nullptr;  // given, even as ""
   std::string max_size_text;
+  CLI::Option* max_size_option = nullptr;  // given, even as "" (an empty size is an error, not no option)
   std::string staging_text;
   std::string reader_priority_text;
   std::string readers_text;
@@ -566,9 +568,9 @@ void add_output_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
   app.add_option("--switch-output", raw.switch_text,
                  "a new file after SIZE bytes of data (e.g. 100M), every TIME (30s, 5m, 1h, 1d as perf; or 100ms), "
                  "or at each SIGUSR2 (signal; bare --switch-output)");
-  app.add_option("--switch-max-files", raw.switch_max_files_text,
+  raw.switch_max_files_option = app.add_option("--switch-max-files", raw.switch_max_files_text,
                  "keep at most N output files, the oldest removed (as perf)");
-  app.add_option("--max-size", raw.max_size_text,
+  raw.max_size_option = app.add_option("--max-size", raw.max_size_text,
                  "stop recording once the file holds SIZE bytes of data (B, K, M, G, T; 0: no limit), as perf");
   app.add_option("--header-interval-ms", o.header_interval_ms,
                  "rewrite the header every N ms while recording, so a file cut short is readable (default " +
@@ -962,12 +964,12 @@ int apply(const RawOptions& raw, RecordOptions& o) {
   if (const std::string problem = apply_compression(raw, o); !problem.empty()) {
     return core::usage_error(kAppName, problem);
   }
-  if (!raw.max_size_text.empty()) {
+  if (raw.max_size_option->count() > 0) {
     if (const std::string problem = parse_size(raw.max_size_text, o.max_size_bytes); !problem.empty()) {
       return core::usage_error(kAppName, "--max-size: " + problem);
     }
   }
-  if (!raw.switch_max_files_text.empty()) {
+  if (raw.switch_max_files_option->count() > 0) {
     std::uint64_t n = 0;
     if (!parse_u64(raw.switch_max_files_text, n) || n == 0 || n > kSwitchMaxFilesMax) {
       return core::usage_error(kAppName, "--switch-max-files=" + raw.switch_max_files_text +
