@@ -90,6 +90,9 @@ concept AuxMapping = requires(M& mapping, const M& const_mapping, std::uint64_t 
   // Overwrite mode only: aux_head is an offset inside the area (Intel PT's
   // snapshot mode), not a free-running position. Constant while mapped.
   { const_mapping.aux_offset_heads() } -> std::same_as<bool>;
+  // The CPU of the area's event: the AUXTRACE records' idx and cpu (not the
+  // loop's index of the mapping: a reading thread's loop sees only some).
+  { const_mapping.aux_cpu() } -> std::same_as<std::uint32_t>;
   // (C'): aux_head, acquire. Never blocks.
   { mapping.load_aux_head() } -> std::same_as<std::uint64_t>;
   // (D'): aux_tail, release. Non-overwrite mode only.

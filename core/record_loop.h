@@ -117,6 +117,43 @@ struct LoopResult {
   }
 };
 
+// Several loops' results (one per reading thread or fiber), summed; the
+// status is the worst of them (sink error, poll error, rounds exhausted,
+// stopped, done), with its error.
+inline LoopResult merge_loop_results(const std::vector<LoopResult>& results) {
+  VERIFY(!results.empty());
+  const auto severity = [](LoopStatus status) {
+    switch (status) {
+      case LoopStatus::sink_error: return 4;
+      case LoopStatus::poll_error: return 3;
+      case LoopStatus::rounds_exhausted: return 2;
+      case LoopStatus::stopped: return 1;
+      case LoopStatus::done: return 0;
+    }
+    return 4;
+  };
+  LoopResult m;
+  m.status = LoopStatus::done;
+  for (const LoopResult& r : results) {
+    if (severity(r.status) > severity(m.status)) {
+      m.status = r.status;
+      m.error = r.error;
+    }
+    m.ring.add(r.ring);
+    m.aux.add(r.aux);
+    m.records.add(r.records);
+    m.drops.add(r.drops);
+    m.aux_drops.add(r.aux_drops);
+    m.rounds += r.rounds;
+    m.poll_interrupted += r.poll_interrupted;
+    m.poll_timeouts += r.poll_timeouts;
+    m.hangups_with_data += r.hangups_with_data;
+    m.chunk_budget_spent += r.chunk_budget_spent;
+    m.mappings_held += r.mappings_held;
+  }
+  return m;
+}
+
 // The AUX readers of a record loop: a vector for mapping types with an AUX
 // area, nothing otherwise.
 struct NoAuxReaders {
@@ -148,7 +185,7 @@ class RecordLoop {
         if (session_.mapping(i).aux_size_bytes() > 0) {
           aux_.resize(count);
           aux_[i] = std::make_unique<AuxReader<typename Session::Mapping>>(session_.mapping(i),
-                                                                           static_cast<std::uint32_t>(i));
+                                                                           session_.mapping(i).aux_cpu());
         }
       }
     }

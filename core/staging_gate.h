@@ -39,8 +39,15 @@ class StagingGate;
 template <class Target, class Lock>
 class StagingGates {
  public:
-  StagingGates(Target& target, std::size_t readers)
-      : target_(target), ended_round_(readers, 0), running_(readers), finished_(readers, 0) {
+  // lock_args: what the lock is made from (none for a mutex; the
+  // simulation's scheduler for its fibers' lock).
+  template <class... LockArgs>
+  StagingGates(Target& target, std::size_t readers, LockArgs&&... lock_args)
+      : target_(target),
+        lock_(std::forward<LockArgs>(lock_args)...),
+        ended_round_(readers, 0),
+        running_(readers),
+        finished_(readers, 0) {
     VERIFY(readers > 0);
   }
   StagingGates(const StagingGates&) = delete;
@@ -56,6 +63,8 @@ class StagingGates {
     const Held held(*this);
     return rounds_unmarked_;
   }
+  // For the lock's own counts (after the readers ended).
+  const Lock& lock() const { return lock_; }
 
  private:
   friend class StagingGate<Target, Lock>;

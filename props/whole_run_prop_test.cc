@@ -42,7 +42,7 @@ RC_GTEST_PROP(WholeRun, EveryRecordOnceOrReportedLost, ()) {
 // a snapshot must never hand out a torn record.
 RC_GTEST_PROP(WholeRun, BackwardSnapshotsNeverTorn, ()) {
   sim::RunConfig config = *props::gen_run_config(800);
-  config.mode = core::RingMode::backward;
+  sim::set_mode(config, core::RingMode::backward);
   config.snapshot_interval_ns = *rc::gen::inRange<std::uint64_t>(1'000, 200'000);
   config.copy_interrupt_per_million = *rc::gen::inRange<std::uint32_t>(200'000, 1'000'001);
   config.yield_per_million = *rc::gen::inRange<std::uint32_t>(100'000, 600'000);

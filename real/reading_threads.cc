@@ -17,18 +17,6 @@ template class ringsim::core::RecordLoop<ringsim::real::RealSessionSlice, ringsi
 namespace ringsim::real {
 namespace {
 
-// Worst first: the status a merged result takes.
-int severity(core::LoopStatus status) {
-  switch (status) {
-    case core::LoopStatus::sink_error: return 4;
-    case core::LoopStatus::poll_error: return 3;
-    case core::LoopStatus::rounds_exhausted: return 2;
-    case core::LoopStatus::stopped: return 1;
-    case core::LoopStatus::done: return 0;
-  }
-  return 4;
-}
-
 // "" or why the calling thread could not be pinned to cpu.
 std::string pin_to(int cpu) {
   if (cpu < 0) return "no CPU (per-task rings)";
@@ -65,30 +53,6 @@ std::vector<RingGroup> rings_by_cpu(RealSession& session) {
   first.insert(first.end(), no_cpu.begin(), no_cpu.end());
   std::sort(first.begin(), first.end());
   return groups;
-}
-
-core::LoopResult merge_loop_results(const std::vector<core::LoopResult>& results) {
-  VERIFY(!results.empty());
-  core::LoopResult m;
-  m.status = core::LoopStatus::done;
-  for (const core::LoopResult& r : results) {
-    if (severity(r.status) > severity(m.status)) {
-      m.status = r.status;
-      m.error = r.error;
-    }
-    m.ring.add(r.ring);
-    m.aux.add(r.aux);
-    m.records.add(r.records);
-    m.drops.add(r.drops);
-    m.aux_drops.add(r.aux_drops);
-    m.rounds += r.rounds;
-    m.poll_interrupted += r.poll_interrupted;
-    m.poll_timeouts += r.poll_timeouts;
-    m.hangups_with_data += r.hangups_with_data;
-    m.chunk_budget_spent += r.chunk_budget_spent;
-    m.mappings_held += r.mappings_held;
-  }
-  return m;
 }
 
 ReadingThreads::ReadingThreads(RealSession& session, Staging& staging, std::vector<RingGroup> groups,
@@ -170,7 +134,7 @@ ReadingThreadsResult ReadingThreads::join() {
   for (std::thread& t : threads_) t.join();
   threads_.clear();
   ReadingThreadsResult out;
-  out.loop = merge_loop_results(results_);
+  out.loop = core::merge_loop_results(results_);
   for (const auto& c : cutters_) out.cut.add(c->stats());
   out.priority = priorities_.empty() ? PriorityOutcome{} : priorities_[0];
   out.threads = groups_.size();

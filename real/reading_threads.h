@@ -53,11 +53,8 @@ void prepare_thread_allocator();
 // rings of no CPU (per-task rings) join the first group.
 std::vector<RingGroup> rings_by_cpu(RealSession& session);
 
-// Every thread's loop, summed (the status: the worst of them).
-core::LoopResult merge_loop_results(const std::vector<core::LoopResult>& results);
-
 struct ReadingThreadsResult {
-  core::LoopResult loop;           // merge_loop_results of every thread's
+  core::LoopResult loop;           // core::merge_loop_results of every thread's
   core::StackCutStats cut;         // summed
   PriorityOutcome priority;        // the first thread's (the others asked for the same)
   std::size_t threads = 0;

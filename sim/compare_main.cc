@@ -61,6 +61,7 @@ double median(std::vector<double> v) {
 RunConfig base_config(std::uint64_t seed, const Overrides& overrides) {
   RunConfig base = random_config(seed);
   base.mode = ringsim::core::RingMode::normal;
+  base.readers_per_cpu = 0;  // the columns differ in their writer, not in their readers
   base.scope = Scope::task;
   base.endless = 0;
   base.snapshot_interval_ns = 0;

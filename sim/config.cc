@@ -22,6 +22,7 @@ const char* to_string(Mutant mutant) {
     case Mutant::aux_no_reenable: return "aux_no_reenable";
     case Mutant::period_rule_ignored: return "period_rule_ignored";
     case Mutant::eintr_retry_hidden: return "eintr_retry_hidden";
+    case Mutant::gate_marks_every_round: return "gate_marks_every_round";
   }
   return "unknown";
 }
@@ -40,6 +41,7 @@ const char* to_string(Scope scope) { return scope == Scope::task ? "task" : "sys
 void set_mode(RunConfig& c, core::RingMode mode) {
   c.mode = mode;
   if (core::writable(mode) && c.aux_overwrite == 0) c.snapshot_interval_ns = 0;
+  if (mode != core::RingMode::normal) c.readers_per_cpu = 0;  // the recorder's overwrite mode reads with one
 }
 
 void clear_aux(RunConfig& c) {
@@ -66,6 +68,7 @@ void set_output(RunConfig& c, Output output) {
     c.disk_capacity_bytes = 0;
     c.disk_open_fails = 0;
     c.staging_bytes = 0;
+    c.readers_per_cpu = 0;  // no staging: one reader
   }
 }
 
@@ -85,9 +88,22 @@ static void overrun_aux_area(RunConfig& c) {
   if (c.snapshot_interval_ns != 0 && core::writable(c.mode)) c.snapshot_interval_ns = 0;
 }
 
+// gate_marks_every_round's world: staged, normal mode, a reading fiber per
+// CPU (at least two), one output file.
+static void read_per_cpu(RunConfig& c) {
+  if (c.output == Output::memory) set_output(c, Output::serial);
+  set_mode(c, core::RingMode::normal);
+  c.cpus = std::max<std::uint32_t>(c.cpus, 2);
+  c.rotate_bytes = 0;
+  c.staging_bytes = 4 * c.chunk_bytes_max();
+  c.readers_per_cpu = 1;
+}
+
 void set_mutant(RunConfig& c, Mutant mutant, bool keep_mode_and_output) {
   c.mutant = mutant;
-  c.staging_bytes = 0;  // the mutants are bugs of the consumer without staging
+  c.readers_per_cpu = 0;
+  c.staging_bytes = 0;  // the mutants but one are bugs of the consumer without staging
+  if (mutant == Mutant::gate_marks_every_round) read_per_cpu(c);
   if (keep_mode_and_output) return;
   switch (mutant) {
     case Mutant::none:
@@ -127,6 +143,8 @@ void set_mutant(RunConfig& c, Mutant mutant, bool keep_mode_and_output) {
       set_output(c, Output::serial);
       if (c.disk_eintr_per_million == 0) c.disk_eintr_per_million = 20'000;
       break;
+    case Mutant::gate_marks_every_round:
+      break;  // its world is set above (read_per_cpu)
     case Mutant::shared_offset:
     case Mutant::reuse_buffer:
     case Mutant::eagain_busy_loop:
@@ -140,6 +158,32 @@ void set_mutant(RunConfig& c, Mutant mutant, bool keep_mode_and_output) {
   if (mutant == Mutant::error_resubmit && c.disk_eio_per_million == 0 && c.disk_capacity_bytes == 0) {
     c.disk_capacity_bytes = 4096 * (16 + c.seed % 256);
   }
+}
+
+// The rules a mutant's run must meet (its bug shows only there).
+static std::string mutant_rule(const RunConfig& c) {
+  const bool aio_mutant = c.mutant == Mutant::shared_offset || c.mutant == Mutant::reuse_buffer ||
+                          c.mutant == Mutant::eagain_busy_loop || c.mutant == Mutant::error_resubmit;
+  if (aio_mutant && c.output != Output::aio) {
+    return std::string("mutant: ") + to_string(c.mutant) + " needs output=aio";
+  }
+  if (c.mutant == Mutant::drop_lost && c.output != Output::memory) return "mutant: drop_lost needs output=memory";
+  if (c.mutant == Mutant::eintr_retry_hidden && c.output == Output::memory) {
+    return "mutant: eintr_retry_hidden needs output=serial or aio";
+  }
+  if (c.mutant == Mutant::early_release && c.mode != core::RingMode::normal) {
+    return "mutant: early_release needs mode=normal";
+  }
+  if (c.mutant == Mutant::no_pause && c.mode != core::RingMode::backward) {
+    return "mutant: no_pause needs mode=backward";
+  }
+  if (c.mutant == Mutant::gate_marks_every_round && c.readers_per_cpu == 0) {
+    return "mutant: gate_marks_every_round needs readers_per_cpu=1";
+  }
+  if (c.mutant == Mutant::period_rule_ignored && (c.sample_freq > 0 || c.sample_period < 2 || c.period_field == 0)) {
+    return "mutant: period_rule_ignored needs sample_freq=0, sample_period>1 and period_field=1";
+  }
+  return "";
 }
 
 std::string validate_rules(const RunConfig& c) {
@@ -197,26 +241,13 @@ std::string validate_rules(const RunConfig& c) {
       (c.rotate_bytes != 0 || c.disk_capacity_bytes != 0 || c.disk_open_fails != 0)) {
     return "output: rotation and disk capacity or open failures need output=serial or aio";
   }
-  const bool aio_mutant = c.mutant == Mutant::shared_offset || c.mutant == Mutant::reuse_buffer ||
-                          c.mutant == Mutant::eagain_busy_loop || c.mutant == Mutant::error_resubmit;
-  if (aio_mutant && c.output != Output::aio) {
-    return std::string("mutant: ") + to_string(c.mutant) + " needs output=aio";
-  }
-  if (c.mutant == Mutant::drop_lost && c.output != Output::memory) return "mutant: drop_lost needs output=memory";
-  if (c.mutant == Mutant::eintr_retry_hidden && c.output == Output::memory) {
-    return "mutant: eintr_retry_hidden needs output=serial or aio";
-  }
-  if (c.mutant == Mutant::early_release && c.mode != core::RingMode::normal) {
-    return "mutant: early_release needs mode=normal";
-  }
-  if (c.mutant == Mutant::no_pause && c.mode != core::RingMode::backward) {
-    return "mutant: no_pause needs mode=backward";
+  if (std::string e = mutant_rule(c); !e.empty()) return e;
+  if (c.readers_per_cpu != 0 && (c.staging_bytes == 0 || c.mode != core::RingMode::normal || c.rotate_bytes != 0)) {
+    return "readers_per_cpu: a reading fiber per CPU needs staging_bytes > 0, mode=normal and rotate_bytes=0 (as "
+           "the recorder reads with one thread without staging, with --overwrite and with --switch-output)";
   }
   if (c.sample_freq > 0 && c.sample_period != 1) {
     return "sample_period: must be 1 with sample_freq (attr.sample_period and sample_freq are a union)";
-  }
-  if (c.mutant == Mutant::period_rule_ignored && (c.sample_freq > 0 || c.sample_period < 2 || c.period_field == 0)) {
-    return "mutant: period_rule_ignored needs sample_freq=0, sample_period>1 and period_field=1";
   }
   return "";
 }

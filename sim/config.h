@@ -39,6 +39,12 @@ enum class Mutant : std::uint8_t {
   // retries an interrupted pwrite itself (TEMP_FAILURE_RETRY), so the
   // writer never sees, and never counts, those EINTRs (counters_agree).
   eintr_retry_hidden,
+  // Reading fibers per CPU (readers_per_cpu): the staging gate marks every
+  // round its reader drained as finished, as a single reader may, instead
+  // of only the round that ends an epoch (every reader drained since the
+  // last marker). perf's ordered events then flush one CPU's records before
+  // another CPU's older ones arrive: round_order.
+  gate_marks_every_round,
 };
 
 // Whom the events follow: a task (they exit with it: POLLHUP) or every
@@ -127,6 +133,11 @@ struct RunConfig {
   // The staging buffer between the reading fiber and the writing fiber
   // (core/staging.h), bytes; 0: none (one fiber reads and writes).
   std::uint64_t staging_bytes = 0;                  // 0, or 2 writer buffers..1 GiB by 8s (output=serial/aio)
+  // 1: one reading fiber per CPU, each with its own record loop over its
+  // CPU's ring into the one staging buffer through a core::StagingGate, as
+  // the recorder's default (--readers cpu); 0: one reading fiber for every
+  // ring (--readers one). Normal mode with staging only.
+  std::uint32_t readers_per_cpu = 0;
   // AUX areas (one per CPU).
   std::uint32_t aux_pages = 0;                      // 0: none; else 1..256, a power of two
   std::uint32_t aux_overwrite = 0;                  // 1: snapshot mode

@@ -28,6 +28,9 @@
 //                     the backend (TEMP_FAILURE_RETRY), so the writer's
 //                     EINTR retries miss it: every byte is right, only the
 //                     printed counter is wrong -> counters_agree.
+// And the staging gate's, with a reading fiber per CPU:
+//   gate_marks_every_round  every round a reader drained is marked finished,
+//                     not only the one that ends an epoch -> round_order.
 // And one of the simulated kernel, not of the consumer (a switch of
 // sim/kernel.cc, KernelConfig::period_rule_ignored):
 //   period_rule_ignored  the kernel samples every sample_period-th
@@ -37,10 +40,15 @@
 #pragma once
 
 #include <cerrno>
+#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <vector>
 
+#include "core/records.h"
+#include "core/ring_reader.h"
 #include "sim/config.h"
 #include "sim/disk.h"
 #include "sim/session.h"
@@ -64,6 +72,7 @@ class MutantMapping {
   std::uint64_t aux_size_bytes() const { return base_.aux_size_bytes(); }
   bool aux_overwrite() const { return base_.aux_overwrite(); }
   bool aux_offset_heads() const { return base_.aux_offset_heads(); }
+  std::uint32_t aux_cpu() const { return base_.aux_cpu(); }
   std::uint64_t load_aux_head() {
     const std::uint64_t head = base_.load_aux_head();
     if (mutant_ == Mutant::aux_early_tail && !base_.aux_overwrite()) {
@@ -203,5 +212,34 @@ static_assert(core::RingMapping<MutantMapping>);
 static_assert(core::AuxMapping<MutantMapping>);
 static_assert(core::RingSession<MutantSession>);
 static_assert(core::TraceDisk<MutantDisk>);
+
+// gate_marks_every_round: a reading fiber's ChunkSink, its gate's every
+// call passed on, but a drained round ends with a marker whether or not it
+// ended an epoch (the staging merges the marker into the round the gate
+// just staged).
+template <class Gate, class Staging>
+class EveryRoundMarked {
+ public:
+  EveryRoundMarked(Gate& gate, Staging& staging) : gate_(gate), staging_(staging) {}
+  std::span<std::byte> acquire(std::size_t m) { return gate_.acquire(m); }
+  int commit(std::size_t m, std::uint64_t bytes, const core::RecordCounts& counts) {
+    return gate_.commit(m, bytes, counts);
+  }
+  void abandon(std::size_t m) { gate_.abandon(m); }
+  void note_gap(std::size_t m, core::PositionRange range, std::uint64_t position) { gate_.note_gap(m, range, position); }
+  void note_corrupt(std::size_t m, core::PositionRange range, core::ReadStatus status) {
+    gate_.note_corrupt(m, range, status);
+  }
+  std::uint32_t references(std::size_t m) { return gate_.references(m); }
+  int end_round(bool all_drained) {
+    const int rc = gate_.end_round(all_drained);
+    return rc == 0 && all_drained ? staging_.end_round(true) : rc;
+  }
+  int flush() { return gate_.flush(); }
+
+ private:
+  Gate& gate_;
+  Staging& staging_;
+};
 
 }  // namespace ringsim::sim

@@ -631,7 +631,7 @@ std::vector<Param> staging_rows() {
       {.name = "mutant", .help = "a deliberately broken consumer (sim/mutants.h)",
        .choices = {"none", "early_release", "no_pause", "drop_lost", "shared_offset", "reuse_buffer",
                    "eagain_busy_loop", "error_resubmit", "aux_early_tail", "aux_no_reenable", "period_rule_ignored",
-                   "eintr_retry_hidden"},
+                   "eintr_retry_hidden", "gate_marks_every_round"},
        RS_FIELD(mutant),
        .fixed = "never drawn: the campaign runs the correct consumer unless --mutant asks",
        .no_shrink = "the bug under test",
@@ -692,8 +692,9 @@ std::vector<Param> sampling_rows() {
   };
 }
 
-// How producers run against the other fibers (replay format version 5),
-// drawn after every other row so that each draws as it did before.
+// How producers run against the other fibers (replay format version 5)
+// and how many fibers read (version 6), drawn after every other row so
+// that each draws as it did before.
 std::vector<Param> batch_rows() {
   return {
       {.name = "producer_batch",
@@ -711,6 +712,22 @@ std::vector<Param> batch_rows() {
        .shrink = {RS_TO(producer_batch, 1)},
        .route = RS_ROUTE(producer_batch, p.kernel.producer_batch),
        .goes_to = "KernelConfig::producer_batch"},
+      {.name = "readers_per_cpu",
+       .help = "1: a reading fiber per CPU into the one staging buffer, as the recorder's default --readers cpu "
+               "(staging_bytes > 0, mode=normal, rotate_bytes=0); 0: one for every ring",
+       .min = 0, .max = 1, RS_FIELD(readers_per_cpu),
+       // Drawn last (replay format version 6), and only for runs that can
+       // have it: every other run draws as before.
+       .draw = [](DrawState&, RunConfig&) {},
+       .draw_after = [](DrawState& s, RunConfig& c) {
+         // Three in four such runs, as the recorder does by default.
+         if (c.staging_bytes > 0 && c.mode == core::RingMode::normal && c.rotate_bytes == 0) {
+           c.readers_per_cpu = s.d().draw(4) == 0 ? 0 : 1;
+         }
+       },
+       .shrink = {RS_TO_ZERO(readers_per_cpu)},
+       .route = [](const RunConfig& c, RunPlan& p) { p.readers_per_cpu = c.readers_per_cpu != 0; },
+       .goes_to = "RunPlan::readers_per_cpu (sim/run.cc: read_rings_per_cpu)"},
   };
 }
 

@@ -82,6 +82,7 @@ struct RunPlan {
   DiskConfig disk;
   core::WriterOptions writer;
   core::StagingOptions staging;  // bytes == 0: not staged
+  bool readers_per_cpu = false;  // staged: a reading fiber per CPU (RunConfig::readers_per_cpu)
   core::LoopOptions loop;
   SchedulerLimits limits;
   Output output = Output::memory;

@@ -83,7 +83,10 @@ namespace ringsim::sim {
   X(staging_wrap_skip, "staging: a chunk started at the beginning, not to be torn at the end") \
   X(staging_batched, "staging: the writer wrote several chunks (of rounds merged) in one write") \
   X(staging_end_cut, "staging: a batch stopped at a chunk that ended exactly at the buffer's end") \
-  X(chunk_budget_spent, "reader: a ring's chunks per round (drain_chunks_max) ran out with more to read")
+  X(chunk_budget_spent, "reader: a ring's chunks per round (drain_chunks_max) ran out with more to read") \
+  X(gate_lock_waited, "staging gate: a reading fiber waited while another held the gate (readers_per_cpu)") \
+  X(gate_round_unmarked, "staging gate: a drained round staged without a marker (an epoch not yet ended)") \
+  X(gate_marker, "staging gate: a finished-round marker staged when every reading fiber had drained (an epoch)")
 
 enum class Probe : std::uint8_t {
 #define RINGSIM_PROBE_ENUM(name, text) name,

@@ -81,6 +81,16 @@ std::string replay_to_text(const ReplayFile& replay) {
   return text + "\n";
 }
 
+// The fields an older version's config lacks, with the values that keep
+// its run the run it was.
+static void upgrade_config(nlohmann::json& config, std::uint64_t version) {
+  if (!config.is_object()) return;
+  // Version 4 had no producer_batch: its runs slept before each record.
+  if (version == 4 && !config.contains("producer_batch")) config["producer_batch"] = std::uint64_t{1};
+  // Versions 4 and 5 had no readers_per_cpu: one fiber read every ring.
+  if (version <= 5 && !config.contains("readers_per_cpu")) config["readers_per_cpu"] = std::uint64_t{0};
+}
+
 std::string replay_from_text(const std::string& text, ReplayFile& out) {
   nlohmann::json j;
   try {
@@ -117,10 +127,7 @@ std::string replay_from_text(const std::string& text, ReplayFile& out) {
   }
   if (body.size() != 7) return "has fields this version does not know";
   ReplayFile r;
-  // Version 4 had no producer_batch: its runs slept before each record.
-  if (version == 4 && body["config"].is_object() && !body["config"].contains("producer_batch")) {
-    body["config"]["producer_batch"] = std::uint64_t{1};
-  }
+  upgrade_config(body["config"], version);
   if (std::string e = from_json(body["config"], r.config); !e.empty()) return e;
   const nlohmann::json& violation = body["violation"];
   if (need(violation, "property", T::string) != "" || need(violation, "detail", T::string) != "") {

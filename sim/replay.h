@@ -25,9 +25,10 @@
 
 namespace ringsim::sim {
 
-// The version written. Version 4 files are read too: their runs are
-// version 5's with producer_batch 1 (docs/replay-format.md).
-inline constexpr int kReplayVersion = 5;
+// The version written. Versions 4 and 5 are read too: their runs are
+// version 6's with readers_per_cpu 0 (and version 4's with producer_batch
+// 1) (docs/replay-format.md).
+inline constexpr int kReplayVersion = 6;
 inline constexpr int kReplayVersionOldest = 4;
 
 struct ReplayFile {

@@ -4,7 +4,12 @@
 #include <xxhash.h>
 
 #include <cerrno>
+#include <string>
+#include <type_traits>
+#include <vector>
 
+#include "core/record_loop.h"
+#include "core/staging_gate.h"
 #include "core/verify.h"
 #include "model/kernel_rules.h"
 #include "model/sampling.h"
@@ -184,8 +189,18 @@ class Run {
       core::drain_staging(staging, sink);
       writer_done = true;
     });
-    result_.loop = read_rings(ring_session, staging);
-    staging.close();
+    if constexpr (std::is_same_v<RingSession, SimSession>) {
+      if (plan_.readers_per_cpu) {
+        result_.loop = read_rings_per_cpu(ring_session, staging);  // the last reader closes the staging
+      } else {
+        result_.loop = read_rings(ring_session, staging);
+        staging.close();
+      }
+    } else {
+      VERIFY(!plan_.readers_per_cpu);
+      result_.loop = read_rings(ring_session, staging);
+      staging.close();
+    }
     // Cancelled waits return at once: the writer ends within a few turns.
     std::uint64_t turns = 0;
     while (!writer_done) {  // set by the writing fiber
@@ -198,6 +213,48 @@ class Run {
     result_.staged_walked = sink.walked();
     run_level_.insert(run_level_.end(), sink.staging_violations().begin(), sink.staging_violations().end());
     check_staging(sync);
+  }
+
+  // The recorder's default (--readers cpu, real/reading_threads.cc): a
+  // reading fiber per CPU, each with its own record loop over its CPU's
+  // ring into the one staging buffer through a core::StagingGate, which
+  // stages a finished-round marker only when every reader still running
+  // has drained a round in the epoch. As in the recorder, the first reader
+  // requests the stop once its loop ends (it alone watches the command
+  // there) and the last one to end closes the staging buffer. This fiber is
+  // the first reader; it returns once every reader has ended.
+  core::LoopResult read_rings_per_cpu(SimSession& session, core::Staging<FiberSync>& staging) {
+    using Gates = core::StagingGates<core::Staging<FiberSync>, FiberMutex>;
+    using Gate = core::StagingGate<core::Staging<FiberSync>, FiberMutex>;
+    const std::size_t n = session.mapping_count();
+    session.set_pollers(n);
+    Gates gates(staging, n, scheduler_);
+    std::vector<core::LoopResult> results(n);
+    std::size_t running = n;
+    const auto read = [&](std::size_t r) {
+      SimSessionSlice slice(session, {r}, r);
+      Gate gate(gates, r, {r});
+      if (plan_.mutant == Mutant::gate_marks_every_round) {
+        EveryRoundMarked<Gate, core::Staging<FiberSync>> broken(gate, staging);
+        results[r] = read_rings(slice, broken);
+      } else {
+        results[r] = read_rings(slice, gate);
+      }
+      if (r == 0) session.request_stop();
+      gate.finish();
+      if (--running == 0) staging.close();
+    };
+    for (std::size_t r = 1; r < n; r++) scheduler_.spawn("reader " + std::to_string(r), [&read, r] { read(r); });
+    read(0);
+    for (std::uint64_t turns = 0; running > 0; turns++) {  // the other readers end once the stop is seen
+      VERIFY_MSG(turns < 100'000'000, "a reading fiber never ended");
+      scheduler_.yield();
+      if (running > 0 && !scheduler_.cancelled()) scheduler_.sleep_for(plan_.staging.wait_ns);
+    }
+    result_.probes.hit(Probe::gate_lock_waited, gates.lock().contended());
+    result_.probes.hit(Probe::gate_round_unmarked, gates.rounds_unmarked());
+    result_.probes.hit(Probe::gate_marker, gates.markers());
+    return core::merge_loop_results(results);
   }
 
   // staging_whole (the byte count) and backpressure_counted.

@@ -145,6 +145,25 @@ SimMapping& SimSession::mapping(std::size_t index) {
 
 int SimSession::poll(std::span<core::PollEvents> events, std::uint64_t timeout_ns) {
   VERIFY(events.size() == mappings_.size());
+  return poll_some(nullptr, events, timeout_ns, 0);
+}
+
+void SimSession::set_pollers(std::size_t pollers) {
+  VERIFY(pollers >= 1 && pollers <= mappings_.size());
+  interrupted_.assign(pollers, 0);
+}
+
+int SimSession::poll_rings(std::span<const std::size_t> rings, std::span<core::PollEvents> events,
+                           std::uint64_t timeout_ns, std::size_t poller) {
+  VERIFY(events.size() == rings.size() && !rings.empty());
+  for (const std::size_t ring : rings) VERIFY(ring < mappings_.size());
+  return poll_some(rings.data(), events, timeout_ns, poller);
+}
+
+// rings: nullptr for every ring (events[i] is ring i's).
+int SimSession::poll_some(const std::size_t* rings, std::span<core::PollEvents> events, std::uint64_t timeout_ns,
+                          std::size_t poller) {
+  VERIFY(poller < interrupted_.size());
   if (scheduler_.sleep_for(config_.syscall_ns) == Wake::cancelled) return -ECANCELED;
   if (faults_ && scheduler_.decisions().chance(config_.poll_eintr_per_million)) {
     probes_.hit(Probe::poll_eintr);
@@ -152,20 +171,22 @@ int SimSession::poll(std::span<core::PollEvents> events, std::uint64_t timeout_n
     return -EINTR;
   }
   const std::uint64_t deadline_ns = scheduler_.now_ns() + timeout_ns;
-  for (std::size_t i = 0; i < mappings_.size() && kernel_.has_aux(); i++) kernel_.aux_check_reenabled(i);
+  const auto ring_of = [&](std::size_t k) { return rings == nullptr ? k : rings[k]; };
+  for (std::size_t k = 0; k < events.size() && kernel_.has_aux(); k++) kernel_.aux_check_reenabled(ring_of(k));
   // Each pass either returns or waits; a wake without an event for us (a
   // wakeup on a ring not polled) loops, bounded.
   for (int pass = 0; pass < 1'000'000; pass++) {
-    if (interrupted_) {
-      interrupted_ = false;
+    if (interrupted_[poller] != 0) {
+      interrupted_[poller] = 0;
       return -EINTR;
     }
     int ready = 0;
-    for (std::size_t i = 0; i < events.size(); i++) {
-      core::PollEvents& e = events[i];
+    for (std::size_t k = 0; k < events.size(); k++) {
+      core::PollEvents& e = events[k];
       e.readable = false;
       e.hangup = false;
       if (!e.wanted) continue;
+      const std::size_t i = ring_of(k);
       SimRing& r = live_ring(i);
       kernel_.poll(i, e.readable, e.hangup);
       if (e.hangup) probes_.hit(Probe::hangup_per_task);
@@ -199,7 +220,7 @@ bool SimSession::take_snapshot_request() {
 }
 
 void SimSession::interrupt() {
-  interrupted_ = true;
+  for (auto& flag : interrupted_) flag = 1;
   kernel_.poll_queue().notify_all();
 }
 

@@ -19,9 +19,11 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "core/backend.h"
+#include "core/verify.h"
 #include "sim/kernel.h"
 #include "sim/probes.h"
 #include "sim/scheduler.h"
@@ -50,6 +52,7 @@ class SimMapping {
   std::uint64_t aux_size_bytes() const;
   bool aux_overwrite() const;
   bool aux_offset_heads() const;
+  std::uint32_t aux_cpu() const { return static_cast<std::uint32_t>(index_); }  // ring i is CPU i's
   std::uint64_t load_aux_head();
   void store_aux_tail(std::uint64_t tail);
   void copy_aux(std::uint64_t position, std::span<std::byte> destination);
@@ -89,10 +92,21 @@ class SimSession {
   void set_in_flight_query(std::function<std::uint32_t(std::size_t)> query) { in_flight_query_ = std::move(query); }
   bool released(std::size_t index) const { return released_[index]; }
 
+  // Several reading fibers (SimSessionSlice): each polls some rings and
+  // sees each interruption (a stop, a snapshot request) once, as each of
+  // the recorder's reading threads wakes on its own eventfd. 1 by default.
+  void set_pollers(std::size_t pollers);
+  // poll() over the rings `rings` (session indices; events[k] is rings[k]'s)
+  // for poller `poller`.
+  int poll_rings(std::span<const std::size_t> rings, std::span<core::PollEvents> events, std::uint64_t timeout_ns,
+                 std::size_t poller);
+
  private:
   friend class SimMapping;
   void interrupt();
   SimRing& live_ring(std::size_t index);
+  int poll_some(const std::size_t* rings, std::span<core::PollEvents> events, std::uint64_t timeout_ns,
+                std::size_t poller);
 
   Scheduler& scheduler_;
   Kernel& kernel_;
@@ -103,13 +117,45 @@ class SimSession {
   std::function<void(std::size_t)> release_check_;
   std::function<std::uint32_t(std::size_t)> in_flight_query_;
   bool faults_ = true;
-  bool interrupted_ = false;
+  std::vector<std::uint8_t> interrupted_ = std::vector<std::uint8_t>(1, 0);  // per poller
   bool snapshot_requested_ = false;
   bool stop_requested_ = false;
+};
+
+// Some of a session's rings, for one of several reading fibers (a
+// core::RingSession over those rings; index i here is rings[i] there), as
+// real::RealSessionSlice is for one of the recorder's reading threads.
+// Only the primary slice takes snapshot requests.
+class SimSessionSlice {
+ public:
+  using Mapping = SimMapping;
+  SimSessionSlice(SimSession& session, std::vector<std::size_t> rings, std::size_t poller)
+      : session_(session), rings_(std::move(rings)), poller_(poller) {}
+
+  std::size_t mapping_count() const { return rings_.size(); }
+  SimMapping& mapping(std::size_t index) { return session_.mapping(ring(index)); }
+  int poll(std::span<core::PollEvents> events, std::uint64_t timeout_ns) {
+    return session_.poll_rings(rings_, events, timeout_ns, poller_);
+  }
+  void release(std::size_t index) { session_.release(ring(index)); }
+  std::uint64_t now_ns() const { return session_.now_ns(); }
+  bool stop_requested() const { return session_.stop_requested(); }
+  bool take_snapshot_request() { return poller_ == 0 && session_.take_snapshot_request(); }
+  void disable_events() { session_.disable_events(); }
+
+ private:
+  std::size_t ring(std::size_t index) const {
+    VERIFY(index < rings_.size());
+    return rings_[index];
+  }
+  SimSession& session_;
+  const std::vector<std::size_t> rings_;
+  const std::size_t poller_;
 };
 
 static_assert(core::RingMapping<SimMapping>);
 static_assert(core::AuxMapping<SimMapping>);
 static_assert(core::RingSession<SimSession>);
+static_assert(core::RingSession<SimSessionSlice>);
 
 }  // namespace ringsim::sim

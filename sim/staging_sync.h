@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "core/staging.h"
+#include "core/verify.h"
 #include "sim/scheduler.h"
 
 namespace ringsim::sim {
@@ -34,6 +35,40 @@ class FiberSync {
   WaitQueue space_;
   WaitQueue data_;
   std::uint64_t space_waits_ = 0;
+};
+
+// core::StagingGates' lock for the reading fibers of one simulation
+// (readers_per_cpu): the fiber holding it between a chunk's acquire and
+// commit can be held in its copy (virtual time, an interrupted copy) while
+// another reading fiber runs, which then waits here, as a reading thread
+// waits for the gates' mutex in the recorder. Counts those waits.
+class FiberMutex {
+ public:
+  explicit FiberMutex(Scheduler& scheduler) : scheduler_(scheduler), released_(scheduler) {}
+  FiberMutex(const FiberMutex&) = delete;
+  FiberMutex& operator=(const FiberMutex&) = delete;
+
+  void lock() {
+    if (held_) contended_++;
+    for (std::uint64_t wait = 0; held_; wait++) {
+      VERIFY_MSG(wait < 100'000'000, "a staging gate's lock was never released");
+      // A cancelled run's waits return at once: let the holder run.
+      if (released_.wait() == Wake::cancelled) scheduler_.yield();
+    }
+    held_ = true;
+  }
+  void unlock() {
+    VERIFY_MSG(held_, "a staging gate's lock released while not held");
+    held_ = false;
+    released_.notify_all();
+  }
+  std::uint64_t contended() const { return contended_; }
+
+ private:
+  Scheduler& scheduler_;
+  WaitQueue released_;
+  bool held_ = false;
+  std::uint64_t contended_ = 0;
 };
 
 }  // namespace ringsim::sim

@@ -247,6 +247,7 @@ struct FakeAux {
   std::uint64_t aux_size_bytes() const { return area.size(); }
   bool aux_overwrite() const { return overwrite; }
   bool aux_offset_heads() const { return offset_heads; }
+  std::uint32_t aux_cpu() const { return 0; }
   std::uint64_t load_aux_head() { return offset_heads ? head & (area.size() - 1) : head; }
   void store_aux_tail(std::uint64_t t) { tail = t; }
   void copy_aux(std::uint64_t p, std::span<std::byte> d) {

@@ -259,6 +259,7 @@ TEST(Reproduce, CompareConfigurations) {
   for (std::uint64_t seed = 1; seed <= 60; seed++) {
     RunConfig base = random_config(seed);
     base.mode = core::RingMode::normal;
+    base.readers_per_cpu = 0;  // as //sim:compare's columns
     base.snapshot_interval_ns = 0;
     base.stop_at_ns = 0;
     base.disk_eio_per_million = 0;

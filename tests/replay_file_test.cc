@@ -80,7 +80,7 @@ TEST(ReplayFile, OtherVersion) {
   // fields) are refused, with a line.
   for (const char* old : {"2", "3"}) {
     const std::string text =
-        replace(replay_to_text(example()), "\"version\": 5", std::string("\"version\": ") + old);
+        replace(replay_to_text(example()), "\"version\": 6", std::string("\"version\": ") + old);
     EXPECT_NE(problem(text).find(std::string("version ") + old), std::string::npos);
   }
 }

@@ -106,6 +106,7 @@ class ScriptedMapping {
   std::uint64_t aux_size_bytes() const { return aux.size(); }
   bool aux_overwrite() const { return aux_overwrite_; }
   bool aux_offset_heads() const { return false; }
+  std::uint32_t aux_cpu() const { return 0; }
   std::uint64_t load_aux_head() {
     enter(Call::load_aux_head);
     loaded_aux_head_ = aux_head;
