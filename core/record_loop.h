@@ -491,7 +491,7 @@ class RecordLoop {
     }
     for (std::size_t i = 0; i < state_.size(); i++) {
       if (state_[i] == State::released) continue;
-      if (state_[i] != State::broken && writable(mode_)) count_abandoned(*readers_[i]);
+      if (state_[i] != State::broken) count_abandoned(*readers_[i], early);
       // A write still in flight (the sink could not wait for it) keeps its
       // mapping: releasing it could free memory the write still reads.
       if (sink_.references(i) != 0) {
@@ -515,11 +515,19 @@ class RecordLoop {
     VERIFY(result_.mappings_held == 0 || result_.status != LoopStatus::done);
   }
 
-  // What an early end leaves in a (normal-mode) ring: bytes only. Reading
-  // the headers to count the records would take the reader's time in a
-  // recording that is already failing (and in the simulator, change the
-  // run being reported).
-  void count_abandoned(RingReader<typename Session::Mapping>& reader) {
+  // What the end leaves in a ring: bytes only. Reading the headers to
+  // count the records would take the reader's time in a recording that is
+  // already failing (and in the simulator, change the run being reported).
+  // A writable ring: what is between its tail and head. A read-only ring,
+  // at an early end only (the end's own snapshot reads it otherwise): what
+  // was written since its last snapshot and is still there, which no
+  // snapshot will take.
+  void count_abandoned(RingReader<typename Session::Mapping>& reader, bool early) {
+    if (!writable(mode_)) {
+      const std::uint64_t unread = early ? reader.unread_bytes() : 0;
+      if (unread > 0) result_.drops.add_bytes(DropCause::abandoned, unread);
+      return;
+    }
     PositionRange chunk;
     if (reader.available(chunk) != ReadStatus::ready) return;
     result_.drops.add_bytes(DropCause::abandoned, chunk.bytes());

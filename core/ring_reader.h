@@ -214,6 +214,17 @@ class RingReader {
     return result;
   }
 
+  // Read-only modes: the bytes written since the newest byte a snapshot
+  // read, as far as the area still holds them (older ones are overwritten:
+  // a later snapshot would have reported them as a gap). What an early end
+  // leaves unread. Loads the head.
+  std::uint64_t unread_bytes() {
+    VERIFY(!writable(mode_));
+    const std::uint64_t head = mapping_.load_head();  // (C)
+    const std::uint64_t written = mode_ == RingMode::backward ? previous_head_ - head : head - previous_head_;
+    return std::min(written, size_bytes_);
+  }
+
  private:
   // The records found by a walk: walk_positions_[0..count), ascending
   // positions, the last one ending at `end`.

@@ -132,8 +132,9 @@ class CounterCheck {
   // finds missing at the end. In a writable ring with nothing abandoned
   // they are all of them (abandoned data is counted in bytes only, and
   // clean_finish compares the bytes in normal mode). A read-only ring's
-  // unread records at an early end are counted by nobody (the record loop
-  // counts abandoned data in writable rings only): a bound there.
+  // unread data at an early end is counted in bytes (abandoned: what the
+  // area still holds since the last snapshot; clean_finish bounds it by the
+  // oracle's missing bytes), its records by nobody: a bound there.
   void check_records_cut() {
     if (!cut_short()) return;
     core::RecordCounts cut = r_.writer.drops[core::DropCause::output_error].records;

@@ -210,5 +210,29 @@ TEST(CountersAgree, TheStagingAndTheCutAgainstTheWritingFiberAndTheOracle) {
   EXPECT_TRUE(check_counters(read_only).empty());
 }
 
+// An overwrite ring's last content at an output error: the bytes written
+// since its last snapshot that the area still holds are counted abandoned
+// (before 2026-11-26 nobody counted them), and clean_finish holds them to
+// at most the bytes the oracle finds missing.
+TEST(CountersAgree, AnOverwriteRingLeftAtAnOutputErrorIsCountedAbandoned) {
+  const RunResult r = find_run(
+      [](RunConfig& c) {
+        set_mode(c, core::RingMode::backward);
+        if (c.snapshot_interval_ns == 0) c.snapshot_interval_ns = 50'000;
+        set_output(c, Output::serial);
+        c.staging_bytes = 0;
+        c.rotate_bytes = 0;
+        c.disk_capacity_bytes = 4096 * 8;  // ENOSPC early, with the rings still written
+        c.stop_at_ns = 0;
+      },
+      [](const RunResult& run) {
+        return run.writer.error != 0 && run.loop.drops[core::DropCause::abandoned].records.bytes > 0;
+      });
+  const std::uint64_t abandoned = r.loop.drops[core::DropCause::abandoned].records.bytes;
+  ASSERT_GT(abandoned, 0u);
+  EXPECT_LE(abandoned, r.oracle.bytes_cut);
+  EXPECT_LE(abandoned, std::uint64_t{r.config.ring_bytes()} * r.config.cpus);
+}
+
 }  // namespace
 }  // namespace ringsim::sim
