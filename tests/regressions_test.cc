@@ -92,6 +92,12 @@ bool aliased_record_met(const RunResult& r) { return r.oracle.records_aliased > 
 // it, which a page-cache file writes whole (the header's among them).
 bool short_write_inside_a_page(const RunResult& r) { return r.disk.short_inside_a_page > 0; }
 
+// A reading fiber per CPU, and AUX data delivered for a CPU other than the
+// first (read by a loop whose only ring is that CPU's).
+bool aux_read_per_cpu(const RunResult& r) {
+  return r.config.readers_per_cpu != 0 && r.output.cpus.size() > 1 && !r.output.cpus[1].aux.empty();
+}
+
 // The fresh-seed campaign of 2026-11-26 (aux_delivery): an offset-head
 // snapshot of a lapped area whose head stopped on a zero byte the driver
 // wrote at the area's end; the reader took it for a fresh area. Then, with
@@ -350,7 +356,28 @@ INSTANTIATE_TEST_SUITE_P(
              "aux_gap_ns_max=32603 aux_transaction_ns=0 aux_partial_per_million=87443 "
              "aux_collision_per_million=35672 aux_format=0 staging_bytes=0 sample_freq=100000 sample_period=1 "
              "period_field=0 producer_batch=2 readers_per_cpu=0",
-                           offset_heads_lapped}),
+                           offset_heads_lapped},
+                      // The per-CPU reading fibers' first campaign (2026-11-26):
+                      // the record loop named AUXTRACE records by its own index of
+                      // the mapping, so CPU 1's reader wrote CPU 1's AUX data as
+                      // CPU 0's (aux_delivery).
+                      Case{"seed_9_readers_per_cpu",
+             "seed=9 cpus=2 ring_pages=64 mode=normal size_mix=mixed records_per_cpu=68 wakeup_events=58 "
+             "wakeup_watermark_bytes=0 gap_ns_max=36 burst_per_million=26619 burst_records_max=95 events_per_cpu=1 "
+             "sideband=0 scope=task endless=1 nest_per_million=0 late_write_per_million=49577 "
+             "poll_timeout_ns=71000000 syscall_ns=240 copy_ns_per_kib=383 snapshot_interval_ns=0 stop_at_ns=1623801 "
+             "drain_chunks_max=2 yield_per_million=222547 poll_eintr_per_million=17969 "
+             "copy_interrupt_per_million=113922 quiet_budget_ns=10000000000 switches_max=2000000 output=serial "
+             "cblocks=2 eagain_attempts_max=16 rotate_bytes=0 disk_queue_depth=15 disk_latency_ns_min=14319 "
+             "disk_latency_ns_max=224937 disk_ns_per_kib=4150 disk_stall_per_million=2507 disk_stall_ns=9939002 "
+             "disk_short_per_million=51622 disk_short_any_byte=0 disk_eagain_per_million=196038 "
+             "disk_eagain_burst_per_million=13485 disk_eagain_burst_ns=849209 disk_eintr_per_million=37460 "
+             "disk_suspend_eintr_per_million=76516 disk_eio_per_million=0 disk_capacity_bytes=0 disk_open_fails=0 "
+             "aux_pages=8 aux_overwrite=0 aux_watermark_bytes=0 aux_offset_heads=0 aux_late=0 aux_bursts=206 "
+             "aux_burst_bytes_max=4488 aux_gap_ns_max=33063 aux_transaction_ns=0 aux_partial_per_million=14817 "
+             "aux_collision_per_million=29074 aux_format=58624 staging_bytes=524288 sample_freq=0 sample_period=4 "
+             "period_field=0 producer_batch=1 readers_per_cpu=1",
+                           aux_read_per_cpu}),
     [](const ::testing::TestParamInfo<Case>& p) { return std::string(p.param.issue); });
 
 // The committed replay files of the fuzz corpora are replay format
