@@ -31,6 +31,7 @@
 #include "core/drops.h"
 #include "core/records.h"
 #include "core/ring_reader.h"
+#include "core/ring_share.h"
 #include "core/verify.h"
 
 namespace ringsim::core {
@@ -110,6 +111,10 @@ struct LoopResult {
   // there (left for a later round): the producers outran the reader.
   std::uint64_t chunk_budget_spent = 0;
   std::uint64_t mappings_held = 0;    // not released: writes on them never completed
+  // Sharing rings (core/ring_share.h): chunks this loop read from other
+  // loops' rings, and tries that found such a ring's lock held.
+  std::uint64_t chunks_helped = 0;
+  std::uint64_t help_busy = 0;
 
   // Rings declared corrupt (each is one corrupt event, data ring or AUX).
   std::uint64_t mappings_corrupt() const {
@@ -150,6 +155,8 @@ inline LoopResult merge_loop_results(const std::vector<LoopResult>& results) {
     m.hangups_with_data += r.hangups_with_data;
     m.chunk_budget_spent += r.chunk_budget_spent;
     m.mappings_held += r.mappings_held;
+    m.chunks_helped += r.chunks_helped;
+    m.help_busy += r.help_busy;
   }
   return m;
 }
@@ -168,11 +175,17 @@ struct AuxReadersOf<M, true> {
   using type = std::vector<std::unique_ptr<AuxReader<M>>>;
 };
 
-template <RingSession Session, ChunkSink Sink>
+// Share: core::NoRingShare, or a core::RingShare whose Seat says which of
+// the share's rings are this loop's and which it helps with (normal mode
+// only). The sink's mapping index of helped ring k is mapping_count() + k.
+template <RingSession Session, ChunkSink Sink, class Share = NoRingShare>
 class RecordLoop {
  public:
-  RecordLoop(Session& session, Sink& sink, RingMode mode, const LoopOptions& options)
-      : session_(session), sink_(sink), mode_(mode), options_(options) {
+  using Reader = RingReader<typename Session::Mapping>;
+
+  RecordLoop(Session& session, Sink& sink, RingMode mode, const LoopOptions& options,
+             typename Share::Seat seat = {})
+      : session_(session), sink_(sink), mode_(mode), options_(options), seat_(std::move(seat)) {
     const std::size_t count = session_.mapping_count();
     VERIFY(count > 0);
     VERIFY(options_.rounds_max > 0);
@@ -192,6 +205,12 @@ class RecordLoop {
     aux_.resize(count);
     state_.assign(count, State::live);
     events_.assign(count, PollEvents{});
+    if constexpr (Share::enabled) {
+      VERIFY(seat_.share != nullptr);
+      VERIFY(mode_ == RingMode::normal);
+      VERIFY(seat_.own.size() == count);
+      for (std::size_t i = 0; i < count; i++) seat_.share->attach(seat_.own[i], readers_[i].get());
+    }
   }
 
   LoopResult run() {
@@ -231,6 +250,13 @@ class RecordLoop {
         if (state_[i] != State::live && state_[i] != State::hung_up) continue;
         const bool final_read = stopping || state_[i] == State::hung_up;
         const int rc = service(i, snapshot || final_read, final_read);
+        if (rc < 0) {
+          finish(LoopStatus::sink_error, -rc);
+          return result_;
+        }
+      }
+      if constexpr (Share::enabled) {
+        const int rc = stopping ? 0 : help();
         if (rc < 0) {
           finish(LoopStatus::sink_error, -rc);
           return result_;
@@ -286,6 +312,7 @@ class RecordLoop {
       return rc;
     }
     if (mode_ == RingMode::backward_writable) return service_backward(i, reader, drained);
+    [[maybe_unused]] const auto held = hold(i);  // helpers wait until this ring's chunks are committed
     bool hung_up_with_data = state_[i] == State::hung_up;
     for (std::uint32_t k = 0; k < options_.drain_chunks_max; k++) {
       PositionRange chunk;
@@ -342,6 +369,70 @@ class RecordLoop {
       result_.chunk_budget_spent++;
     }  // else: corrupt, reported by the next round's read
     return 0;
+  }
+
+  // The lock of own ring i while it is read (nothing without a share).
+  auto hold(std::size_t i) {
+    if constexpr (Share::enabled) {
+      VERIFY(i < seat_.own.size());
+      return typename Share::Held(*seat_.share, seat_.own[i]);
+    } else {
+      return 0;
+    }
+  }
+
+  // The other loops' rings whose lock is free: whole ready chunks, up to
+  // drain_chunks_max each (core/ring_share.h). Returns 0 or -errno from
+  // the sink.
+  int help()
+    requires Share::enabled
+  {
+    const std::size_t count = state_.size();
+    for (std::size_t k = 0; k < seat_.helped.size(); k++) {
+      const std::size_t ring = seat_.helped[k];
+      Reader* reader = seat_.share->try_take(ring);
+      if (reader == nullptr) {
+        result_.help_busy++;
+        continue;
+      }
+      const int rc = help_ring(*reader, count + k);
+      seat_.share->give_back(ring);
+      if (rc < 0) return rc;
+    }
+    return 0;
+  }
+
+  int help_ring(Reader& reader, std::size_t mapping) {
+    for (std::uint32_t k = 0; k < options_.drain_chunks_max; k++) {
+      PositionRange chunk;
+      if (reader.available(chunk) != ReadStatus::ready) return 0;  // empty, or the owner's to report
+      // Less than a quarter of the ring: left to its owner (helping it
+      // costs both threads the lock and the chunk's overhead for little).
+      if (k == 0 && chunk.bytes() < reader.size_bytes() / 4) return 0;
+      const std::span<std::byte> buffer = sink_.acquire(mapping);
+      if (buffer.empty()) return -ECANCELED;
+      VERIFY(buffer.size() >= reader.size_bytes());
+      if (reader.available(chunk) != ReadStatus::ready) {
+        sink_.abandon(mapping);
+        return 0;
+      }
+      reader.copy(chunk, buffer);
+      RecordCounts counts;
+      if (walk_records(std::span<const std::byte>(buffer.data(), chunk.bytes()), counts).error != RecordError::none) {
+        sink_.abandon(mapping);  // the owner reads it again and reports it
+        return 0;
+      }
+      reader.consume(chunk.end);
+      result_.chunks_helped++;
+      const int rc = commit(mapping, chunk.bytes(), counts);
+      if (rc < 0) return rc;
+    }
+    return 0;
+  }
+
+  // No helper reads own ring i after this.
+  void detach(std::size_t i) {
+    if constexpr (Share::enabled) seat_.share->detach(seat_.own[i]);
   }
 
   // A writable backward ring: everything unread, oldest first, each round.
@@ -471,6 +562,7 @@ class RecordLoop {
   void release(std::size_t i) {
     VERIFY(state_[i] != State::released);
     VERIFY(sink_.references(i) == 0);
+    detach(i);
     session_.release(i);
     state_[i] = State::released;
     released_++;
@@ -484,6 +576,9 @@ class RecordLoop {
     const bool early = status == LoopStatus::sink_error || status == LoopStatus::poll_error ||
                        status == LoopStatus::rounds_exhausted;
     if (early) session_.disable_events();
+    for (std::size_t i = 0; i < state_.size(); i++) {
+      if (state_[i] != State::released) detach(i);  // count_abandoned and release without helpers
+    }
     const int flush_rc = sink_.flush();
     if (flush_rc < 0 && result_.error == 0) {
       result_.status = LoopStatus::sink_error;
@@ -537,7 +632,8 @@ class RecordLoop {
   Sink& sink_;
   const RingMode mode_;
   const LoopOptions options_;
-  std::vector<std::unique_ptr<RingReader<typename Session::Mapping>>> readers_;
+  typename Share::Seat seat_;
+  std::vector<std::unique_ptr<Reader>> readers_;
   // Present only for a mapping type with an AUX area.
   typename AuxReadersOf<typename Session::Mapping>::type aux_;
   std::vector<State> state_;

@@ -12,7 +12,8 @@
 #include "core/verify.h"
 
 // The core, compiled for a slice of the real session with the gate.
-template class ringsim::core::RecordLoop<ringsim::real::RealSessionSlice, ringsim::real::ReadingThreads::Cutter>;
+template class ringsim::core::RecordLoop<ringsim::real::RealSessionSlice, ringsim::real::ReadingThreads::Cutter,
+                                         ringsim::real::ReadingThreads::Share>;
 
 namespace ringsim::real {
 namespace {
@@ -57,14 +58,16 @@ std::vector<RingGroup> rings_by_cpu(RealSession& session) {
 
 ReadingThreads::ReadingThreads(RealSession& session, Staging& staging, std::vector<RingGroup> groups,
                                const core::LoopOptions& loop, const core::StackCutPolicy& cut,
-                               const ThreadPriority& priority)
+                               const ThreadPriority& priority, bool help)
     : session_(session),
       staging_(staging),
       groups_(std::move(groups)),
       loop_options_(loop),
       cut_policy_(cut),
       priority_(priority),
-      gates_(staging, groups_.size()) {
+      gates_(staging, groups_.size()),
+      help_(help),
+      share_(session.mapping_count()) {
   VERIFY(!groups_.empty());
   std::vector<std::uint8_t> seen(session_.mapping_count(), 0);
   for (const RingGroup& g : groups_) {
@@ -77,6 +80,15 @@ ReadingThreads::ReadingThreads(RealSession& session, Staging& staging, std::vect
   VERIFY(std::all_of(seen.begin(), seen.end(), [](std::uint8_t s) { return s != 0; }));
 }
 
+std::vector<std::size_t> ReadingThreads::helped(std::size_t index) const {
+  std::vector<std::size_t> rings;
+  if (!help_) return rings;
+  for (std::size_t g = 0; g < groups_.size(); g++) {
+    if (g != index) rings.insert(rings.end(), groups_[g].rings.begin(), groups_[g].rings.end());
+  }
+  return rings;
+}
+
 ReadingThreads::~ReadingThreads() { VERIFY_MSG(threads_.empty(), "reading threads destroyed without join()"); }
 
 Error ReadingThreads::start(std::function<bool()> start_events) {
@@ -87,7 +99,10 @@ Error ReadingThreads::start(std::function<bool()> start_events) {
     std::unique_ptr<RealSessionSlice> slice;
     if (const Error e = RealSessionSlice::make(session_, groups_[r].rings, r == 0, slice); !e.ok()) return e;
     slices_.push_back(std::move(slice));
-    gate_.push_back(std::make_unique<Gate>(gates_, r, groups_[r].rings));
+    std::vector<std::size_t> mappings = groups_[r].rings;
+    const std::vector<std::size_t> others = helped(r);
+    mappings.insert(mappings.end(), others.begin(), others.end());
+    gate_.push_back(std::make_unique<Gate>(gates_, r, std::move(mappings)));
     cutters_.push_back(std::make_unique<Cutter>(*gate_.back(), cut_policy_));
   }
   results_.assign(n, core::LoopResult{});
@@ -103,8 +118,9 @@ void ReadingThreads::read(std::size_t index) {
   priorities_[index] = apply_thread_priority(priority_);
   pin_problems_[index] = pin_to(groups_[index].cpu);
   prepare_thread_allocator();
-  core::RecordLoop<RealSessionSlice, Cutter> loop(*slices_[index], *cutters_[index], core::RingMode::normal,
-                                                  loop_options_);
+  core::RecordLoop<RealSessionSlice, Cutter, Share> loop(*slices_[index], *cutters_[index], core::RingMode::normal,
+                                                         loop_options_,
+                                                         Share::Seat{&share_, groups_[index].rings, helped(index)});
   bool run = true;
   if (index == 0) {
     // Every other thread has its loop (and polls, or is about to: poll
@@ -147,6 +163,7 @@ ReadingThreadsResult ReadingThreads::join() {
   }
   out.markers = gates_.markers();
   out.rounds_unmarked = gates_.rounds_unmarked();
+  out.help = help_;
   out.started = started_;
   return out;
 }

@@ -13,7 +13,11 @@
 // thread's priority, running its own record loop over its rings
 // (RealSessionSlice) into the one staging buffer through a
 // core::StagingGate, which keeps the finished-round markers valid across
-// the threads.
+// the threads. With `help` (the default, --readers cpu), each thread, after
+// its own rings, also drains the other CPUs' rings whose lock it gets at
+// once (core/ring_share.h): every ring is then drained when any thread
+// wakes, as the single thread drains every ring (--readers cpu-own: each
+// its own rings only).
 #pragma once
 
 #include <cstddef>
@@ -26,6 +30,7 @@
 #include <vector>
 
 #include "core/record_loop.h"
+#include "core/ring_share.h"
 #include "core/stack_cut.h"
 #include "core/staging.h"
 #include "core/staging_gate.h"
@@ -62,6 +67,7 @@ struct ReadingThreadsResult {
   std::string pin_problem;         // the first pin that failed, or ""
   std::uint64_t markers = 0;       // finished-round markers staged (epochs)
   std::uint64_t rounds_unmarked = 0;
+  bool help = false;               // the threads drain each other's rings
   bool started = false;            // start() returned true
 };
 
@@ -71,11 +77,14 @@ class ReadingThreads {
   using Gates = core::StagingGates<Staging, PriorityInheritingMutex>;
   using Gate = core::StagingGate<Staging, PriorityInheritingMutex>;
   using Cutter = core::StackCutter<Gate>;
+  using Share = core::RingShare<core::RingReader<RealMapping>, PriorityInheritingMutex>;
 
   // groups: at least one, each with rings, together each of the session's
-  // normal-mode rings once.
+  // normal-mode rings once. help: each thread also drains the other
+  // groups' rings it can lock.
   ReadingThreads(RealSession& session, Staging& staging, std::vector<RingGroup> groups,
-                 const core::LoopOptions& loop, const core::StackCutPolicy& cut, const ThreadPriority& priority);
+                 const core::LoopOptions& loop, const core::StackCutPolicy& cut, const ThreadPriority& priority,
+                 bool help);
   ~ReadingThreads();
   ReadingThreads(const ReadingThreads&) = delete;
   ReadingThreads& operator=(const ReadingThreads&) = delete;
@@ -90,6 +99,8 @@ class ReadingThreads {
 
  private:
   void read(std::size_t index);
+  // The rings thread `index` helps with (none without help).
+  std::vector<std::size_t> helped(std::size_t index) const;
 
   RealSession& session_;
   Staging& staging_;
@@ -99,6 +110,8 @@ class ReadingThreads {
   ThreadPriority priority_;
   std::function<bool()> start_events_;
   Gates gates_;
+  bool help_;
+  Share share_;
   std::vector<std::unique_ptr<RealSessionSlice>> slices_;
   std::vector<std::unique_ptr<Gate>> gate_;
   std::vector<std::unique_ptr<Cutter>> cutters_;

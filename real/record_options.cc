@@ -587,7 +587,8 @@ void add_output_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
                  "the reading thread's scheduling: auto (SCHED_FIFO 1, else nice -20, else normal; default), off, "
                  "fifo[:N] or nice[:N]");
   app.add_option("--readers", raw.readers_text,
-                 "reading threads: cpu (one per CPU, each pinned to its CPU and reading its rings; default) or one; "
+                 "reading threads: cpu (one per CPU, each pinned to its CPU, reading its rings and then the others' "
+                 "it can lock; default), cpu-own (the same, each its own CPU's rings only) or one; "
                  "with --overwrite, --switch-output or --staging off always one");
   app.add_option("--cut-stacks", raw.cut_stacks_text,
                  "with --call-graph dwarf: cut the samples' user stack dumps: off (default), pressure (while the "
@@ -661,8 +662,10 @@ int apply_staging(const RawOptions& raw, RecordOptions& o) {
   if (const int status = apply_cut_stacks(raw, o); status >= 0) return status;
   if (raw.readers_text == "one") {
     o.readers_per_cpu = false;
+  } else if (raw.readers_text == "cpu-own") {
+    o.readers_help = false;
   } else if (!raw.readers_text.empty() && raw.readers_text != "cpu") {
-    return core::usage_error(kAppName, "--readers " + raw.readers_text + ": not cpu or one");
+    return core::usage_error(kAppName, "--readers " + raw.readers_text + ": not cpu, cpu-own or one");
   }
   if (raw.reader_priority_text.empty()) return -1;
   o.reader_priority_given = true;

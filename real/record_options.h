@@ -131,7 +131,10 @@ struct RecordOptions {
   // --readers: one reading thread per CPU with rings (cpu, the default),
   // each pinned to its CPU, or one for every ring (one). Staged normal-mode
   // recordings that do not rotate files only; the others read with one.
+  // readers_help: each per-CPU thread also drains the other CPUs' rings it
+  // can lock (cpu); not with cpu-own.
   bool readers_per_cpu = true;
+  bool readers_help = true;
   // --reader-priority: the reading thread's scheduling (staged only).
   ThreadPriority reader_priority;
   bool reader_priority_given = false;

@@ -1219,7 +1219,7 @@ bool Recording::record_staged() {
   std::unique_ptr<ReadingThreads> readers;
   if (std::vector<RingGroup> groups = reader_groups(); groups.size() > 1) {
     readers = std::make_unique<ReadingThreads>(*session_, staging, std::move(groups), loop_options(),
-                                               stack_cut_policy(), o_.reader_priority);
+                                               stack_cut_policy(), o_.reader_priority, o_.readers_help);
     if (const Error e = readers->start([this] { return start_events(); }); !e.ok()) {
       fail(kExitOsError, e.message);
       return false;
@@ -1548,7 +1548,10 @@ void Recording::print_staging() const {
                std::to_string(readers_.pinned) + " pinned to it" +
                (readers_.pin_problem.empty() ? "" : " (not pinned: " + readers_.pin_problem + ")") +
                "; finished-round markers " + std::to_string(readers_.markers) + ", rounds without one " +
-               std::to_string(readers_.rounds_unmarked));
+               std::to_string(readers_.rounds_unmarked) +
+               (readers_.help ? "; chunks read from another CPU's ring " + std::to_string(loop_.chunks_helped) +
+                                    ", rings passed by as locked " + std::to_string(loop_.help_busy)
+                              : "; each its own CPU's rings only (--readers cpu-own)"));
   }
   std::string priority = "reader thread: " + to_string(reader_priority_.got);
   if (!reader_priority_.fallback.empty()) priority += " (not higher: " + reader_priority_.fallback + ")";

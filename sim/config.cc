@@ -23,6 +23,7 @@ const char* to_string(Mutant mutant) {
     case Mutant::period_rule_ignored: return "period_rule_ignored";
     case Mutant::eintr_retry_hidden: return "eintr_retry_hidden";
     case Mutant::gate_marks_every_round: return "gate_marks_every_round";
+    case Mutant::help_staged_late: return "help_staged_late";
   }
   return "unknown";
 }
@@ -88,22 +89,23 @@ static void overrun_aux_area(RunConfig& c) {
   if (c.snapshot_interval_ns != 0 && core::writable(c.mode)) c.snapshot_interval_ns = 0;
 }
 
-// gate_marks_every_round's world: staged, normal mode, a reading fiber per
-// CPU (at least two), one output file.
+// gate_marks_every_round's and help_staged_late's world: staged, normal
+// mode, a reading fiber per CPU (at least two), one output file; helping
+// (readers_per_cpu=2) for help_staged_late.
 static void read_per_cpu(RunConfig& c) {
   if (c.output == Output::memory) set_output(c, Output::serial);
   set_mode(c, core::RingMode::normal);
   c.cpus = std::max<std::uint32_t>(c.cpus, 2);
   c.rotate_bytes = 0;
   c.staging_bytes = 4 * c.chunk_bytes_max();
-  c.readers_per_cpu = 1;
+  c.readers_per_cpu = c.mutant == Mutant::help_staged_late ? 2 : 1;
 }
 
 void set_mutant(RunConfig& c, Mutant mutant, bool keep_mode_and_output) {
   c.mutant = mutant;
   c.readers_per_cpu = 0;
   c.staging_bytes = 0;  // the mutants but one are bugs of the consumer without staging
-  if (mutant == Mutant::gate_marks_every_round) read_per_cpu(c);
+  if (mutant == Mutant::gate_marks_every_round || mutant == Mutant::help_staged_late) read_per_cpu(c);
   if (keep_mode_and_output) return;
   switch (mutant) {
     case Mutant::none:
@@ -144,7 +146,8 @@ void set_mutant(RunConfig& c, Mutant mutant, bool keep_mode_and_output) {
       if (c.disk_eintr_per_million == 0) c.disk_eintr_per_million = 20'000;
       break;
     case Mutant::gate_marks_every_round:
-      break;  // its world is set above (read_per_cpu)
+    case Mutant::help_staged_late:
+      break;  // their world is set above (read_per_cpu)
     case Mutant::shared_offset:
     case Mutant::reuse_buffer:
     case Mutant::eagain_busy_loop:
@@ -178,7 +181,10 @@ static std::string mutant_rule(const RunConfig& c) {
     return "mutant: no_pause needs mode=backward";
   }
   if (c.mutant == Mutant::gate_marks_every_round && c.readers_per_cpu == 0) {
-    return "mutant: gate_marks_every_round needs readers_per_cpu=1";
+    return "mutant: gate_marks_every_round needs readers_per_cpu=1 or 2";
+  }
+  if (c.mutant == Mutant::help_staged_late && c.readers_per_cpu != 2) {
+    return "mutant: help_staged_late needs readers_per_cpu=2";
   }
   if (c.mutant == Mutant::period_rule_ignored && (c.sample_freq > 0 || c.sample_period < 2 || c.period_field == 0)) {
     return "mutant: period_rule_ignored needs sample_freq=0, sample_period>1 and period_field=1";

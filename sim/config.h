@@ -45,6 +45,11 @@ enum class Mutant : std::uint8_t {
   // last marker). perf's ordered events then flush one CPU's records before
   // another CPU's older ones arrive: round_order.
   gate_marks_every_round,
+  // Reading fibers that help each other (readers_per_cpu=2): a fiber
+  // stages what it read from another CPU's ring after it gave the ring's
+  // lock back (core/ring_share.h holds it to the commit), so the owner can
+  // stage that CPU's newer records first: exactly_once (in order).
+  help_staged_late,
 };
 
 // Whom the events follow: a task (they exit with it: POLLHUP) or every
@@ -134,9 +139,11 @@ struct RunConfig {
   // (core/staging.h), bytes; 0: none (one fiber reads and writes).
   std::uint64_t staging_bytes = 0;                  // 0, or 2 writer buffers..1 GiB by 8s (output=serial/aio)
   // 1: one reading fiber per CPU, each with its own record loop over its
-  // CPU's ring into the one staging buffer through a core::StagingGate, as
-  // the recorder's default (--readers cpu); 0: one reading fiber for every
-  // ring (--readers one). Normal mode with staging only.
+  // CPU's ring into the one staging buffer through a core::StagingGate
+  // (--readers cpu-own); 2: the same, each fiber also draining the other
+  // CPUs' rings it can lock (core/ring_share.h), as the recorder's default
+  // (--readers cpu); 0: one reading fiber for every ring (--readers one).
+  // Normal mode with staging only.
   std::uint32_t readers_per_cpu = 0;
   // AUX areas (one per CPU).
   std::uint32_t aux_pages = 0;                      // 0: none; else 1..256, a power of two

@@ -31,6 +31,13 @@
 // And the staging gate's, with a reading fiber per CPU:
 //   gate_marks_every_round  every round a reader drained is marked finished,
 //                     not only the one that ends an epoch -> round_order.
+// And the reading fibers' that help each other (readers_per_cpu=2):
+//   help_staged_late  a fiber stages what it read from another CPU's ring
+//                     only later (at its next acquire or flush), after it
+//                     gave the ring's lock back (core/ring_share.h: the
+//                     lock is held to the commit), so the ring's owner can
+//                     stage newer records of that CPU first -> exactly_once
+//                     (each CPU's records in order).
 // And one of the simulated kernel, not of the consumer (a switch of
 // sim/kernel.cc, KernelConfig::period_rule_ignored):
 //   period_rule_ignored  the kernel samples every sample_period-th
@@ -39,6 +46,7 @@
 //                     perf_swevent_event) -> sampling_periods.
 #pragma once
 
+#include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
@@ -240,6 +248,64 @@ class EveryRoundMarked {
  private:
   Gate& gate_;
   Staging& staging_;
+};
+
+// help_staged_late: a reading fiber's ChunkSink, its gate's every call
+// passed on, except that the chunks of helped rings (the loop's mappings
+// from `own` on) are copied aside at commit and staged at the fiber's next
+// acquire or flush.
+template <class Gate>
+class HelpedStagedLate {
+ public:
+  HelpedStagedLate(Gate& gate, std::size_t own, std::size_t ring_bytes)
+      : gate_(gate), own_(own), buffer_(ring_bytes) {}
+  std::span<std::byte> acquire(std::size_t m) {
+    if (stage_pending() < 0) return {};
+    return m < own_ ? gate_.acquire(m) : std::span<std::byte>(buffer_);
+  }
+  int commit(std::size_t m, std::uint64_t bytes, const core::RecordCounts& counts) {
+    if (m < own_) return gate_.commit(m, bytes, counts);
+    VERIFY(pending_.size() < 1'000'000);
+    pending_.push_back(Pending{m, std::vector<std::byte>(buffer_.begin(), buffer_.begin() + bytes), counts});
+    return 0;
+  }
+  void abandon(std::size_t m) {
+    if (m < own_) gate_.abandon(m);
+  }
+  void note_gap(std::size_t m, core::PositionRange range, std::uint64_t position) { gate_.note_gap(m, range, position); }
+  void note_corrupt(std::size_t m, core::PositionRange range, core::ReadStatus status) {
+    gate_.note_corrupt(m, range, status);
+  }
+  std::uint32_t references(std::size_t m) { return gate_.references(m); }
+  int end_round(bool all_drained) { return gate_.end_round(all_drained); }
+  int flush() {
+    const int rc = stage_pending();
+    return rc < 0 ? rc : gate_.flush();
+  }
+
+ private:
+  struct Pending {
+    std::size_t mapping;
+    std::vector<std::byte> bytes;
+    core::RecordCounts counts;
+  };
+  int stage_pending() {
+    std::vector<Pending> pending;
+    pending.swap(pending_);
+    for (const Pending& p : pending) {
+      const std::span<std::byte> buffer = gate_.acquire(p.mapping);
+      if (buffer.empty()) return -ECANCELED;
+      std::copy(p.bytes.begin(), p.bytes.end(), buffer.begin());
+      const int rc = gate_.commit(p.mapping, p.bytes.size(), p.counts);
+      if (rc < 0) return rc;
+    }
+    return 0;
+  }
+
+  Gate& gate_;
+  const std::size_t own_;
+  std::vector<std::byte> buffer_;
+  std::vector<Pending> pending_;
 };
 
 }  // namespace ringsim::sim

@@ -631,7 +631,7 @@ std::vector<Param> staging_rows() {
       {.name = "mutant", .help = "a deliberately broken consumer (sim/mutants.h)",
        .choices = {"none", "early_release", "no_pause", "drop_lost", "shared_offset", "reuse_buffer",
                    "eagain_busy_loop", "error_resubmit", "aux_early_tail", "aux_no_reenable", "period_rule_ignored",
-                   "eintr_retry_hidden", "gate_marks_every_round"},
+                   "eintr_retry_hidden", "gate_marks_every_round", "help_staged_late"},
        RS_FIELD(mutant),
        .fixed = "never drawn: the campaign runs the correct consumer unless --mutant asks",
        .no_shrink = "the bug under test",
@@ -713,20 +713,28 @@ std::vector<Param> batch_rows() {
        .route = RS_ROUTE(producer_batch, p.kernel.producer_batch),
        .goes_to = "KernelConfig::producer_batch"},
       {.name = "readers_per_cpu",
-       .help = "1: a reading fiber per CPU into the one staging buffer, as the recorder's default --readers cpu "
-               "(staging_bytes > 0, mode=normal, rotate_bytes=0); 0: one for every ring",
-       .min = 0, .max = 1, RS_FIELD(readers_per_cpu),
-       // Drawn last (replay format version 6), and only for runs that can
-       // have it: every other run draws as before.
+       .help = "2: a reading fiber per CPU into the one staging buffer, each also draining the other CPUs' rings "
+               "it can lock, as the recorder's default --readers cpu; 1: each its own CPU's ring only "
+               "(--readers cpu-own); both need staging_bytes > 0, mode=normal, rotate_bytes=0; 0: one for every ring",
+       .min = 0, .max = 2, RS_FIELD(readers_per_cpu),
+       // Drawn last (replay format version 6; 2 since version 7), and only
+       // for runs that can have it: every other run draws as before.
        .draw = [](DrawState&, RunConfig&) {},
        .draw_after = [](DrawState& s, RunConfig& c) {
-         // Three in four such runs, as the recorder does by default.
+         // Three in four such runs per CPU, as the recorder does by
+         // default; two of those three helping, as its default does.
          if (c.staging_bytes > 0 && c.mode == core::RingMode::normal && c.rotate_bytes == 0) {
-           c.readers_per_cpu = s.d().draw(4) == 0 ? 0 : 1;
+           const std::uint64_t d = s.d().draw(4);
+           c.readers_per_cpu = d == 0 ? 0 : d == 1 ? 1 : 2;
          }
        },
-       .shrink = {RS_TO_ZERO(readers_per_cpu)},
-       .route = [](const RunConfig& c, RunPlan& p) { p.readers_per_cpu = c.readers_per_cpu != 0; },
+       .shrink = {RS_TO_ZERO(readers_per_cpu),
+                  [](RunConfig& c) { return c.readers_per_cpu == 2 ? (c.readers_per_cpu = 1, true) : false; }},
+       .route =
+           [](const RunConfig& c, RunPlan& p) {
+             p.readers_per_cpu = c.readers_per_cpu != 0;
+             p.readers_help = c.readers_per_cpu == 2;
+           },
        .goes_to = "RunPlan::readers_per_cpu (sim/run.cc: read_rings_per_cpu)"},
   };
 }

@@ -83,6 +83,7 @@ struct RunPlan {
   core::WriterOptions writer;
   core::StagingOptions staging;  // bytes == 0: not staged
   bool readers_per_cpu = false;  // staged: a reading fiber per CPU (RunConfig::readers_per_cpu)
+  bool readers_help = false;     // ... each also draining the others' rings (core/ring_share.h)
   core::LoopOptions loop;
   SchedulerLimits limits;
   Output output = Output::memory;

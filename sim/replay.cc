@@ -91,6 +91,15 @@ static void upgrade_config(nlohmann::json& config, std::uint64_t version) {
   if (version <= 5 && !config.contains("readers_per_cpu")) config["readers_per_cpu"] = std::uint64_t{0};
 }
 
+// A value an older version did not have.
+static std::string version_problem(const RunConfig& config, std::uint64_t version) {
+  if (version <= 6 && config.readers_per_cpu > 1) {
+    return "config.readers_per_cpu: " + std::to_string(config.readers_per_cpu) + " is outside 0..1 in version " +
+           std::to_string(version) + " (2, helping readers, came with version 7)";
+  }
+  return "";
+}
+
 std::string replay_from_text(const std::string& text, ReplayFile& out) {
   nlohmann::json j;
   try {
@@ -129,6 +138,7 @@ std::string replay_from_text(const std::string& text, ReplayFile& out) {
   ReplayFile r;
   upgrade_config(body["config"], version);
   if (std::string e = from_json(body["config"], r.config); !e.empty()) return e;
+  if (std::string e = version_problem(r.config, version); !e.empty()) return e;
   const nlohmann::json& violation = body["violation"];
   if (need(violation, "property", T::string) != "" || need(violation, "detail", T::string) != "") {
     return "violation: needs string fields property and detail";

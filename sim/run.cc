@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/record_loop.h"
+#include "core/ring_share.h"
 #include "core/staging_gate.h"
 #include "core/verify.h"
 #include "model/kernel_rules.h"
@@ -118,6 +119,10 @@ class Run {
   }
 
  private:
+  using Gates = core::StagingGates<core::Staging<FiberSync>, FiberMutex>;
+  using Gate = core::StagingGate<core::Staging<FiberSync>, FiberMutex>;
+  using Share = core::RingShare<core::RingReader<SimMapping>, FiberMutex>;
+
   bool to_disk() const { return plan_.output != Output::memory; }
 
   // Release safety: no write of a mapping in flight when it goes, and (in
@@ -224,21 +229,31 @@ class Run {
   // there) and the last one to end closes the staging buffer. This fiber is
   // the first reader; it returns once every reader has ended.
   core::LoopResult read_rings_per_cpu(SimSession& session, core::Staging<FiberSync>& staging) {
-    using Gates = core::StagingGates<core::Staging<FiberSync>, FiberMutex>;
-    using Gate = core::StagingGate<core::Staging<FiberSync>, FiberMutex>;
     const std::size_t n = session.mapping_count();
     session.set_pollers(n);
     Gates gates(staging, n, scheduler_);
+    // readers_per_cpu=2: each fiber also drains the others' rings it can
+    // lock (core/ring_share.h).
+    Share share(n, scheduler_);
     std::vector<core::LoopResult> results(n);
     std::size_t running = n;
     const auto read = [&](std::size_t r) {
       SimSessionSlice slice(session, {r}, r);
-      Gate gate(gates, r, {r});
+      std::vector<std::size_t> helped;
+      for (std::size_t other = 0; other < n; other++) {
+        if (plan_.readers_help && other != r) helped.push_back(other);
+      }
+      std::vector<std::size_t> mappings{r};
+      mappings.insert(mappings.end(), helped.begin(), helped.end());
+      Gate gate(gates, r, mappings);
       if (plan_.mutant == Mutant::gate_marks_every_round) {
         EveryRoundMarked<Gate, core::Staging<FiberSync>> broken(gate, staging);
-        results[r] = read_rings(slice, broken);
+        results[r] = read_shared(slice, broken, Share::Seat{&share, {r}, helped});
+      } else if (plan_.mutant == Mutant::help_staged_late) {
+        HelpedStagedLate<Gate> late(gate, 1, session.mapping(r).data_size_bytes());
+        results[r] = read_shared(slice, late, Share::Seat{&share, {r}, helped});
       } else {
-        results[r] = read_rings(slice, gate);
+        results[r] = read_shared(slice, gate, Share::Seat{&share, {r}, helped});
       }
       if (r == 0) session.request_stop();
       gate.finish();
@@ -255,7 +270,17 @@ class Run {
     result_.probes.hit(Probe::gate_lock_waited, gates.lock().contended());
     result_.probes.hit(Probe::gate_round_unmarked, gates.rounds_unmarked());
     result_.probes.hit(Probe::gate_marker, gates.markers());
-    return core::merge_loop_results(results);
+    const core::LoopResult merged = core::merge_loop_results(results);
+    result_.probes.hit(Probe::ring_helped, merged.chunks_helped);
+    result_.probes.hit(Probe::ring_help_busy, merged.help_busy);
+    for (std::size_t i = 0; i < n; i++) result_.probes.hit(Probe::ring_lock_waited, share.lock(i).contended());
+    return merged;
+  }
+
+  template <class Sink>
+  core::LoopResult read_shared(SimSessionSlice& slice, Sink& sink, Share::Seat seat) {
+    core::RecordLoop<SimSessionSlice, Sink, Share> loop(slice, sink, plan_.kernel.mode, plan_.loop, std::move(seat));
+    return loop.run();
   }
 
   // staging_whole (the byte count) and backpressure_counted.

@@ -57,6 +57,11 @@ class FiberMutex {
     }
     held_ = true;
   }
+  bool try_lock() {
+    if (held_) return false;
+    held_ = true;
+    return true;
+  }
   void unlock() {
     VERIFY_MSG(held_, "a staging gate's lock released while not held");
     held_ = false;

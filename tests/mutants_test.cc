@@ -88,7 +88,11 @@ INSTANTIATE_TEST_SUITE_P(Mutants, MutantCaught,
                                            Case{Mutant::eintr_retry_hidden, {"counters_agree"}, 20},
                                            // A reading fiber per CPU whose gate marks every
                                            // drained round: perf's round order breaks.
-                                           Case{Mutant::gate_marks_every_round, {"round_order"}, 20}),
+                                           Case{Mutant::gate_marks_every_round, {"round_order"}, 20},
+                                           // Reading fibers that help each other, staging a
+                                           // helped chunk after the ring's lock is given back:
+                                           // a CPU's records out of order.
+                                           Case{Mutant::help_staged_late, {"exactly_once"}, 20}),
                          [](const auto& param_info) { return std::string(to_string(param_info.param.mutant)); });
 
 }  // namespace

@@ -5,6 +5,9 @@
 
 #include <cstdio>
 #include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "sim/params.h"
@@ -80,7 +83,7 @@ TEST(ReplayFile, OtherVersion) {
   // fields) are refused, with a line.
   for (const char* old : {"2", "3"}) {
     const std::string text =
-        replace(replay_to_text(example()), "\"version\": 6", std::string("\"version\": ") + old);
+        replace(replay_to_text(example()), "\"version\": 7", std::string("\"version\": ") + old);
     EXPECT_NE(problem(text).find(std::string("version ") + old), std::string::npos);
   }
 }
@@ -91,10 +94,12 @@ TEST(ReplayFile, CorruptContentFailsTheChecksum) {
 }
 
 // Files edited consistently (checksum recomputed) must still be valid.
-std::string resealed(const std::string& from, const std::string& to) {
+std::string resealed_all(const std::vector<std::pair<std::string, std::string>>& edits,
+                         const ReplayFile& base = example()) {
   // Re-parse, edit, re-checksum by going through the writer: edit the text,
   // then recompute the checksum the way the format defines it.
-  std::string text = replace(replay_to_text(example()), from, to);
+  std::string text = replay_to_text(base);
+  for (const auto& [from, to] : edits) text = replace(text, from, to);
   nlohmann::json j = nlohmann::json::parse(text);
   j.erase("checksum");
   const std::string canonical = j.dump();
@@ -103,6 +108,7 @@ std::string resealed(const std::string& from, const std::string& to) {
   j["checksum"] = std::string("xxh3:") + hex;
   return j.dump();
 }
+std::string resealed(const std::string& from, const std::string& to) { return resealed_all({{from, to}}); }
 
 // A string the file quotes back is escaped: a newline in it does not split
 // the error line (the replay fuzzer's crash of 2026-11-26).
@@ -112,6 +118,34 @@ TEST(ReplayFile, QuotedStringsStayOnOneLine) {
   const std::string mode = problem(resealed("\"mode\": \"", "\"mode\": \"x\\n"));
   EXPECT_NE(mode.find("config.mode: unknown mode \"x\\n"), std::string::npos) << mode;
   EXPECT_EQ(mode.find('\n'), std::string::npos) << mode;
+}
+
+// Versions 5 and 6 are read: a version-6 file as it is (readers_per_cpu 0
+// or 1), a version-5 file (no readers_per_cpu) with 0; a version-6 file
+// with 2 (helping readers, version 7's) is refused.
+TEST(ReplayFile, OlderVersionsRead) {
+  ReplayFile helping = example();
+  for (std::uint64_t seed = 1; helping.config.readers_per_cpu != 2; seed++) {
+    ASSERT_LT(seed, 1000u) << "no seed below 1000 draws helping readers";
+    helping.config = random_config(seed);
+  }
+  const std::string field = "\"readers_per_cpu\": 2";
+  for (const char* value : {"0", "1"}) {
+    ReplayFile out;
+    const std::string text = resealed_all(
+        {{"\"version\": 7", "\"version\": 6"}, {field, std::string("\"readers_per_cpu\": ") + value}}, helping);
+    ASSERT_EQ(replay_from_text(text, out), "") << value;
+    EXPECT_EQ(out.config.readers_per_cpu, std::stoul(value));
+  }
+  ReplayFile five;
+  ASSERT_EQ(replay_from_text(resealed_all({{"\"version\": 7", "\"version\": 5"}, {field + ",", ""}}, helping), five),
+            "");
+  EXPECT_EQ(five.config.readers_per_cpu, 0u);
+  const std::string two = problem(resealed_all({{"\"version\": 7", "\"version\": 6"}}, helping));
+  EXPECT_NE(two.find("config.readers_per_cpu: 2 is outside 0..1 in version 6"), std::string::npos) << two;
+  ReplayFile seven;
+  ASSERT_EQ(replay_from_text(replay_to_text(helping), seven), "");
+  EXPECT_EQ(seven.config, helping.config);
 }
 
 TEST(ReplayFile, ValueNotBelowItsBound) {

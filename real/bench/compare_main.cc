@@ -370,7 +370,7 @@ int parse_settings(int argc, char** argv, Settings& s) {
   app.add_option("--recorders", s.only_recorders,
                  "only these recorders (perf, perf-aio, perf-aio4, perf-threads, perf-r1, perf-threads-r1, perf-z, "
                  "perf-r1-z, ringsim-serial, ringsim-aio1, ringsim-aio4, ringsim-staged, ringsim-staged-one, "
-                 "ringsim-staged-normal, "
+                 "ringsim-staged-own, ringsim-staged-normal, "
                  "ringsim-staged-cut, ringsim-staged-z); the "
                  "unrecorded baseline "
                  "(none) always runs")
@@ -419,6 +419,7 @@ std::vector<Recorder> select_recorders(const Settings& s) {
       {"ringsim-aio4", Kind::ringsim, {"--staging", "off", "--aio", "4"}},
       {"ringsim-staged", Kind::ringsim, {}},
       {"ringsim-staged-one", Kind::ringsim, {"--readers", "one"}},
+      {"ringsim-staged-own", Kind::ringsim, {"--readers", "cpu-own"}},
       {"ringsim-staged-normal", Kind::ringsim, {"--reader-priority", "off"}},
       {"ringsim-staged-cut", Kind::ringsim, {"--cut-stacks", "pressure"}},
       {"ringsim-staged-z", Kind::ringsim, {"-z"}},

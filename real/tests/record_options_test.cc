@@ -97,9 +97,15 @@ TEST(RecordOptions, StagingReaderPriorityAndStackCutting) {
   p = parse({"--readers", "one", "--", "true"});
   ASSERT_EQ(p.status, -1) << p.err;
   EXPECT_FALSE(p.options.readers_per_cpu);
+  EXPECT_TRUE(p.options.readers_help);  // the default
   p = parse({"--readers", "cpu", "--", "true"});
   ASSERT_EQ(p.status, -1) << p.err;
   EXPECT_TRUE(p.options.readers_per_cpu);
+  EXPECT_TRUE(p.options.readers_help);
+  p = parse({"--readers", "cpu-own", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_TRUE(p.options.readers_per_cpu);
+  EXPECT_FALSE(p.options.readers_help);
   for (const auto& [args, says] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"--staging", "4K", "--", "true"}, "outside 8K..64G"},
            {{"--staging", "lots", "--", "true"}, "--staging"},
@@ -107,7 +113,7 @@ TEST(RecordOptions, StagingReaderPriorityAndStackCutting) {
            {{"--reader-priority", "nice:-21", "--", "true"}, "-20..19"},
            {{"--reader-priority", "high", "--", "true"}, "auto, off, fifo[:N] or nice[:N]"},
            {{"--reader-priority", "auto:1", "--", "true"}, "takes no value"},
-           {{"--readers", "2", "--", "true"}, "--readers 2: not cpu or one"},
+           {{"--readers", "2", "--", "true"}, "--readers 2: not cpu, cpu-own or one"},
            {{"--staging", "off", "--reader-priority", "fifo", "--", "true"}, "not --staging off"},
            {{"--cut-stacks", "1024", "--", "true"}, "needs --call-graph dwarf"},
            {{"--call-graph", "dwarf,4096", "--cut-stacks", "4096", "--", "true"}, "below the dump size"},
