@@ -81,6 +81,10 @@ struct LoopOptions {
   std::uint64_t poll_timeout_ns = 100'000'000;
   std::uint64_t rounds_max = 1'000'000;
   std::uint32_t drain_chunks_max = 4;
+  // Sharing rings (core/ring_share.h): a loop helps with another's ring
+  // only if it holds at least this many quarters of the ring's size (0:
+  // any data; at most 4).
+  std::uint32_t help_min_quarters = 1;
   bool operator==(const LoopOptions&) const = default;
 };
 
@@ -190,6 +194,7 @@ class RecordLoop {
     VERIFY(count > 0);
     VERIFY(options_.rounds_max > 0);
     VERIFY(options_.drain_chunks_max > 0);
+    VERIFY(options_.help_min_quarters <= 4);
     readers_.reserve(count);
     for (std::size_t i = 0; i < count; i++) {
       readers_.push_back(std::make_unique<RingReader<typename Session::Mapping>>(
@@ -406,9 +411,10 @@ class RecordLoop {
     for (std::uint32_t k = 0; k < options_.drain_chunks_max; k++) {
       PositionRange chunk;
       if (reader.available(chunk) != ReadStatus::ready) return 0;  // empty, or the owner's to report
-      // Less than a quarter of the ring: left to its owner (helping it
-      // costs both threads the lock and the chunk's overhead for little).
-      if (k == 0 && chunk.bytes() < reader.size_bytes() / 4) return 0;
+      // Less than help_min_quarters of the ring: left to its owner (helping
+      // with a few records costs both threads the lock and a chunk's
+      // overhead for little).
+      if (k == 0 && chunk.bytes() * 4 < reader.size_bytes() * options_.help_min_quarters) return 0;
       const std::span<std::byte> buffer = sink_.acquire(mapping);
       if (buffer.empty()) return -ECANCELED;
       VERIFY(buffer.size() >= reader.size_bytes());

@@ -25,7 +25,8 @@
 //     corrupt header, a head past the ring) it leaves to the owner, who
 //     reads the ring again and reports it.
 //   - A helper starts on a ring only if it holds at least a quarter of its
-//     size: below that, the lock and a chunk's overhead for little, taken
+//     size (LoopOptions::help_min_quarters, 1 in the recorder; the
+//     simulator draws 0 or 1): below that, the lock and a chunk's overhead for little, taken
 //     by both threads (measured: at the benchmark's fp point, helping at
 //     any fill cost 1.20x perf -r 1's CPU, at a quarter 1.06x, for the same
 //     loss; docs/recorder.md).

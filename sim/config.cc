@@ -99,6 +99,7 @@ static void read_per_cpu(RunConfig& c) {
   c.rotate_bytes = 0;
   c.staging_bytes = 4 * c.chunk_bytes_max();
   c.readers_per_cpu = c.mutant == Mutant::help_staged_late ? 2 : 1;
+  if (c.mutant == Mutant::help_staged_late) c.help_min_quarters = 0;  // as much helping as there can be
 }
 
 void set_mutant(RunConfig& c, Mutant mutant, bool keep_mode_and_output) {

@@ -145,6 +145,9 @@ struct RunConfig {
   // (--readers cpu); 0: one reading fiber for every ring (--readers one).
   // Normal mode with staging only.
   std::uint32_t readers_per_cpu = 0;
+  // readers_per_cpu=2: a fiber helps with another CPU's ring holding at
+  // least this many quarters of its size (core::LoopOptions).
+  std::uint32_t help_min_quarters = 1;
   // AUX areas (one per CPU).
   std::uint32_t aux_pages = 0;                      // 0: none; else 1..256, a power of two
   std::uint32_t aux_overwrite = 0;                  // 1: snapshot mode

@@ -736,6 +736,19 @@ std::vector<Param> batch_rows() {
              p.readers_help = c.readers_per_cpu == 2;
            },
        .goes_to = "RunPlan::readers_per_cpu (sim/run.cc: read_rings_per_cpu)"},
+      {.name = "help_min_quarters",
+       .help = "readers_per_cpu=2: a fiber helps with another CPU's ring holding at least this many quarters of "
+               "its size (0: any data; the recorder: 1)",
+       .min = 0, .max = 4, RS_FIELD(help_min_quarters),
+       // Drawn last (replay format version 7), for helping runs only: every
+       // other run draws as before.
+       .draw = [](DrawState&, RunConfig&) {},
+       .draw_after = [](DrawState& s, RunConfig& c) {
+         if (c.readers_per_cpu == 2) c.help_min_quarters = static_cast<std::uint32_t>(s.d().draw(2));
+       },
+       .shrink = {RS_TO_ZERO(help_min_quarters)},  // 0: no threshold
+       .route = RS_ROUTE(help_min_quarters, p.loop.help_min_quarters),
+       .goes_to = "core::LoopOptions::help_min_quarters"},
   };
 }
 

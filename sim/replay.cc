@@ -89,10 +89,16 @@ static void upgrade_config(nlohmann::json& config, std::uint64_t version) {
   if (version == 4 && !config.contains("producer_batch")) config["producer_batch"] = std::uint64_t{1};
   // Versions 4 and 5 had no readers_per_cpu: one fiber read every ring.
   if (version <= 5 && !config.contains("readers_per_cpu")) config["readers_per_cpu"] = std::uint64_t{0};
+  // Versions 4 to 6 had no help_min_quarters (nor helping readers).
+  if (version <= 6 && !config.contains("help_min_quarters")) config["help_min_quarters"] = std::uint64_t{1};
 }
 
-// A value an older version did not have.
-static std::string version_problem(const RunConfig& config, std::uint64_t version) {
+// A field or value an older version did not have (`json`: the file's
+// config as written).
+static std::string version_problem(const nlohmann::json& json, const RunConfig& config, std::uint64_t version) {
+  if (version <= 6 && json.contains("help_min_quarters")) {
+    return "config.help_min_quarters: not a field of version " + std::to_string(version) + " (it came with version 7)";
+  }
   if (version <= 6 && config.readers_per_cpu > 1) {
     return "config.readers_per_cpu: " + std::to_string(config.readers_per_cpu) + " is outside 0..1 in version " +
            std::to_string(version) + " (2, helping readers, came with version 7)";
@@ -136,9 +142,10 @@ std::string replay_from_text(const std::string& text, ReplayFile& out) {
   }
   if (body.size() != 7) return "has fields this version does not know";
   ReplayFile r;
+  const nlohmann::json as_written = body["config"];
   upgrade_config(body["config"], version);
   if (std::string e = from_json(body["config"], r.config); !e.empty()) return e;
-  if (std::string e = version_problem(r.config, version); !e.empty()) return e;
+  if (std::string e = version_problem(as_written, r.config, version); !e.empty()) return e;
   const nlohmann::json& violation = body["violation"];
   if (need(violation, "property", T::string) != "" || need(violation, "detail", T::string) != "") {
     return "violation: needs string fields property and detail";

@@ -121,8 +121,9 @@ TEST(ReplayFile, QuotedStringsStayOnOneLine) {
 }
 
 // Versions 5 and 6 are read: a version-6 file as it is (readers_per_cpu 0
-// or 1), a version-5 file (no readers_per_cpu) with 0; a version-6 file
-// with 2 (helping readers, version 7's) is refused.
+// or 1, help_min_quarters 1), a version-5 file (no readers_per_cpu) with
+// 0; a version-6 file with version 7's readers_per_cpu 2 or its
+// help_min_quarters is refused.
 TEST(ReplayFile, OlderVersionsRead) {
   ReplayFile helping = example();
   for (std::uint64_t seed = 1; helping.config.readers_per_cpu != 2; seed++) {
@@ -130,19 +131,26 @@ TEST(ReplayFile, OlderVersionsRead) {
     helping.config = random_config(seed);
   }
   const std::string field = "\"readers_per_cpu\": 2";
+  const std::string quarters = "\"help_min_quarters\": " + std::to_string(helping.config.help_min_quarters) + ",";
+  const std::pair<std::string, std::string> to_six{"\"version\": 7", "\"version\": 6"};
   for (const char* value : {"0", "1"}) {
     ReplayFile out;
-    const std::string text = resealed_all(
-        {{"\"version\": 7", "\"version\": 6"}, {field, std::string("\"readers_per_cpu\": ") + value}}, helping);
+    const std::string text =
+        resealed_all({to_six, {quarters, ""}, {field, std::string("\"readers_per_cpu\": ") + value}}, helping);
     ASSERT_EQ(replay_from_text(text, out), "") << value;
     EXPECT_EQ(out.config.readers_per_cpu, std::stoul(value));
+    EXPECT_EQ(out.config.help_min_quarters, 1u);
   }
   ReplayFile five;
-  ASSERT_EQ(replay_from_text(resealed_all({{"\"version\": 7", "\"version\": 5"}, {field + ",", ""}}, helping), five),
+  ASSERT_EQ(replay_from_text(resealed_all({{"\"version\": 7", "\"version\": 5"}, {quarters, ""}, {field + ",", ""}},
+                                          helping),
+                             five),
             "");
   EXPECT_EQ(five.config.readers_per_cpu, 0u);
-  const std::string two = problem(resealed_all({{"\"version\": 7", "\"version\": 6"}}, helping));
+  const std::string two = problem(resealed_all({to_six, {quarters, ""}}, helping));
   EXPECT_NE(two.find("config.readers_per_cpu: 2 is outside 0..1 in version 6"), std::string::npos) << two;
+  const std::string extra = problem(resealed_all({to_six}, helping));
+  EXPECT_NE(extra.find("config.help_min_quarters: not a field of version 6"), std::string::npos) << extra;
   ReplayFile seven;
   ASSERT_EQ(replay_from_text(replay_to_text(helping), seven), "");
   EXPECT_EQ(seven.config, helping.config);
