@@ -389,20 +389,20 @@ class RecordLoop {
   // The other loops' rings whose lock is free: whole ready chunks, up to
   // drain_chunks_max each (core/ring_share.h). Returns 0 or -errno from
   // the sink.
-  int help()
-    requires Share::enabled
-  {
-    const std::size_t count = state_.size();
-    for (std::size_t k = 0; k < seat_.helped.size(); k++) {
-      const std::size_t ring = seat_.helped[k];
-      Reader* reader = seat_.share->try_take(ring);
-      if (reader == nullptr) {
-        result_.help_busy++;
-        continue;
+  int help() {
+    if constexpr (Share::enabled) {  // (not a requires-clause: clang 14 instantiates those bodies anyway)
+      const std::size_t count = state_.size();
+      for (std::size_t k = 0; k < seat_.helped.size(); k++) {
+        const std::size_t ring = seat_.helped[k];
+        Reader* reader = seat_.share->try_take(ring);
+        if (reader == nullptr) {
+          result_.help_busy++;
+          continue;
+        }
+        const int rc = help_ring(*reader, count + k);
+        seat_.share->give_back(ring);
+        if (rc < 0) return rc;
       }
-      const int rc = help_ring(*reader, count + k);
-      seat_.share->give_back(ring);
-      if (rc < 0) return rc;
     }
     return 0;
   }
