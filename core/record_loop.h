@@ -116,7 +116,8 @@ struct LoopResult {
   std::uint64_t chunk_budget_spent = 0;
   std::uint64_t mappings_held = 0;    // not released: writes on them never completed
   // Sharing rings (core/ring_share.h): chunks this loop read from other
-  // loops' rings, and tries that found such a ring's lock held.
+  // loops' rings, and tries that found such a ring's lock held (not those
+  // that found it detached, its owner done).
   std::uint64_t chunks_helped = 0;
   std::uint64_t help_busy = 0;
 
@@ -394,9 +395,10 @@ class RecordLoop {
       const std::size_t count = state_.size();
       for (std::size_t k = 0; k < seat_.helped.size(); k++) {
         const std::size_t ring = seat_.helped[k];
-        Reader* reader = seat_.share->try_take(ring);
+        bool busy = false;
+        Reader* reader = seat_.share->try_take(ring, busy);
         if (reader == nullptr) {
-          result_.help_busy++;
+          if (busy) result_.help_busy++;  // (a ring whose owner is done is no one's to count)
           continue;
         }
         const int rc = help_ring(*reader, count + k);

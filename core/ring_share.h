@@ -26,8 +26,8 @@
 //     reads the ring again and reports it.
 //   - A helper starts on a ring only if it holds at least a quarter of its
 //     size (LoopOptions::help_min_quarters, 1 in the recorder; the
-//     simulator draws 0 or 1): below that, the lock and a chunk's overhead for little, taken
-//     by both threads (measured: at the benchmark's fp point, helping at
+//     simulator draws 0 or 1): below that, the lock and a chunk's
+//     overhead for little, taken by both threads (measured: at the benchmark's fp point, helping at
 //     any fill cost 1.20x perf -r 1's CPU, at a quarter 1.06x, for the same
 //     loss; docs/recorder.md).
 //   - Finished-round markers (core/staging_gate.h) are unchanged: a
@@ -115,11 +115,13 @@ class RingShare {
     s.detached = true;
   }
 
-  // A helper's try: the ring's reader with its lock held (unlock() after),
-  // or nullptr (held by another, not attached yet, or detached).
-  Reader* try_take(std::size_t ring) {
+  // A helper's try: the ring's reader with its lock held (give_back()
+  // after), or nullptr: `busy` if another holds the lock, else the ring is
+  // not attached yet or detached.
+  Reader* try_take(std::size_t ring, bool& busy) {
     Slot& s = slot(ring);
-    if (!s.lock.try_lock()) return nullptr;
+    busy = !s.lock.try_lock();
+    if (busy) return nullptr;
     if (s.reader == nullptr) {
       s.lock.unlock();
       return nullptr;

@@ -88,7 +88,7 @@ namespace ringsim::sim {
   X(gate_round_unmarked, "staging gate: a drained round staged without a marker (an epoch not yet ended)") \
   X(gate_marker, "staging gate: a finished-round marker staged when every reading fiber had drained (an epoch)") \
   X(ring_helped, "shared rings: a chunk read by a reading fiber from another CPU's ring (readers_per_cpu=2)")     \
-  X(ring_help_busy, "shared rings: a helping fiber found another CPU's ring locked (or released) and passed on")  \
+  X(ring_help_busy, "shared rings: a helping fiber found another CPU's ring locked and passed on")  \
   X(ring_lock_waited, "shared rings: a ring's owner waited for its lock while a helping fiber read the ring")
 
 enum class Probe : std::uint8_t {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -115,9 +116,11 @@ static_assert(RingSession<Slice>);
 struct Target {
   std::vector<std::byte> buffer = std::vector<std::byte>(kRingBytes);
   std::vector<std::vector<std::uint64_t>> sequences;
+  int ring0_commit_error = 0;  // errno a commit of ring 0 fails with (0: none)
   explicit Target(std::size_t rings) : sequences(rings) {}
   std::span<std::byte> acquire(std::size_t) { return buffer; }
   int commit(std::size_t mapping, std::uint64_t bytes, const RecordCounts&) {
+    if (mapping == 0 && ring0_commit_error != 0) return -ring0_commit_error;
     for (std::uint64_t at = 0; at < bytes; at += kRecordBytes) {
       std::uint64_t sequence = 0;
       std::memcpy(&sequence, buffer.data() + at + sizeof(perf_event_header), sizeof sequence);
@@ -210,17 +213,104 @@ TEST(RingShare, AHelperPassesALockedRingAndADetachedOne) {
   TestMapping mapping(ring);
   RingReader<TestMapping> reader(mapping, RingMode::normal);
   Share share(2);
-  EXPECT_EQ(share.try_take(0), nullptr);  // not attached yet
+  bool busy = true;
+  EXPECT_EQ(share.try_take(0, busy), nullptr);  // not attached yet
+  EXPECT_FALSE(busy);
   share.attach(0, &reader);
   {
     const Share::Held held(share, 0);  // the owner reads
-    std::thread helper([&] { EXPECT_EQ(share.try_take(0), nullptr); });
+    std::thread helper([&] {
+      bool locked = false;
+      EXPECT_EQ(share.try_take(0, locked), nullptr);
+      EXPECT_TRUE(locked);
+    });
     helper.join();
   }
-  EXPECT_EQ(share.try_take(0), &reader);
+  EXPECT_EQ(share.try_take(0, busy), &reader);
+  EXPECT_FALSE(busy);
   share.give_back(0);
   share.detach(0);
-  EXPECT_EQ(share.try_take(0), nullptr);
+  EXPECT_EQ(share.try_take(0, busy), nullptr);
+  EXPECT_FALSE(busy);
+}
+
+// One round of a loop that owns ring 1 (empty, its producer done: the
+// loop ends after one round) and helps with ring 0, whose owner's reader is
+// attached by hand and never reads: what the helper does with ring 0 alone.
+struct OneHelpingRound {
+  std::vector<ThreadRing> rings = std::vector<ThreadRing>(2);
+  TestMapping owner_mapping{rings[0]};
+  RingReader<TestMapping> owner{owner_mapping, RingMode::normal};
+  Target target{2};
+  LoopResult result;
+
+  void run(std::uint32_t help_min_quarters) {
+    rings[1].done.store(true);
+    Gates gates(target, 1);
+    Share share(2);
+    share.attach(0, &owner);
+    Slice slice(rings[1]);
+    Gate gate(gates, 0, {1, 0});
+    LoopOptions options;
+    options.help_min_quarters = help_min_quarters;
+    RecordLoop<Slice, Gate, Share> loop(slice, gate, RingMode::normal, options, Share::Seat{&share, {1}, {0}});
+    result = loop.run();
+    gate.finish();
+  }
+  void write_records(std::uint64_t records) {
+    for (std::uint64_t i = 0; i < records; i++) rings[0].produce(1);
+  }
+};
+
+TEST(RingShare, AHelperTakesARingFromAQuarterFullOnly) {
+  OneHelpingRound below;
+  below.write_records(kRingBytes / 4 / kRecordBytes - 1);  // one record short of a quarter
+  below.run(1);
+  EXPECT_EQ(below.result.status, LoopStatus::done);
+  EXPECT_EQ(below.result.chunks_helped, 0u);
+  EXPECT_EQ(below.rings[0].tail.load(), 0u);  // left to its owner
+  EXPECT_TRUE(below.target.sequences[0].empty());
+
+  OneHelpingRound quarter;
+  quarter.write_records(kRingBytes / 4 / kRecordBytes);
+  quarter.run(1);
+  EXPECT_EQ(quarter.result.chunks_helped, 1u);
+  EXPECT_EQ(quarter.rings[0].tail.load(), quarter.rings[0].head.load());
+  EXPECT_EQ(quarter.target.sequences[0].size(), kRingBytes / 4 / kRecordBytes);
+
+  OneHelpingRound any;  // help_min_quarters 0: any data
+  any.write_records(1);
+  any.run(0);
+  EXPECT_EQ(any.result.chunks_helped, 1u);
+  EXPECT_EQ(any.target.sequences[0], std::vector<std::uint64_t>{0});
+}
+
+// The sink fails a helped chunk (a full disk): the helping loop stops with
+// the sink's error, as it does for its own ring's.
+TEST(RingShare, ASinkErrorOnAHelpedChunkStopsTheLoop) {
+  OneHelpingRound round;
+  round.target.ring0_commit_error = ENOSPC;
+  round.write_records(kRingBytes / 4 / kRecordBytes);
+  round.run(1);
+  EXPECT_EQ(round.result.status, LoopStatus::sink_error);
+  EXPECT_EQ(round.result.error, ENOSPC);
+  EXPECT_TRUE(round.target.sequences[0].empty());
+}
+
+// A corrupt header is the owner's to report: the helper leaves the ring as
+// it was (the target fails the test if anything reports it corrupt).
+TEST(RingShare, AHelperLeavesACorruptRingToItsOwner) {
+  OneHelpingRound round;
+  round.write_records(kRingBytes / kRecordBytes / 2);
+  perf_event_header bad{};
+  bad.type = PERF_RECORD_SAMPLE;
+  bad.size = 0;
+  std::memcpy(round.rings[0].data.data() + kRecordBytes, &bad, sizeof bad);  // the second record's header
+  round.run(0);
+  EXPECT_EQ(round.result.status, LoopStatus::done);
+  EXPECT_EQ(round.result.chunks_helped, 0u);
+  EXPECT_EQ(round.rings[0].tail.load(), 0u);
+  EXPECT_TRUE(round.target.sequences[0].empty());
 }
 
 }  // namespace
