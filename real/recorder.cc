@@ -496,6 +496,15 @@ class Recording {
   std::uint64_t read_interval_ns() const {
     return (o_.header_interval_ms > 0 ? o_.header_interval_ms : kReadIntervalNoCheckpointsMs) * kNsPerMs;
   }
+  // --switch-output=TIME: how often the reading and the writing side look
+  // at the time at the latest, so that a file ends at most a twentieth of
+  // TIME (at least 1 ms) after TIME, as perf's alarm ends it at TIME. At
+  // TIME / 2 (before 2026-11-27) the writer, woken by the time alone at the
+  // benchmark's rates, made "1s" files of 1.0-1.5 s, and perf's
+  // --switch-max-files=2 kept 2.0 s where ours kept 2.4.
+  std::uint64_t switch_check_ns() const {
+    return std::max<std::uint64_t>(o_.switch_output_ns / 20, kNsPerMs);
+  }
   bool record_staged();
   void read_one(core::Staging<ThreadSync>& staging, bool& started, std::thread& reader);
   std::vector<RingGroup> reader_groups() const;
@@ -877,7 +886,7 @@ bool Recording::open_output() {
     so_.wake_bytes = std::min(so_.batch_bytes_max / 2, kWriterWakeMaxBytes);
     if (o_.switch_output_bytes > 0) so_.wake_bytes = std::min(so_.wake_bytes, o_.switch_output_bytes);
     so_.wait_ns = std::min(read_interval_ns(), kWriterWaitMaxMs * kNsPerMs);
-    if (o_.switch_output_ns > 0) so_.wait_ns = std::min(so_.wait_ns, o_.switch_output_ns / 2);
+    if (o_.switch_output_ns > 0) so_.wait_ns = std::min(so_.wait_ns, switch_check_ns());
     so_.full_waits_max = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, 10 * kNsPerSecond / so_.wait_ns));
     if (const std::string problem = core::validate(so_); !problem.empty()) {
       return fail(kExitUsage, "--staging " + std::to_string(so_.bytes) + ": " + problem + " (-m " +
@@ -1189,7 +1198,7 @@ core::LoopOptions Recording::loop_options() const {
   core::LoopOptions lo;
   lo.poll_timeout_ns = read_interval_ns();
   // --switch-output=TIME: a round at least as often.
-  if (o_.switch_output_ns > 0) lo.poll_timeout_ns = std::min(lo.poll_timeout_ns, o_.switch_output_ns / 2);
+  if (o_.switch_output_ns > 0) lo.poll_timeout_ns = std::min(lo.poll_timeout_ns, switch_check_ns());
   lo.rounds_max = kRoundsMax;
   // With AIO and no staging, one chunk per ring per round (as perf reads):
   // a second chunk of the same ring would wait for the first one's control

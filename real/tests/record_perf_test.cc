@@ -17,7 +17,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -769,6 +771,23 @@ TEST(RecordWithPerf, SwitchOutputEveryTimeKeepsTheNewestMaxFiles) {
   std::uint64_t samples = 0;
   for (const std::string& path : every) samples += testing::perf_view(path, /*report=*/false).samples;
   EXPECT_EQ(samples, summary_of(all).samples);
+  // A file ends TIME after it began (perf: alarm(TIME)), not up to a wait
+  // of the writer later: the first samples of the files after the first
+  // (whose start holds the recorder's own) are TIME apart. With the
+  // writer's wait at TIME / 2, as before 2026-11-27, they were 200-300 ms
+  // apart (a median of about 250).
+  std::vector<double> firsts;
+  for (const std::string& path : every) {
+    const RunResult script = testing::run({testing::perf_path(), "script", "-F", "time", "-i", path});
+    ASSERT_TRUE(script.exited && script.exit_code == 0) << script.text();
+    firsts.push_back(std::strtod(script.out.c_str(), nullptr));
+  }
+  std::vector<double> spans;
+  for (std::size_t i = 1; i + 1 < firsts.size(); i++) spans.push_back(firsts[i + 1] - firsts[i]);
+  ASSERT_GE(spans.size(), 2u) << all.text();
+  for (const double span : spans) EXPECT_GE(span, 0.19) << ::testing::PrintToString(spans);
+  std::sort(spans.begin(), spans.end());
+  EXPECT_LE(spans[spans.size() / 2], 0.235) << "files of 200 ms: " << ::testing::PrintToString(spans);
 
   const std::string out = dir + "/kept.data";
   const RunResult r = testing::run_record(
