@@ -36,6 +36,12 @@
 namespace ringsim::real {
 namespace {
 
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kThreadSanitizer = true;
+#else
+constexpr bool kThreadSanitizer = false;
+#endif
+
 using testing::PerfView;
 using testing::concat;
 using testing::RunResult;
@@ -775,19 +781,26 @@ TEST(RecordWithPerf, SwitchOutputEveryTimeKeepsTheNewestMaxFiles) {
   // of the writer later: the first samples of the files after the first
   // (whose start holds the recorder's own) are TIME apart. With the
   // writer's wait at TIME / 2, as before 2026-11-27, they were 200-300 ms
-  // apart (a median of about 250).
-  std::vector<double> firsts;
-  for (const std::string& path : every) {
-    const RunResult script = testing::run({testing::perf_path(), "script", "-F", "time", "-i", path});
-    ASSERT_TRUE(script.exited && script.exit_code == 0) << script.text();
-    firsts.push_back(std::strtod(script.out.c_str(), nullptr));
+  // apart (a median of about 250). Not under ThreadSanitizer: there the
+  // reading thread lags its rings by tens of milliseconds, so a file's
+  // first sample says little of when the file began (CI, 2026-11-27: a
+  // median of 316 ms and a file whose samples all went to the next).
+  if (!kThreadSanitizer) {
+    // The last file may be empty (the command ended just after a switch).
+    std::vector<double> firsts;
+    for (std::size_t i = 0; i + 1 < every.size(); i++) {
+      const RunResult script = testing::run({testing::perf_path(), "script", "-F", "time", "-i", every[i]});
+      ASSERT_TRUE(script.exited && script.exit_code == 0) << script.text();
+      ASSERT_FALSE(script.out.empty()) << every[i] << ": no sample in 200 ms of a busy command";
+      firsts.push_back(std::strtod(script.out.c_str(), nullptr));
+    }
+    std::vector<double> spans;
+    for (std::size_t i = 1; i + 1 < firsts.size(); i++) spans.push_back(firsts[i + 1] - firsts[i]);
+    ASSERT_GE(spans.size(), 1u) << all.text();
+    for (const double span : spans) EXPECT_GE(span, 0.19) << ::testing::PrintToString(spans);
+    std::sort(spans.begin(), spans.end());
+    EXPECT_LE(spans[spans.size() / 2], 0.235) << "files of 200 ms: " << ::testing::PrintToString(spans);
   }
-  std::vector<double> spans;
-  for (std::size_t i = 1; i + 1 < firsts.size(); i++) spans.push_back(firsts[i + 1] - firsts[i]);
-  ASSERT_GE(spans.size(), 2u) << all.text();
-  for (const double span : spans) EXPECT_GE(span, 0.19) << ::testing::PrintToString(spans);
-  std::sort(spans.begin(), spans.end());
-  EXPECT_LE(spans[spans.size() / 2], 0.235) << "files of 200 ms: " << ::testing::PrintToString(spans);
 
   const std::string out = dir + "/kept.data";
   const RunResult r = testing::run_record(
