@@ -50,7 +50,7 @@ class PriorityInheritingMutex {
   // not running (preempted, its CPU not run by the host) is still waited
   // for with priority inheritance, after the spin.
   void lock() {
-    if (spin_for_lock()) return;
+    if (try_lock() || spin_for_lock()) return;  // (no clock read when the lock is free)
     VERIFY(::pthread_mutex_lock(&mutex_) == 0);
   }
   bool try_lock() { return ::pthread_mutex_trylock(&mutex_) == 0; }
@@ -69,8 +69,8 @@ class PriorityInheritingMutex {
   bool spin_for_lock() {
     const std::uint64_t deadline = monotonic_ns() + kSpinNs;
     for (int tries = 0; tries < kSpinTriesMax; tries++) {
-      if (try_lock()) return true;
       for (int i = 0; i < 8; i++) cpu_relax();
+      if (try_lock()) return true;
       if ((tries & 7) == 7 && monotonic_ns() >= deadline) return false;
     }
     return false;

@@ -847,13 +847,13 @@ def sample_bytes(attrs):
     return 8 + 8 * len(flags)
 
 
-def overwrite_scale(case, perf, ours, v):
+def overwrite_scale(case, pairs, perf, ours, v):
     """--overwrite: {ours' event: (perf's sample bytes, ours')} where both are fixed (D21)."""
     if "--overwrite" not in case.args:
         return {}
     pe, oe = dict(perf.events), dict(ours.events)
     scale = {}
-    for pn, on in zip([e[0] for e in perf.events], [e[0] for e in ours.events]):
+    for pn, on in pairs:
         pb, ob = sample_bytes(pe.get(pn, {})), sample_bytes(oe.get(on, {}))
         if pb is not None and ob is not None and pb != ob:
             scale[on] = (pb, ob)
@@ -944,7 +944,7 @@ def run_case(ctx, case):
         compare_resolution(case, perf, ours, v)
         pairs = compare_attrs(case, perf, ours, v)
         compare_views(case, perf, ours, v)
-        scale = overwrite_scale(case, perf, ours, v)
+        scale = overwrite_scale(case, pairs, perf, ours, v)
         want = 1 if ctx.fast else ctx.runs
         while len(perf_runs) < 3 and (len(perf_runs) < want or
                                       not compare_counts(pairs, perf_runs, ours_runs, v, final=False, scale=scale)):
