@@ -1,5 +1,8 @@
 #include "sim/commands.h"
 
+#include <sched.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -9,6 +12,8 @@
 
 namespace ringsim::sim {
 namespace {
+
+constexpr std::uint32_t kJobsMax = 256;
 
 // A whole number 0..10^9 in `text`, or false.
 bool shard_number(const std::string& text, std::uint64_t& out) {
@@ -102,14 +107,25 @@ std::uint64_t seed_from_clock() {
   return 1'000'000'000ull + x % 1'000'000'000'000'000ull;
 }
 
+// The CPUs this process may run on (its affinity mask: taskset, a
+// container's cpuset), at most --jobs' maximum: the default of --jobs.
+std::uint32_t usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return static_cast<std::uint32_t>(std::clamp(CPU_COUNT(&set), 1, static_cast<int>(kJobsMax)));
+}
+
 void add_campaign_options(CLI::App& app, CampaignOptions& options, std::string& seed, bool& no_progress,
                           std::string& shard) {
+  options.jobs = usable_cpus();
   app.add_option("--seed", seed, "first seed (0..2^63-1), or `random`: one drawn from the clock, printed first")
       ->check(check_seed);
   app.add_option("--runs", options.runs, "number of seeds to run")->check(CLI::Range(1, 1'000'000'000));
   app.add_option("--jobs", options.jobs,
-                 "simulations run at once, one per thread (results merged in seed order: the same whatever N)")
-      ->check(CLI::Range(1, 256));
+                 "simulations run at once, one per thread (results merged in seed order: the same whatever N); "
+                 "default: the CPUs this process may run on")
+      ->check(CLI::Range(1u, kJobsMax));
   app.add_option("--budget-s", options.budget_s, "wall-clock budget in seconds (0: none)")
       ->check(CLI::Range(0.0, 1e7));
   app.add_option("--json", options.json_path, "write the summary as JSON to this file");

@@ -42,6 +42,12 @@ expect_error 65 "not JSON (number overflow" -- "$replay" "$work/overflow.json"
 grep -q "20 runs from seed 1, 0 failed" "$work/out" || fail "no summary line: $(cat "$work/out")"
 grep -q '"runs": 20' "$work/summary.json" || fail "JSON summary lacks runs"
 grep -q '"exactly_once"' "$work/summary.json" || fail "JSON summary lacks per-property counts"
+# --jobs defaults to the CPUs the process may run on: on one CPU (taskset)
+# and on all of them, the same summary but the wall time.
+taskset -c 0 "$campaign" --runs=20 --no-progress >"$work/one-cpu.out" 2>"$work/err" ||
+  fail "campaign on one CPU failed: $(cat "$work/one-cpu.out" "$work/err")"
+diff <(grep -v "wall time" "$work/out") <(grep -v "wall time" "$work/one-cpu.out") >/dev/null ||
+  fail "the campaign on one CPU and on all of them differ: $(diff "$work/out" "$work/one-cpu.out")"
 
 # --seed random: the seed drawn from the clock comes first, and --seed with
 # it runs the same seeds again (the same summary but the wall time).
