@@ -65,6 +65,23 @@ struct ChildPlan {
   sigset_t mask{};  // the forking thread's signal mask, restored once the handlers are reset
 };
 
+// Waits for a held child's ready byte: it is past fork (a ThreadSanitizer
+// build's child starts a thread of its own in fork) and its prepare, and
+// waits for the go byte. Until then the parent must not open events on
+// it: a thread the child starts after an event group's leader was opened
+// inherits a copy of the task's perf context, the kernel swaps the two
+// contexts when the threads switch on a CPU, and the group's next member,
+// opened on the task, meets another context than its leader's: EINVAL
+// (perf_event_open's group leader check). EOF (the child exited: its
+// prepare failed) is seen again by release().
+void await_ready(int fd) {
+  for (std::uint32_t i = 0; i < kEintrRetriesMax; i++) {
+    char byte = 0;
+    const ssize_t got = ::read(fd, &byte, 1);
+    if (got >= 0 || errno != EINTR) return;
+  }
+}
+
 // Reads the go byte: true when released, false on EOF (the parent gave up).
 bool wait_for_go(int fd) {
   for (std::uint32_t i = 0; i < kEintrRetriesMax; i++) {
@@ -108,7 +125,14 @@ void default_caught_signals() {
     const int status = (*p.prepare)();
     if (status != 0) ::_exit(status);
   }
-  if (p.go >= 0 && !wait_for_go(p.go)) ::_exit(kChildCannotRunStatus);
+  if (p.go >= 0) {
+    // Ready (start() waits for this byte, as perf's workload closes its
+    // ready pipe): events opened on the child from now on find it as it
+    // will be at the exec.
+    const ssize_t sent = ::send(p.go, "r", 1, MSG_NOSIGNAL);
+    static_cast<void>(sent);  // a parent gone is seen by wait_for_go
+    if (!wait_for_go(p.go)) ::_exit(kChildCannotRunStatus);
+  }
   if (p.body != nullptr) ::_exit((*p.body)());
   ::execvp(p.args[0], p.args);
   const int error = errno;
@@ -256,6 +280,7 @@ Error Process::launch(const std::vector<std::string>& argv, std::function<int()>
     wait(0);  // kills and reaps it: a child that cannot be watched is not run
     return Error{error, "pidfd_open: " + errno_text(error) + ": needs Linux 5.3 or later"};
   }
+  if (options.hold) await_ready(go_parent.get());
   go_fd_ = go_parent.release();
   exec_fd_ = report_read.release();
   return options.hold || exec_fd_ < 0 ? Error{} : await_exec();

@@ -60,7 +60,8 @@ struct ProcessOptions {
   Output err;  // stderr
   // The child waits, before exec (or its function), until release(); if
   // the Process is waited for or destroyed first, it exits with
-  // kChildCannotRunStatus without running anything.
+  // kChildCannotRunStatus without running anything. start() returns once
+  // the child is ready (past its prepare, waiting), as perf's workload.
   bool hold = false;
   // Runs in the child after the redirections and before the hold and the
   // exec: 0 to go on, else the child exits with that status. Only

@@ -7,6 +7,7 @@
 #include "real/process.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -110,6 +111,30 @@ TEST(Process, AHeldChildRunsOnlyWhenReleased) {
   EXPECT_EQ(p.wait(kDeadlineNs).exit_code(), 0);
   EXPECT_EQ(p.captured_out(), "ran\n");
   EXPECT_EQ(read_file(marker), "ran\n");
+}
+
+// start() of a held child returns once the child waits for release(),
+// past its prepare: the recorder opens its events on it then (a child
+// still starting threads could make a group's member fail with EINVAL).
+TEST(Process, AHeldChildIsReadyWhenStartReturns) {
+  const std::string marker = temp_path("ready.marker");
+  std::remove(marker.c_str());
+  ProcessOptions o = captured();
+  o.hold = true;
+  o.prepare = [path = marker.c_str()] {
+    const timespec pause{0, 200'000'000};
+    ::nanosleep(&pause, nullptr);
+    const int fd = ::open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0) return 9;
+    ::close(fd);
+    return 0;
+  };
+  Process p;
+  ASSERT_TRUE(p.start({"true"}, o).ok());
+  EXPECT_TRUE(std::ifstream(marker).good()) << "start() returned before the held child's prepare ran";
+  const Error released = p.release();
+  ASSERT_TRUE(released.ok()) << released.message;
+  EXPECT_EQ(p.wait(kDeadlineNs).exit_code(), 0);
 }
 
 TEST(Process, AHeldChildNeverReleasedRunsNothing) {
