@@ -91,6 +91,19 @@ class SharedSampleData {
 
 CallKernel::CallKernel(DecisionSource& decisions, const KernelParams& params) : d_(decisions), p_(params) {}
 
+// perf_event_open's checks of a group's new member (perf_event_group_
+// leader_check and the inherit test before it): the leader leads, shares
+// the member's CPU and context (the same task, or CPU-wide on the same
+// CPU), the member is neither pinned nor exclusive, and a task's member
+// inherits as its leader. Not modelled: a context the kernel swapped with
+// a thread's (docs/fidelity.md, row 26).
+bool CallKernel::joins_group(const OpenedEvent& leader, const perf_event_attr& attr, int pid, int cpu) const {
+  if (leader.group >= 0) return false;
+  if (leader.cpu != cpu || leader.pid != pid) return false;
+  if (attr.pinned || attr.exclusive) return false;
+  return pid == -1 || leader.attr.inherit == attr.inherit;
+}
+
 long CallKernel::open(const perf_event_attr& attr, int pid, int cpu, int group, unsigned long flags,
                       int caller_pid) {
   if (events_.size() >= kEventsMax) return -EMFILE;
@@ -113,6 +126,9 @@ long CallKernel::open(const perf_event_attr& attr, int pid, int cpu, int group, 
     return -EINVAL;
   }
   if (group >= 0 && (static_cast<std::size_t>(group) >= events_.size() || events_[group].closed)) return -EBADF;
+  if (group >= 0 && !joins_group(events_[static_cast<std::size_t>(group)], attr, pid == 0 ? caller_pid : pid, cpu)) {
+    return -EINVAL;
+  }
   if (attr.freq && attr.sample_freq == 0) return -EINVAL;
   OpenedEvent e;
   e.attr = attr;

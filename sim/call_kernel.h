@@ -267,6 +267,7 @@ class CallKernel {
   }
 
  private:
+  bool joins_group(const OpenedEvent& leader, const perf_event_attr& attr, int pid, int cpu) const;
   struct Task {
     int pid = 0;
     int tid = 0;
