@@ -65,25 +65,10 @@ struct ChildPlan {
   sigset_t mask{};  // the forking thread's signal mask, restored once the handlers are reset
 };
 
-// Waits for a held child's ready byte: it is past fork (a ThreadSanitizer
-// build's child starts a thread of its own in fork) and its prepare, and
-// waits for the go byte. Until then the parent must not open events on
-// it: a thread the child starts after an event group's leader was opened
-// inherits a copy of the task's perf context, the kernel swaps the two
-// contexts when the threads switch on a CPU, and the group's next member,
-// opened on the task, meets another context than its leader's: EINVAL
-// (perf_event_open's group leader check). EOF (the child exited: its
-// prepare failed) is seen again by release().
-void await_ready(int fd) {
-  for (std::uint32_t i = 0; i < kEintrRetriesMax; i++) {
-    char byte = 0;
-    const ssize_t got = ::read(fd, &byte, 1);
-    if (got >= 0 || errno != EINTR) return;
-  }
-}
-
-// Reads the go byte: true when released, false on EOF (the parent gave up).
-bool wait_for_go(int fd) {
+// Reads one byte of the hold channel (EINTR retried): true when it came,
+// false on EOF or an error. The child reads the go byte with it (false: the
+// parent gave up), the parent the child's ready byte.
+bool read_one_byte(int fd) {
   for (std::uint32_t i = 0; i < kEintrRetriesMax; i++) {
     char byte = 0;
     const ssize_t got = ::read(fd, &byte, 1);
@@ -130,8 +115,8 @@ void default_caught_signals() {
     // ready pipe): events opened on the child from now on find it as it
     // will be at the exec.
     const ssize_t sent = ::send(p.go, "r", 1, MSG_NOSIGNAL);
-    static_cast<void>(sent);  // a parent gone is seen by wait_for_go
-    if (!wait_for_go(p.go)) ::_exit(kChildCannotRunStatus);
+    static_cast<void>(sent);  // a parent gone is seen by the read of the go byte
+    if (!read_one_byte(p.go)) ::_exit(kChildCannotRunStatus);
   }
   if (p.body != nullptr) ::_exit((*p.body)());
   ::execvp(p.args[0], p.args);
@@ -280,7 +265,15 @@ Error Process::launch(const std::vector<std::string>& argv, std::function<int()>
     wait(0);  // kills and reaps it: a child that cannot be watched is not run
     return Error{error, "pidfd_open: " + errno_text(error) + ": needs Linux 5.3 or later"};
   }
-  if (options.hold) await_ready(go_parent.get());
+  // A held child's ready byte: it is past fork (a ThreadSanitizer build's
+  // child starts a thread of its own in fork) and its prepare. Until then
+  // no event may be opened on it: a thread the child starts after an event
+  // group's leader was opened inherits a copy of the task's perf context,
+  // the kernel swaps the two contexts when the threads switch on a CPU,
+  // and the group's next member, opened on the task, meets another context
+  // than its leader's: EINVAL (perf_event_open's group leader check). EOF
+  // (the child exited: its prepare failed) is seen again by release().
+  if (options.hold) static_cast<void>(read_one_byte(go_parent.get()));
   go_fd_ = go_parent.release();
   exec_fd_ = report_read.release();
   return options.hold || exec_fd_ < 0 ? Error{} : await_exec();

@@ -126,14 +126,13 @@ long CallKernel::open(const perf_event_attr& attr, int pid, int cpu, int group, 
     return -EINVAL;
   }
   if (group >= 0 && (static_cast<std::size_t>(group) >= events_.size() || events_[group].closed)) return -EBADF;
-  if (group >= 0 && !joins_group(events_[static_cast<std::size_t>(group)], attr, pid == 0 ? caller_pid : pid, cpu)) {
-    return -EINVAL;
-  }
+  const int task = pid == 0 ? caller_pid : pid;
+  if (group >= 0 && !joins_group(events_[static_cast<std::size_t>(group)], attr, task, cpu)) return -EINVAL;
   if (attr.freq && attr.sample_freq == 0) return -EINVAL;
   OpenedEvent e;
   e.attr = attr;
   e.id = next_id_++;
-  e.pid = pid == 0 ? caller_pid : pid;
+  e.pid = task;
   e.cpu = cpu;
   e.group = group;
   e.always_running = e.pid == caller_pid || pid == -1;

@@ -137,6 +137,19 @@ TEST(Process, AHeldChildIsReadyWhenStartReturns) {
   EXPECT_EQ(p.wait(kDeadlineNs).exit_code(), 0);
 }
 
+// A held child whose prepare fails exits before it is ready: start()
+// does not wait for it forever, and the release and the wait say so.
+TEST(Process, AHeldChildWhosePrepareFailsIsNotWaitedForForever) {
+  ProcessOptions o = captured();
+  o.hold = true;
+  o.prepare = [] { return 5; };
+  Process p;
+  ASSERT_TRUE(p.start({"sh", "-c", "echo ran"}, o).ok());
+  EXPECT_FALSE(p.release().ok());
+  EXPECT_EQ(p.wait(kDeadlineNs).exit_code(), 5);
+  EXPECT_EQ(p.captured_out(), "");
+}
+
 TEST(Process, AHeldChildNeverReleasedRunsNothing) {
   ProcessOptions o = captured();
   o.hold = true;
