@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 
 #include "core/verify.h"
 #include "sim/attr_records.h"
@@ -32,6 +33,23 @@ bool fault_event(const perf_event_attr& a) {
 // The software events the simulated kernel has; every other software
 // config opens (Linux has them) and never fires.
 bool known_software(std::uint64_t config) { return config < PERF_COUNT_SW_MAX; }
+
+// The clock an event's times come from (perf_event_set_clock): the
+// default (local_clock) without use_clockid, else one of five clocks; any
+// other clockid is EINVAL (-1 here). A software PMU takes all five (it
+// never runs in NMI context).
+int event_clock(const perf_event_attr& a) {
+  constexpr int kDefault = 1000;
+  if (!a.use_clockid) return kDefault;
+  switch (a.clockid) {
+    case CLOCK_MONOTONIC:
+    case CLOCK_MONOTONIC_RAW:
+    case CLOCK_REALTIME:
+    case CLOCK_BOOTTIME:
+    case CLOCK_TAI: return a.clockid;
+    default: return -1;
+  }
+}
 
 // The control page's head and tail, as the kernel accesses them (the
 // consumer's side runs in the same thread here, but a consumer may read
@@ -99,6 +117,7 @@ CallKernel::CallKernel(DecisionSource& decisions, const KernelParams& params) : 
 // a thread's (docs/fidelity.md, row 26).
 bool CallKernel::joins_group(const OpenedEvent& leader, const perf_event_attr& attr, int pid, int cpu) const {
   if (leader.group >= 0) return false;
+  if (event_clock(leader.attr) != event_clock(attr)) return false;
   if (leader.cpu != cpu || leader.pid != pid) return false;
   if (attr.pinned || attr.exclusive) return false;
   return pid == -1 || leader.attr.inherit == attr.inherit;
@@ -126,6 +145,7 @@ long CallKernel::open(const perf_event_attr& attr, int pid, int cpu, int group, 
     return -EINVAL;
   }
   if (group >= 0 && (static_cast<std::size_t>(group) >= events_.size() || events_[group].closed)) return -EBADF;
+  if (event_clock(attr) < 0) return -EINVAL;
   const int task = pid == 0 ? caller_pid : pid;
   if (group >= 0 && !joins_group(events_[static_cast<std::size_t>(group)], attr, task, cpu)) return -EINVAL;
   if (attr.freq && attr.sample_freq == 0) return -EINVAL;

@@ -1,9 +1,10 @@
 // Event groups (perf_event_open's group_fd), the simulated kernel held
 // against this machine's: a member must share its leader's CPU and context
 // (the same task, or the same CPU for a CPU-wide leader), a member cannot
-// lead, a member is never pinned or exclusive, and a per-task member
-// inherits as its leader does (kernel/events/core.c, perf_event_open and
-// perf_event_group_leader_check). Each case is opened on the real kernel
+// lead, a member is never pinned or exclusive, a per-task member inherits
+// as its leader does, and a member's clock (use_clockid, clockid) is its
+// leader's (kernel/events/core.c, perf_event_open, perf_event_set_clock
+// and perf_event_group_leader_check). Each case is opened on the real kernel
 // and on CallKernel; both must give the table's result.
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
@@ -12,6 +13,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,7 @@ struct Side {
   bool inherit = false;
   bool pinned = false;
   bool exclusive = false;
+  int clock = -1;  // -1: the default clock (no use_clockid), else use_clockid with this clockid
 };
 
 struct Case {
@@ -51,6 +54,8 @@ perf_event_attr attr_of(const Side& s) {
   a.inherit = s.inherit;
   a.pinned = s.pinned;
   a.exclusive = s.exclusive;
+  a.use_clockid = s.clock >= 0;
+  a.clockid = s.clock >= 0 ? s.clock : 0;
   return a;
 }
 
@@ -100,6 +105,16 @@ const std::vector<Case>& cases() {
       {"inherit differs (per task)", {Task::self, 0, true}, {Task::self, 0, false}, false, EINVAL},
       {"inherit differs (CPU-wide: not checked)", {Task::none, 0, true}, {Task::none, 0, false}, false, 0},
       {"both inherit", {Task::self, 0, true}, {Task::self, 0, true}, false, 0},
+      {"the default clock and CLOCK_MONOTONIC", {Task::self, 0}, {Task::self, 0, false, false, false, CLOCK_MONOTONIC}, false,
+       EINVAL},
+      {"CLOCK_MONOTONIC and the default clock", {Task::self, 0, false, false, false, CLOCK_MONOTONIC}, {Task::self, 0}, false,
+       EINVAL},
+      {"both CLOCK_MONOTONIC", {Task::self, 0, false, false, false, CLOCK_MONOTONIC},
+       {Task::self, 0, false, false, false, CLOCK_MONOTONIC}, false, 0},
+      {"CLOCK_MONOTONIC and CLOCK_MONOTONIC_RAW", {Task::self, 0, false, false, false, CLOCK_MONOTONIC},
+       {Task::self, 0, false, false, false, CLOCK_MONOTONIC_RAW}, false, EINVAL},
+      {"both CLOCK_TAI (CPU-wide)", {Task::none, 0, false, false, false, CLOCK_TAI},
+       {Task::none, 0, false, false, false, CLOCK_TAI}, false, 0},
   };
   return all;
 }
@@ -142,6 +157,32 @@ TEST(GroupRules, TheSimulatedKernelAnswersAsLinux) {
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
   if (!permitted) GTEST_SKIP() << "perf_event_open is not permitted here (needs root or perf_event_paranoid <= 0)";
+}
+
+// use_clockid alone (perf_event_set_clock): five clocks open, every other
+// clockid (CPU-time clocks, coarse clocks, alarms, dynamic clocks: negative)
+// is EINVAL; without use_clockid the clockid is not read.
+TEST(GroupRules, TheClocksAnEventMayUseAreLinuxs) {
+  const int self = static_cast<int>(::getpid());
+  int opened_real = 0;
+  for (int clock = -3; clock <= 16; clock++) {
+    for (const bool use : {true, false}) {
+      SCOPED_TRACE("clockid " + std::to_string(clock) + (use ? " with" : " without") + " use_clockid");
+      perf_event_attr a = attr_of(Side{});
+      a.use_clockid = use;
+      a.clockid = clock;
+      const long fd = ::syscall(SYS_perf_event_open, &a, 0, 0, -1, PERF_FLAG_FD_CLOEXEC);
+      const int real = fd < 0 ? errno : 0;
+      if (fd >= 0) ::close(static_cast<int>(fd));
+      if (real == EACCES || real == EPERM) GTEST_SKIP() << "perf_event_open is not permitted here";
+      opened_real += real == 0;
+      DecisionSource d(1, false);
+      CallKernel k(d, KernelParams{});
+      const long event = k.open(a, 0, 0, -1, 0, self);
+      EXPECT_EQ(event < 0 ? static_cast<int>(-event) : 0, real) << "the simulated kernel answers otherwise than Linux";
+    }
+  }
+  EXPECT_EQ(opened_real, 20 + 5) << "every clockid without use_clockid, five with it";
 }
 
 }  // namespace
