@@ -187,6 +187,13 @@ struct RecordOptions {
   bool no_buildid_cache = false;
   bool buildid_all = false;           // --buildid-all: BUILD_ID for every mapped DSO, not only those samples hit (perf's)
   bool no_buildid = false;            // -B/--no-buildid: no BUILD_ID section, no cache (perf's rec->no_buildid)
+  // --buildid-mmap (default) / --no-buildid-mmap: attr.build_id on the
+  // side-band event where the kernel has it, so MMAP2 records carry
+  // build-ids; without, they are read from the ELF files at the end (perf's
+  // default). On Linux 6.x one event with build_id sets the misc bit on
+  // every event's MMAP2 (docs/fidelity.md, row 20): a perf 6.1 recording
+  // beside such a one aborts; --no-buildid-mmap spares it.
+  bool buildid_mmap = true;
   bool kernel_callchains = false;     // --kernel-callchains: with call graphs, exclude_callchain_user (perf's)
   bool user_callchains = false;       // --user-callchains: with call graphs, exclude_callchain_kernel (perf's)
   bool namespaces = false;            // --namespaces: attr.namespaces on the side-band event, NAMESPACES synthesized (perf's)

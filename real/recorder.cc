@@ -630,8 +630,9 @@ bool Recording::make_event_attrs() {
     return fail(kExitUsage, problem + " (see --help)");
   }
   // Build-ids in the kernel's MMAP2 records where it can (the first event
-  // asks for the side-band records); else they come from the ELF files.
-  if (kernel_has_mmap_build_ids()) attrs_[0].attr.build_id = 1;
+  // asks for the side-band records); else, or with --no-buildid-mmap, they
+  // come from the ELF files.
+  if (o_.buildid_mmap && kernel_has_mmap_build_ids()) attrs_[0].attr.build_id = 1;
   // Each event's lost samples, for LOST_SAMPLES records at the end (as
   // perf record 6.x: perf report's "Total Lost Samples").
   if (kernel_has_format_lost()) {

@@ -257,6 +257,7 @@ def mode_cases():
         Case("--namespaces", "cpu-clock", ["-e", "cpu-clock", "--namespaces"]),
         Case("--namespaces -a", "cpu-clock", ["-e", "cpu-clock", "--namespaces", "-a"], mode="a"),
         Case("-B (--no-buildid)", "cpu-clock", ["-e", "cpu-clock", "-B"]),
+        Case("--no-buildid-mmap", "cpu-clock", ["-e", "cpu-clock", "--no-buildid-mmap"]),
         Case("-e software/config=2,period=3/", "page-faults", ["-e", "software/config=2,period=3/"]),
         Case("-e cpu-clock,page-faults,cs", "several", ["-e", "cpu-clock,page-faults,cs"]),
         Case("-e cpu-clock -e minor-faults -a", "several", ["-e", "cpu-clock", "-e", "minor-faults", "-a"], mode="a"),
