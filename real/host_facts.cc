@@ -98,13 +98,15 @@ std::uint64_t ns_of(const timespec& t) {
   return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000ull + static_cast<std::uint64_t>(t.tv_nsec);
 }
 
-void clock_features(core::HostFeatures& h) {
+// As perf's record__init_clock: the clock's resolution, and the time of
+// day and the clock's time read one after the other.
+void clock_features(int clockid, core::HostFeatures& h) {
   timespec resolution{};
-  if (::clock_getres(CLOCK_MONOTONIC, &resolution) == 0) h.clock_resolution_ns = ns_of(resolution);
+  if (::clock_getres(clockid, &resolution) == 0) h.clock_resolution_ns = ns_of(resolution);
   timespec tod{};
-  timespec mono{};
-  if (::clock_gettime(CLOCK_REALTIME, &tod) == 0 && ::clock_gettime(CLOCK_MONOTONIC, &mono) == 0) {
-    h.clock_data = core::ClockData{CLOCK_MONOTONIC, ns_of(tod), ns_of(mono)};
+  timespec clock{};
+  if (::clock_gettime(CLOCK_REALTIME, &tod) == 0 && ::clock_gettime(clockid, &clock) == 0) {
+    h.clock_data = core::ClockData{static_cast<std::uint32_t>(clockid), ns_of(tod), ns_of(clock)};
   }
 }
 
@@ -143,7 +145,7 @@ core::CpuTopology cpu_topology(std::uint32_t avail) {
   return t;
 }
 
-core::HostFeatures host_features(const std::vector<std::string>& argv) {
+core::HostFeatures host_features(const std::vector<std::string>& argv, int clockid) {
   core::HostFeatures h;
   utsname u{};
   if (::uname(&u) == 0) {
@@ -163,7 +165,7 @@ core::HostFeatures host_features(const std::vector<std::string>& argv) {
   for (std::size_t i = 1; i < argv.size(); i++) h.cmdline.push_back(argv[i]);
   h.topology = cpu_topology(h.cpus_avail);
   h.numa = numa_nodes();
-  clock_features(h);
+  clock_features(clockid, h);
   return h;
 }
 

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <ctime>
@@ -410,7 +411,8 @@ struct RawOptions {
   std::string freq_text;  // N or max
   std::string mmap_text;  // pages, or a size with a suffix (perf's -m 8M)
   bool callchain_fp = false;
-  std::string clockid_text;         // -k: only CLOCK_MONOTONIC (our clock) is accepted
+  std::string clockid_text;         // -k: a clock's name or number (parse_clockid)
+  CLI::Option* clockid_option = nullptr;
   bool timestamp = false;           // -T: the time is always sampled
   bool sample_cpu = false;          // --sample-cpu: the CPU is always sampled
   bool timestamp_boundary = false;  // --timestamp-boundary: SAMPLE_TIME is always written
@@ -496,8 +498,9 @@ void add_sampling_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
                "sample the period (PERF_SAMPLE_PERIOD) with -c too: the kernel then samples a software event at "
                "every occurrence, whatever -c says (as perf)");
   app.add_flag("-R,--raw-samples", o.raw_samples, "sample RAW (a tracepoint's fields; empty for other events), as perf");
-  app.add_option("-k,--clockid", raw.clockid_text,
-                 "the sample clock: only monotonic (CLOCK_MONOTONIC), which is always used");
+  raw.clockid_option = app.add_option("-k,--clockid", raw.clockid_text,
+                 "the clock of the time stamps: monotonic (default), monotonic_raw, realtime, boottime or tai "
+                 "(also mono, raw, real, boot, with or without CLOCK_, or its number), as perf");
   app.add_flag("-T,--timestamp", raw.timestamp, "sample times (always on: accepted as perf's)");
   app.add_flag("--sample-cpu", raw.sample_cpu, "sample the CPU (always on: accepted as perf's)");
   app.add_flag("--group", raw.group, "every event in one group, the first its leader (as -e '{a,b,...}'), as perf");
@@ -877,6 +880,42 @@ int apply_sample_fields(const RawOptions& raw, RecordOptions& o) {
 // error's status.
 int apply(const RawOptions& raw, RecordOptions& o);
 
+// -k: perf's parse_clockid (util/clockid.c): a number, or a name from its
+// table, case aside, with or without "CLOCK_". perf takes any number and
+// lets the kernel refuse it at the first open; here a clock the kernel
+// does not stamp samples with (perf_event_set_clock) is refused at once.
+std::string parse_clockid(const std::string& text, int& clockid) {
+  struct Name {
+    const char* name;
+    int clock;
+  };
+  static constexpr Name kNames[] = {
+      {"monotonic", CLOCK_MONOTONIC}, {"monotonic_raw", CLOCK_MONOTONIC_RAW}, {"realtime", CLOCK_REALTIME},
+      {"boottime", CLOCK_BOOTTIME},   {"tai", CLOCK_TAI},                     {"mono", CLOCK_MONOTONIC},
+      {"raw", CLOCK_MONOTONIC_RAW},   {"real", CLOCK_REALTIME},               {"boot", CLOCK_BOOTTIME}};
+  const std::string kAllowed = "monotonic, monotonic_raw, realtime, boottime or tai (or their numbers 1, 4, 0, 7, 11)";
+  const auto lower = [](std::string t) {
+    for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return t;
+  };
+  int found = -1;
+  if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos && text.size() <= 9) {
+    const int number = std::stoi(text);
+    for (const Name& n : kNames) {
+      if (number == n.clock) found = number;
+    }
+    if (found < 0) return "-k " + text + ": not a clock the kernel stamps samples with: " + kAllowed;
+  }
+  std::string name = lower(text);
+  if (name.rfind("clock_", 0) == 0) name = name.substr(6);
+  for (const Name& n : kNames) {
+    if (found < 0 && name == n.name) found = n.clock;
+  }
+  if (found < 0) return "-k " + text + ": unknown clock: " + kAllowed;
+  clockid = found;
+  return "";
+}
+
 // -u USER: a user name (the password database) or a number, as perf's
 // parse_target_uid. "" (none given) leaves uid_out -1.
 std::string parse_uid(const std::string& text, long& uid_out) {
@@ -951,11 +990,10 @@ int apply(const RawOptions& raw, RecordOptions& o) {
   if (const std::string problem = parse_uid(o.uid_text, o.uid); !problem.empty()) {
     return core::usage_error(kAppName, problem);
   }
-  if (!raw.clockid_text.empty() && raw.clockid_text != "monotonic" && raw.clockid_text != "mono" &&
-      raw.clockid_text != "CLOCK_MONOTONIC") {
-    return core::usage_error(kAppName, "-k " + raw.clockid_text +
-                                           ": only CLOCK_MONOTONIC (monotonic) is supported: the file's CLOCKID "
-                                           "and CLOCK_DATA tie it to wall-clock time");
+  if (raw.clockid_option != nullptr && raw.clockid_option->count() > 0) {
+    if (const std::string problem = parse_clockid(raw.clockid_text, o.clockid); !problem.empty()) {
+      return core::usage_error(kAppName, problem);
+    }
   }
   if (raw.delay_option != nullptr && raw.delay_option->count() > 0) {
     if (const std::string problem = parse_delay(raw.delay_text, o.delay_ms, o.start_disabled); !problem.empty()) {
@@ -1277,10 +1315,10 @@ std::string make_event_attr(const RecordOptions& o, std::uint64_t register_mask,
     attr.wakeup_events = 1;
   }
   attr.sample_id_all = 1;
-  // CLOCK_MONOTONIC time stamps, so the file's CLOCKID and CLOCK_DATA
-  // relate them to wall-clock time (perf record -k monotonic).
+  // Time stamps of -k's clock (CLOCK_MONOTONIC by default), so the file's
+  // CLOCKID and CLOCK_DATA relate them to wall-clock time (perf record -k).
   attr.use_clockid = 1;
-  attr.clockid = CLOCK_MONOTONIC;
+  attr.clockid = o.clockid;
   // exclude_guest: parse_event's (host only, as perf).
   // Side-band records perf needs to name tasks and resolve symbols, once
   // per ring: from the first event, as perf asks for them (with -D, the

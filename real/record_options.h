@@ -8,6 +8,7 @@
 #include <linux/perf_event.h>
 
 #include <cstdint>
+#include <ctime>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -164,6 +165,11 @@ struct RecordOptions {
   // --control fifo:CTL[,ACK] or fd:CTL[,ACK] (real/control.h); "" for none.
   std::string control;
   bool quiet = false;                 // only errors
+  // -k: the clock the kernel stamps samples with (perf's parse_clockid:
+  // monotonic, monotonic_raw, realtime, boottime, tai, their short names
+  // mono, raw, real, boot, a CLOCK_ prefix, or the number); CLOCKID and
+  // CLOCK_DATA say which, with a time-of-day reference.
+  int clockid = CLOCK_MONOTONIC;
   bool no_inherit = false;            // -i/--no-inherit: the command's children and new threads are not recorded
   bool switch_events = false;         // --switch-events: context_switch on the tracking event
   bool all_user = false;              // --all-user: exclude_kernel on every event
@@ -290,7 +296,7 @@ std::string check_options(const RecordOptions& options);
 // The attr of every event, in -e order: the event, its sampling (frequency
 // or period), sample_type IP | TID | TIME | CPU | PERIOD | IDENTIFIER
 // (+ CALLCHAIN; + REGS_USER | STACK_USER with dwarf), sample_id_all,
-// CLOCK_MONOTONIC time stamps (use_clockid), disabled, host only; the
+// time stamps of -k's clock (use_clockid; CLOCK_MONOTONIC by default), disabled, host only; the
 // first event also asks for the side-band records perf needs (mmap, mmap2,
 // comm, comm_exec, task); inherit for a command and -p, enable_on_exec for
 // a command; write_backward for --overwrite. With -D (delayed()) a

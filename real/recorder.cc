@@ -910,7 +910,7 @@ bool Recording::open_output() {
   }
   const std::uint32_t slots = wo_.mappings * (wo_.mode == core::WriteMode::aio ? wo_.cblocks : 1);
   disk_ = std::make_unique<RealDisk>(o_.output, slots);
-  host_ = host_features(o_.argv);
+  host_ = host_features(o_.argv, o_.clockid);
   host_.tracing_data = tracing_data_;
   if (o_.pipe_output()) {
     // perf's pipe format: what a file's header, attributes and features

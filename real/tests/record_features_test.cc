@@ -24,6 +24,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -410,6 +412,69 @@ TEST(RecordFeatures, NoBuildIdMmapReadsTheFilesAndSparesAPerfRecordBeside) {
     if (!mmap) {
       EXPECT_TRUE(victim_ok) << r.text();
     }
+  }
+}
+
+// The sample times perf script prints (seconds, --ns), in order.
+std::vector<double> sample_times(const std::string& file) {
+  const RunResult r = testing::run({testing::perf_path(), "script", "-F", "time", "--ns", "-i", file});
+  EXPECT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  std::vector<double> out;
+  std::istringstream lines(r.out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const std::size_t colon = line.find(':');
+    if (colon != std::string::npos) out.push_back(std::stod(line.substr(0, colon)));
+  }
+  return out;
+}
+
+double seconds_now(clockid_t clock) {
+  timespec t{};
+  EXPECT_EQ(::clock_gettime(clock, &t), 0);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
+}
+
+// -k, as perf's: each of the five clocks the kernel stamps samples with.
+// The header's clockid line is the one perf's own file has for the same
+// -k, and every sample's time (perf script) lies between the clock's
+// readings before and after the recording: realtime and tai read ~1.8e9 s
+// here, the others the uptime (a recorder that kept CLOCK_MONOTONIC fails
+// both), and monotonic_raw runs apart from monotonic by NTP's corrections.
+TEST(RecordFeatures, ClockidStampsTheSamplesWithTheClockAsked) {
+  REQUIRE_PERF();
+  const std::string dir = testing::temp_dir("clockid");
+  const struct {
+    const char* k;
+    clockid_t clock;
+    const char* header;
+  } clocks[] = {{"mono", CLOCK_MONOTONIC, "monotonic (1)"},
+                {"raw", CLOCK_MONOTONIC_RAW, "monotonic_raw (4)"},
+                {"CLOCK_REALTIME", CLOCK_REALTIME, "realtime (0)"},
+                {"boottime", CLOCK_BOOTTIME, "boottime (7)"},
+                {"tai", CLOCK_TAI, "tai (11)"}};
+  const auto clockid_line = [](const std::string& file) {
+    const RunResult h = testing::run({testing::perf_path(), "report", "--header-only", "-i", file});
+    const std::vector<std::string> lines = testing::lines_with(h.out, "# clockid: ");
+    return lines.size() == 1 ? lines[0] : h.text();
+  };
+  for (const auto& c : clocks) {
+    SCOPED_TRACE(c.k);
+    const std::string ours = dir + "/ours-" + c.k + ".data";
+    const double before = seconds_now(c.clock);
+    const RunResult r = record_ours(ours, {"-k", c.k, "-e", "cpu-clock", "-F", "1000", "-N"}, testing::shares(20));
+    const double after = seconds_now(c.clock);
+    ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+    EXPECT_EQ(clockid_line(ours), std::string("# clockid: ") + c.header);
+    const std::vector<double> times = sample_times(ours);
+    ASSERT_FALSE(times.empty());
+    EXPECT_GE(*std::min_element(times.begin(), times.end()), before - 1e-3);
+    EXPECT_LE(*std::max_element(times.begin(), times.end()), after + 1e-3);
+    const std::string perfs = dir + "/perf-" + c.k + ".data";
+    const RunResult p = testing::run_perf_record({testing::perf_path(), "record", "-q", "-k", c.k, "-e", "cpu-clock",
+                                                  "-F", "1000", "-N", "-o", perfs, "--", "true"});
+    ASSERT_TRUE(p.exited && p.exit_code == 0) << p.text();
+    EXPECT_EQ(clockid_line(ours), clockid_line(perfs)) << "perf's own file for -k " << c.k;
   }
 }
 

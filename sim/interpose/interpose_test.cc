@@ -10,9 +10,9 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <cstring>
 #include <iterator>
 #include <map>
 #include <string>
@@ -342,6 +342,34 @@ TEST_F(Interpose, RingsimRecordSingleThreadPassesAndIsDeterministicItsThreadsAre
             std::string::npos)
       << threaded.out;
   EXPECT_NE(threaded.out.find("property=refused"), std::string::npos) << threaded.out;
+}
+
+// ringsim-record -k: each of the five clocks it takes, the whole file (its
+// CLOCK_DATA reads the clock through the interposer) the same bytes for
+// one seed twice: the virtual clocks are all the shim's, TAI included.
+TEST_F(Interpose, RingsimRecordsFileIsTheSameBytesTwiceWithEveryClock) {
+  const std::string out = (dir_ / "clock.data").string();
+  const std::string base = runfile("sim/interpose/ringsim-run") + " --shrink-s 0 --failures-dir " +
+                           (dir_ / "failures").string() + " --seed 4 -- " + runfile("real/record") +
+                           " --staging off -N -o " + out;
+  const auto file_bytes = [&] {
+    std::ifstream in(out, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  for (const char* clock : {"mono", "raw", "realtime", "boot", "tai"}) {
+    SCOPED_TRACE(clock);
+    std::string first;
+    for (int k = 0; k < 2; k++) {
+      const Ran r = run(base + " -k " + clock + " -- /bin/true");
+      ASSERT_NE(r.out.find("1 runs, 0 failed"), std::string::npos) << r.out;
+      const std::string bytes = file_bytes();
+      ASSERT_GT(bytes.size(), 0u);
+      if (k == 0) first = bytes;
+      if (k == 1) {
+        EXPECT_TRUE(bytes == first) << "the file differs between two runs of seed 4 with -k " << clock;
+      }
+    }
+  }
 }
 
 // ringsim-record --switch-output writes FILE, FILE.1, FILE.2, ... (opened

@@ -16,7 +16,7 @@
 //   write, writev, pwrite64 (output)     short writes, EINTR, EAGAIN, EIO,
 //                                        ENOSPC and latency (kernel steps)
 //   aio_write64/error/return/suspend     the same, completed in virtual time
-//   clock_gettime, gettimeofday, time    virtual time
+//   clock_gettime, gettimeofday, time    virtual time (every clock -k takes)
 //   signal, sigaction (SIGCHLD, SIGINT)  delivered when the kernel says
 //   kill of the started workload         passed on once the real one exited
 //   open, openat, fopen of               a fixed file (perf's NUMA_TOPOLOGY)
@@ -1691,6 +1691,7 @@ int clock_gettime(clockid_t clock, struct timespec* ts) {
         break;
       case CLOCK_REALTIME:
       case CLOCK_REALTIME_COARSE:
+      case CLOCK_TAI:  // the kernel's TAI offset is 0 until set (adjtimex), as here: TAI reads as realtime
         ns = ringsim::sim::interpose::kRealtimeBaseNs + s->now_ns();
         break;
       default:
