@@ -2,9 +2,12 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -159,6 +162,7 @@ int RealDisk::open_output(std::uint32_t index) {
   if (fd_ >= 0) {
     ::close(fd_);
     fd_ = -1;
+    if (timestamp_names_) note_rename(rename_to_timestamp());
   }
   const std::string path = output_path(path_, index_base_ + index);
   // As perf record: a non-empty file of that name is kept as NAME.old (one
@@ -209,7 +213,50 @@ int RealDisk::close_output() {
     const int error = errno;
     if (error != EINTR) return -error;
   }
-  return removed ? -ENOENT : 0;
+  if (removed) return -ENOENT;
+  // A file that keeps its name is still whole: a warning, not an error
+  // (perf's pr_warning "Failed to rename").
+  if (timestamp_names_) note_rename(rename_to_timestamp());
+  return 0;
+}
+
+void RealDisk::note_rename(int rc) {
+  if (rc != 0 && rename_problem_.empty()) {
+    rename_problem_ = "--timestamp-filename: renaming " + current_path_ + ": " + errno_text(-rc) + " (kept as is)";
+  }
+}
+
+int RealDisk::rename_to_timestamp() {
+  VERIFY_MSG(fd_ < 0 && !current_path_.empty() && !streaming(), "rename_to_timestamp of an open file or a stream");
+  timeval now{};
+  tm local{};
+  char date[32] = {};
+  if (::gettimeofday(&now, nullptr) != 0 || ::localtime_r(&now.tv_sec, &local) == nullptr ||
+      std::strftime(date, sizeof date, "%Y%m%d%H%M%S", &local) == 0) {
+    return -EINVAL;
+  }
+  char centiseconds[8];
+  std::snprintf(centiseconds, sizeof centiseconds, "%02u", static_cast<unsigned>(now.tv_usec / 10000));
+  const std::string base = path_ + "." + date + centiseconds;
+  constexpr int kTries = 100;
+  for (int k = 1; k <= kTries; k++) {
+    const std::string name = k == 1 ? base : base + "-" + std::to_string(k);
+    // renameat2(RENAME_NOREPLACE): EEXIST rather than replace a file; a
+    // file system without it (EINVAL: some network and FUSE ones) gets
+    // link(2) and unlink(2), which never replace either.
+    int rc = ::renameat2(AT_FDCWD, current_path_.c_str(), AT_FDCWD, name.c_str(), RENAME_NOREPLACE) == 0 ? 0 : errno;
+    if (rc == EINVAL) {
+      rc = ::link(current_path_.c_str(), name.c_str()) == 0 ? 0 : errno;
+      if (rc == 0 && ::unlink(current_path_.c_str()) != 0) rc = errno;
+    }
+    if (rc == 0) {
+      std::replace(paths_.begin(), paths_.end(), current_path_, name);
+      current_path_ = name;
+      return 0;
+    }
+    if (rc != EEXIST) return -rc;
+  }
+  return -EEXIST;
 }
 
 int RealDisk::remove_output() {

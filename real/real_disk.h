@@ -9,6 +9,7 @@
 //                       -errno: -ENOENT (the directory does not exist),
 //                       -EACCES, -EROFS, -EISDIR, -ENOSPC, -EDQUOT, ...
 //   close_output()      close(2). No write may be in flight (VERIFY).
+//                       With timestamp names, then renamed (see below).
 //   remove_output()     close(2), then unlink(2) of the current file.
 //   write_at            pwrite(2) at the writer's offset: the bytes written
 //                       (1..size; fewer is a short write), or -errno
@@ -135,6 +136,17 @@ class RealDisk {
   // -errno; the file leaves paths() either way.
   int remove_oldest();
 
+  // --timestamp-filename (perf's record__switch_output): each file, once
+  // closed, is renamed PATH.<local time YYYYmmddHHMMSS><centiseconds>, the
+  // name perf gives it. Never over another file: perf's rename would
+  // replace one finished in the same centisecond; here the later one gets
+  // "-2", "-3", ... (bounded). paths() and current_path() follow.
+  void set_timestamp_names(bool on) { timestamp_names_ = on; }
+  // Renames the closed file to its timestamp name; 0 or -errno.
+  int rename_to_timestamp();
+  // The first rename that failed (the file kept its name), or "".
+  const std::string& rename_problem() const { return rename_problem_; }
+
   // The current file's name ("" before the first open_output).
   const std::string& current_path() const { return current_path_; }
   bool file_open() const { return fd_ >= 0; }
@@ -163,12 +175,15 @@ class RealDisk {
   };
 
   void reset_tracking();
+  void note_rename(int rc);
   void note_request(std::uint64_t begin, std::uint64_t end);
   void note_written(std::uint64_t begin, std::uint64_t end, std::uint64_t bytes);
   void wait_for_in_flight();
 
   const std::string path_;
   std::uint32_t index_base_ = 0;
+  bool timestamp_names_ = false;
+  std::string rename_problem_;
   std::vector<Slot> slots_;
   std::vector<const aiocb*> suspend_list_;
   int fd_ = -1;

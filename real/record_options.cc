@@ -603,6 +603,9 @@ void add_output_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
                "BUILD_ID (and the cache) for every DSO mapped, not only those samples hit, as perf");
   app.add_flag("-B,--no-buildid", o.no_buildid,
                "no BUILD_ID section and no build-id cache (perf report then resolves symbols by path), as perf");
+  app.add_flag("--timestamp-filename", o.timestamp_filename,
+               "name each file, when finished, FILE.<local time YYYYmmddHHMMSScc> (--switch-output and --overwrite "
+               "files too; never over another file), as perf");
   app.add_flag("--buildid-mmap,!--no-buildid-mmap", o.buildid_mmap,
                "build-ids in the kernel's MMAP2 records (default where the kernel has them); with --no-buildid-mmap "
                "read from the files at the end, as perf's default, which spares a perf record running beside "

@@ -200,6 +200,10 @@ struct RecordOptions {
   // every event's MMAP2 (docs/fidelity.md, row 20): a perf 6.1 recording
   // beside such a one aborts; --no-buildid-mmap spares it.
   bool buildid_mmap = true;
+  // --timestamp-filename: each file, when finished, renamed
+  // FILE.<YYYYmmddHHMMSScc> (local time), as perf's; not in pipe mode
+  // (one warning line, as perf). Without it ours numbers FILE, FILE.1, ...
+  bool timestamp_filename = false;
   bool kernel_callchains = false;     // --kernel-callchains: with call graphs, exclude_callchain_user (perf's)
   bool user_callchains = false;       // --user-callchains: with call graphs, exclude_callchain_kernel (perf's)
   bool namespaces = false;            // --namespaces: attr.namespaces on the side-band event, NAMESPACES synthesized (perf's)

@@ -910,6 +910,11 @@ bool Recording::open_output() {
   }
   const std::uint32_t slots = wo_.mappings * (wo_.mode == core::WriteMode::aio ? wo_.cblocks : 1);
   disk_ = std::make_unique<RealDisk>(o_.output, slots);
+  if (o_.timestamp_filename && o_.pipe_output()) {
+    if (!o_.quiet) print_line("warning: --timestamp-filename is not available in pipe mode (as perf): ignored");
+  } else {
+    disk_->set_timestamp_names(o_.timestamp_filename);
+  }
   host_ = host_features(o_.argv, o_.clockid);
   host_.tracing_data = tracing_data_;
   if (o_.pipe_output()) {
@@ -1440,6 +1445,7 @@ void Recording::print_files(const FileStats& back) const {
     print_line("kept " + std::to_string(disk_->counters().files_kept_as_old) +
                " earlier file(s) of the same name as NAME.old");
   }
+  if (!disk_->rename_problem().empty()) print_line("warning: " + disk_->rename_problem());
   print_line("samples written: " + std::to_string(ws.records.samples - cut.samples));
   print_line("records lost: " + std::to_string(ws.records.lost_sum - cut.lost_sum) + " (sum of " +
              std::to_string(ws.records.lost_records - cut.lost_records) + " PERF_RECORD_LOST records)");

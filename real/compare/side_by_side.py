@@ -384,6 +384,7 @@ def control_cases():
 REFUSED = [["-G", "/"], ["--filter", "0x0"],
            ["-B"], ["--buildid-all"], ["--per-thread"], ["--no-bpf-event"], ["--namespaces"],
            ["--timestamp-filename"]]
+# (Some of them are implemented since: their rows say what both record.)
 
 
 def refused_cases():

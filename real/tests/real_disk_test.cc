@@ -5,10 +5,15 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -87,6 +92,76 @@ TEST(RealDisk, WritesAtOffsetsTruncatesAndRotates) {
   struct stat st {};
   ASSERT_EQ(stat((path + ".1").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u & ~static_cast<unsigned>(umask(022)));  // as perf record
+}
+
+// The files in `dir`, sorted.
+std::vector<std::string> files_in(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// PATH.<16 digits>, or that and -N (std::regex trips GCC 12's
+// -Wmaybe-uninitialized under ASan).
+bool stamped_name(const std::string& name, const std::string& path) {
+  if (name.rfind(path + ".", 0) != 0) return false;
+  const std::string rest = name.substr(path.size() + 1);
+  const auto digits = [](const std::string& t) {
+    return !t.empty() && t.find_first_not_of("0123456789") == std::string::npos;
+  };
+  return (rest.size() == 16 && digits(rest)) ||
+         (rest.size() > 17 && rest[16] == '-' && digits(rest.substr(0, 16)) && digits(rest.substr(17)));
+}
+
+// --timestamp-filename: a closed file (by close_output, or by the next
+// open_output) is renamed PATH.<14 digits of local time><2 of centiseconds>,
+// and never over another file: with every name of the next two seconds
+// already taken, the rename takes NAME-2 and the file there stays whole.
+TEST(RealDisk, TimestampNamesRenameEachClosedFileAndNeverReplaceOne) {
+  const std::string dir = testing::temp_dir("disk-ts");
+  const std::string path = dir + "/out.data";
+  RealDisk disk(path, 1);
+  disk.set_timestamp_names(true);
+  ASSERT_EQ(disk.open_output(0), 0);
+  ASSERT_EQ(disk.write_at(bytes_of("first"), 0), 5);
+  ASSERT_EQ(disk.open_output(1), 0);  // closes and renames file 0
+  ASSERT_EQ(disk.write_at(bytes_of("second"), 0), 6);
+  ASSERT_EQ(disk.close_output(), 0);
+  EXPECT_EQ(disk.rename_problem(), "");
+  ASSERT_EQ(disk.paths().size(), 2u);
+  for (const std::string& p : disk.paths()) EXPECT_TRUE(stamped_name(p, path)) << p;
+  EXPECT_EQ(disk.current_path(), disk.paths().back());
+  EXPECT_EQ(read_file(disk.paths()[0]), "first");
+  EXPECT_EQ(read_file(disk.paths()[1]), "second");
+  EXPECT_EQ(files_in(dir), (std::vector<std::string>{disk.paths()[0], disk.paths()[1]}));
+
+  const std::string taken_dir = testing::temp_dir("disk-ts-taken");
+  const std::string taken_path = taken_dir + "/out.data";
+  timeval now{};
+  ASSERT_EQ(::gettimeofday(&now, nullptr), 0);
+  for (int cs = 0; cs < 200; cs++) {
+    const std::int64_t us = static_cast<std::int64_t>(now.tv_usec) + cs * 10'000;
+    const time_t t = now.tv_sec + static_cast<time_t>(us / 1'000'000);
+    tm local{};
+    ASSERT_NE(::localtime_r(&t, &local), nullptr);
+    char date[32];
+    ASSERT_GT(std::strftime(date, sizeof date, "%Y%m%d%H%M%S", &local), 0u);
+    char cc[8];
+    std::snprintf(cc, sizeof cc, "%02u", static_cast<unsigned>((us % 1'000'000) / 10'000));
+    std::ofstream(taken_path + "." + date + cc) << "earlier";
+  }
+  RealDisk again(taken_path, 1);
+  again.set_timestamp_names(true);
+  ASSERT_EQ(again.open_output(0), 0);
+  ASSERT_EQ(again.write_at(bytes_of("new"), 0), 3);
+  ASSERT_EQ(again.close_output(), 0);
+  ASSERT_EQ(again.paths().size(), 1u);
+  EXPECT_EQ(again.paths()[0].substr(again.paths()[0].size() - 2), "-2") << again.paths()[0];
+  EXPECT_EQ(read_file(again.paths()[0]), "new");
+  std::size_t earlier = 0;
+  for (const std::string& f : files_in(taken_dir)) earlier += read_file(f) == "earlier";
+  EXPECT_EQ(earlier, 200u) << "no file replaced";
 }
 
 TEST(RealDisk, OpenErrorsAreErrnosTheRecorderExplains) {

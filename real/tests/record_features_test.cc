@@ -21,11 +21,11 @@
 #include <algorithm>
 #include <csignal>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
-#include <ctime>
 #include <string>
 #include <vector>
 
@@ -475,6 +475,71 @@ TEST(RecordFeatures, ClockidStampsTheSamplesWithTheClockAsked) {
                                                   "-F", "1000", "-N", "-o", perfs, "--", "true"});
     ASSERT_TRUE(p.exited && p.exit_code == 0) << p.text();
     EXPECT_EQ(clockid_line(ours), clockid_line(perfs)) << "perf's own file for -k " << c.k;
+  }
+}
+
+// The regular files in `dir`, sorted.
+std::vector<std::string> files_in(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.is_regular_file()) out.push_back(e.path().filename().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// --timestamp-filename, as perf's: the file, when finished, is renamed
+// perf.data.<YYYYmmddHHMMSScc> (perf's own recording gets the same form of
+// name), and with --switch-output every file is; perf reads each. Without
+// it (the control) ours keeps perf.data, perf.data.1, ...
+TEST(RecordFeatures, TimestampFilenameNamesTheFilesAsPerfs) {
+  REQUIRE_PERF();
+  const std::string dir = testing::temp_dir("timestamp-filename");
+  const auto stamped = [](const std::string& name) {  // perf.data.<16 digits>
+    return name.size() == 10 + 16 && name.rfind("perf.data.", 0) == 0 &&
+           name.find_first_not_of("0123456789", 10) == std::string::npos;
+  };
+  for (const char* who : {"ours", "perf"}) {
+    SCOPED_TRACE(who);
+    const std::string sub = dir + "/" + who;
+    std::filesystem::create_directories(sub);
+    const RunResult r = std::string(who) == "ours"
+                            ? record_ours(sub + "/perf.data", {"-e", "cpu-clock", "--timestamp-filename", "-N"},
+                                          testing::shares(20))
+                            : testing::run_perf_record({testing::perf_path(), "record", "-q", "-e", "cpu-clock",
+                                                        "--timestamp-filename", "-N", "-o", sub + "/perf.data", "--",
+                                                        testing::shares_path(), "20"});
+    ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+    const std::vector<std::string> files = files_in(sub);
+    ASSERT_EQ(files.size(), 1u) << ::testing::PrintToString(files);
+    EXPECT_TRUE(stamped(files[0])) << files[0];
+    EXPECT_GT(testing::perf_samples_per_event(sub + "/" + files[0]).count("cpu-clock"), 0u) << files[0];
+  }
+  for (const bool stamp : {true, false}) {
+    SCOPED_TRACE(stamp ? "--switch-output --timestamp-filename" : "--switch-output");
+    const std::string sub = dir + (stamp ? "/switch-stamped" : "/switch");
+    std::filesystem::create_directories(sub);
+    std::vector<std::string> args = {"-e", "task-clock", "-c", "100000", "--switch-output", "64K", "-N"};
+    if (stamp) args.push_back("--timestamp-filename");
+    const RunResult r = record_ours(sub + "/perf.data", args, testing::shares(200));
+    ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+    const std::vector<std::string> files = files_in(sub);
+    ASSERT_GE(files.size(), 2u) << ::testing::PrintToString(files);
+    for (std::size_t i = 0; i < files.size(); i++) {
+      if (stamp) {
+        EXPECT_TRUE(stamped(files[i])) << files[i];
+      } else {
+        EXPECT_EQ(files[i], i == 0 ? std::string("perf.data") : "perf.data." + std::to_string(i)) << "numbered";
+      }
+      model::PerfDataFile f;
+      EXPECT_EQ(model::read_perf_data(sub + "/" + files[i], f), "") << files[i];
+    }
+    std::string listed;
+    for (const std::string& f : files) listed += (listed.empty() ? "" : ", ") + sub + "/" + f;
+    if (stamp) {
+      EXPECT_EQ(testing::lines_with(r.err, "wrote " + std::to_string(files.size()) + " file(s): " + listed).size(), 1u)
+          << "the summary names the renamed files, in order:\n" << r.err;
+    }
   }
 }
 

@@ -372,6 +372,30 @@ TEST_F(Interpose, RingsimRecordsFileIsTheSameBytesTwiceWithEveryClock) {
   }
 }
 
+// ringsim-record --timestamp-filename renames each file when finished
+// (renameat2, RENAME_NOREPLACE): the interposer follows the renames of the
+// output and of its numbered files, so every file is judged under its new
+// name, the numbered ones still allowed their copies of earlier side-band
+// records. Seeds 7..16 at SIGUSR2: before, file_valid failed in 9 of 10
+// runs (no rename followed), then exactly_once in 7 (the copies judged as
+// records written twice).
+TEST_F(Interpose, RingsimRecordTimestampNamedFilesAreJudgedUnderTheirNewNames) {
+  const std::string out = (dir_ / "stamped.data").string();
+  const Ran r = run(runfile("sim/interpose/ringsim-run") + " --shrink-s 0 --failures-dir " +
+                    (dir_ / "failures").string() + " --seed 7 --runs 10 -- " + runfile("real/record") +
+                    " --staging off -N --switch-output --timestamp-filename -o " + out + " -- /bin/true");
+  EXPECT_NE(r.out.find("10 runs, 0 failed"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(" 0 of the kernel's records found"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("side-band copies carried into numbered files"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(out)) << "renamed";
+  EXPECT_FALSE(fs::exists(out + ".1")) << "renamed";
+  std::size_t stamped = 0;
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    stamped += e.path().filename().string().rfind("stamped.data.", 0) == 0;
+  }
+  EXPECT_GE(stamped, 2u) << "the last run's files, each under its time stamp";
+}
+
 // ringsim-record --switch-output writes FILE, FILE.1, FILE.2, ... (opened
 // anew, not renamed): every file is judged, the records across them once.
 // Seeds 1..5: the last one switches (FILE.1 is its own; since the kernel

@@ -93,8 +93,9 @@ std::optional<Verdict> judge_end(const RunLog& log, const TargetEnd& end) {
 // The files a run wrote, in order: the names the target renamed its output
 // to (perf record --switch-output), then the output itself if it is still
 // there, then the numbered files it opened (ringsim-record --switch-output:
-// OUTPUT.1, OUTPUT.2, ...); a name the output was renamed to twice is one
-// file, at its last place (the earlier file is gone).
+// OUTPUT.1, OUTPUT.2, ..., or the names --timestamp-filename gave them);
+// a name the output was renamed to twice is one file, at its last place
+// (the earlier file is gone).
 std::vector<std::string> output_files(const RunLog& log, const std::string& output) {
   std::vector<std::string> files;
   for (std::size_t i = 0; i < log.renamed.size(); i++) {

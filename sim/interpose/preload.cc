@@ -22,7 +22,8 @@
 //   open, openat, fopen of               a fixed file (perf's NUMA_TOPOLOGY)
 //     /sys/devices/system/node/node<N>/meminfo
 //   SIGUSR2 (to a target handling it)    raised at drawn virtual times
-//   rename of the output                 logged (perf --switch-output)
+//   rename, renameat2 of the output      logged (perf --switch-output,
+//                                        ringsim-record --timestamp-filename)
 //   alarm                                refused (a real-time timer)
 //
 // Only the process named by RINGSIM_TARGET_PID is simulated (its forked
@@ -902,8 +903,18 @@ std::string absolute(const char* path) {
 }
 
 void Shim::note_rename(const char* from, const char* to) {
-  if (from == nullptr || to == nullptr || output_path_.empty() || absolute(from) != output_path_) return;
-  log_.renamed.push_back(absolute(to));
+  if (from == nullptr || to == nullptr || output_path_.empty()) return;
+  const std::string source = absolute(from);
+  if (source == output_path_) {
+    log_.renamed.push_back(absolute(to));
+    return;
+  }
+  // ringsim-record --timestamp-filename renames its numbered files too, each
+  // when finished: the same file, judged under its new name in its place
+  // among the numbered ones (which may carry copies of earlier side-band
+  // records: sim/interpose/oracle.cc).
+  const auto numbered = std::find(log_.numbered.begin(), log_.numbered.end(), source);
+  if (numbered != log_.numbered.end()) *numbered = absolute(to);
 }
 
 // OUTPUT.N with N a number from 1 (ringsim-record's --switch-output files).
@@ -1529,6 +1540,19 @@ int rename(const char* from, const char* to) {
   if (Shim* s = active_shim(); s != nullptr && r == 0) {
     std::lock_guard<std::recursive_mutex> lock(s->mutex());
     s->note_rename(from, to);
+  }
+  return r;
+}
+
+// renameat2 (ringsim-record --timestamp-filename: RENAME_NOREPLACE), with
+// both directories the working one (AT_FDCWD), as rename; ringsim-record
+// passes no other.
+int renameat2(int from_dir, const char* from, int to_dir, const char* to, unsigned flags) {
+  REAL(renameat2, int (*)(int, const char*, int, const char*, unsigned));
+  const int r = real_renameat2(from_dir, from, to_dir, to, flags);
+  if (Shim* s = active_shim(); s != nullptr && r == 0) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    if (from_dir == AT_FDCWD && to_dir == AT_FDCWD) s->note_rename(from, to);
   }
   return r;
 }

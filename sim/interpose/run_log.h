@@ -106,7 +106,8 @@ struct RunLog {
   std::vector<std::string> renamed;
   // The files the target opened as OUTPUT.N (N = 1, 2, ...: ringsim-record
   // --switch-output writes FILE, FILE.1, FILE.2, ...), in the order first
-  // opened.
+  // opened; a name the file was renamed to since in its place
+  // (ringsim-record --timestamp-filename).
   std::vector<std::string> numbered;
   DiskStats disk;
   std::vector<Decision> tape;

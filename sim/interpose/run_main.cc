@@ -340,17 +340,28 @@ Started start(const Options& o, const std::string& library, const std::string& l
 
 // The previous run's files: the output, the names perf record
 // --switch-output renames it to (<output>.<YYYYmmddHHMMSScc>: its
-// fetch_current_timestamp, from the virtual clock here), and the numbered
-// files ringsim-record --switch-output opens (<output>.1, .2, ...).
+// fetch_current_timestamp, from the virtual clock here), the numbered
+// files ringsim-record --switch-output opens (<output>.1, .2, ...), and the
+// names ringsim-record --timestamp-filename gives a file when the time
+// stamp is taken (<output>.<16 digits>-N: every run starts at the same
+// virtual time, so without this each run's names would collide with the
+// last's).
 void remove_previous_outputs(const std::string& output) {
   std::error_code ec;
   fs::remove(output, ec);
   const fs::path path(output);
   const std::string prefix = path.filename().string() + ".";
+  const auto digits = [](const std::string& text) {
+    return !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+  };
   for (const fs::directory_entry& e : fs::directory_iterator(path.parent_path(), ec)) {
     const std::string name = e.path().filename().string();
-    if (name.size() <= prefix.size() || name.size() > prefix.size() + 16 || name.rfind(prefix, 0) != 0) continue;
-    if (name.find_first_not_of("0123456789", prefix.size()) == std::string::npos) fs::remove(e.path(), ec);
+    if (name.size() <= prefix.size() || name.rfind(prefix, 0) != 0) continue;
+    const std::string rest = name.substr(prefix.size());
+    const std::size_t dash = rest.find('-');
+    const bool numbered_or_stamped = rest.size() <= 16 && digits(rest);
+    const bool stamped_again = dash == 16 && digits(rest.substr(0, 16)) && digits(rest.substr(17));
+    if (numbered_or_stamped || stamped_again) fs::remove(e.path(), ec);
   }
 }
 
