@@ -56,7 +56,7 @@ TOLERANCE = 0.25
 TOLERANCE_ABS = 20
 # Pairs of runs at most: more are run while the medians disagree. Sample
 # counts of a short command spread widely run to run (`-d -e page-faults`
-# under ASan, 2026-11-27: perf 40..65, ours 22..59 on one machine), and
+# under ASan, 2026-11-27: 18 pairs: perf 38..61, ours 22..59), and
 # three pairs once failed CI where neither recorder was wrong.
 MAX_PAIRS = 5
 # Symbols: one at TOP_SHARE % or more in one recording is at SEEN_SHARE %
