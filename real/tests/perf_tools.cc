@@ -37,9 +37,11 @@ bool perf_record_aborted(const RunResult& r) {
 RunResult retry_perf_record(const std::function<RunResult()>& once) {
   RunResult r = once();
   for (int run = 2; run <= kPerfRecordTries && perf_record_aborted(r); run++) {
-    std::printf("perf record aborted (its own bug, not ours): recording again (run %d of at most %d)\n%s\n", run,
-                kPerfRecordTries, r.err.c_str());
+    const unsigned wait_s = 1u << (run - 2);
+    std::printf("perf record aborted (its own bug, not ours): recording again in %u s (run %d of at most %d)\n%s\n",
+                wait_s, run, kPerfRecordTries, r.err.c_str());
     std::fflush(stdout);
+    ::sleep(wait_s);
     r = once();
   }
   return r;

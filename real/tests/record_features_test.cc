@@ -367,9 +367,8 @@ TEST(RecordFeatures, NoBuildIdWritesNoBuildIdSectionAndCachesNothing) {
 // lists the same build-ids as with them (for the DSOs both runs' samples
 // hit), read from the files. What it is
 // for: a perf record started beside a system-wide recording of ours
-// completes. Beside the default it may abort on Linux 6.x with perf 6.1
-// (docs/fidelity.md, row 20): printed as the control, not asserted, since
-// it is perf's bug and the disk's major decides it.
+// completes. Beside the default it aborts on Linux 6.x with perf 6.1
+// (docs/fidelity.md, row 20), which is not run here (see below).
 TEST(RecordFeatures, NoBuildIdMmapReadsTheFilesAndSparesAPerfRecordBeside) {
   REQUIRE_PERF();
   const std::string dir = testing::temp_dir("no-buildid-mmap");
@@ -400,19 +399,15 @@ TEST(RecordFeatures, NoBuildIdMmapReadsTheFilesAndSparesAPerfRecordBeside) {
   const std::string workload = std::filesystem::canonical(testing::shares_path()).string();
   ASSERT_EQ(ids[false].count(workload), 1u) << workload << ": the workload's build-id, read from its file";
   EXPECT_EQ(ids[false][workload], readelf_build_id(workload));
-  for (const bool mmap : {true, false}) {
-    const std::string script = testing::record_path() + " -q -a -N" + (mmap ? "" : " --no-buildid-mmap") + " -o " +
-                               dir + "/beside.data -- sleep 3 & sleep 1; " + testing::perf_path() +
-                               " record -q -o " + dir + "/victim.data -- /bin/true; echo victim=$?; wait";
-    const RunResult r = testing::run({"/bin/sh", "-c", script});
-    ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
-    const bool victim_ok = testing::lines_with(r.out, "victim=0").size() == 1;
-    std::printf("perf record beside ringsim-record -a%s: %s\n", mmap ? "" : " --no-buildid-mmap",
-                victim_ok ? "exit 0" : r.text().c_str());
-    if (!mmap) {
-      EXPECT_TRUE(victim_ok) << r.text();
-    }
-  }
+  // (The default's abort is not run here: it would abort every perf record
+  // Bazel runs beside this test for those seconds. Measured by hand:
+  // victim=134 beside the default, 2026-11-27.)
+  const std::string script = testing::record_path() + " -q -a -N --no-buildid-mmap -o " + dir +
+                             "/beside.data -- sleep 2 & sleep 1; " + testing::perf_path() + " record -q -o " + dir +
+                             "/victim.data -- /bin/true; echo victim=$?; wait";
+  const RunResult r = testing::run({"/bin/sh", "-c", script});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  EXPECT_EQ(testing::lines_with(r.out, "victim=0").size(), 1u) << r.text();
 }
 
 // The sample times perf script prints (seconds, --ns), in order.
