@@ -121,27 +121,29 @@ void ReadingThreads::read(std::size_t index) {
   core::RecordLoop<RealSessionSlice, Cutter, Share> loop(*slices_[index], *cutters_[index], core::RingMode::normal,
                                                          loop_options_,
                                                          Share::Seat{&share_, groups_[index].rings, helped(index)});
-  bool run = true;
   if (index == 0) {
     // Every other thread has its loop (and polls, or is about to: poll
     // sees what is ready when it is entered) before the events start.
     ready_->arrive_and_wait();
     started_ = start_events_();
     if (!started_) {
+      // Every thread drains once and ends, this one too: its loop's rings
+      // are in the ring share, where the others may help with them until
+      // it ends (returning without it left them torn down under a helper:
+      // VERIFY(writable(mode_)), 2026-11-27, a filter refused at the start).
       session_.disable_all();
-      session_.request_stop();  // the other threads drain and end
-      run = false;
+      session_.request_stop();
     }
   } else {
     ready_->count_down();
   }
-  if (run) results_[index] = loop.run();
+  results_[index] = loop.run();
   // The first thread alone watches the command's exit, the signals,
   // --control and -D: once its loop has ended (its rings hung up and
   // released, or an error), nothing would stop the others. Its rings hang
   // up with the others' (the same tasks on every CPU), so this ends a
   // recording that is ending anyway.
-  if (index == 0 && run) session_.request_stop();
+  if (index == 0) session_.request_stop();
   gate_[index]->finish();
   if (running_.fetch_sub(1) == 1) staging_.close();
 }

@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "core/cli/command_line.h"
+#include "core/verify.h"
 #include "real/control.h"
 #include "real/pmu_events.h"
 #include "real/sample_regs.h"
@@ -437,7 +438,16 @@ struct RawOptions {
   std::vector<std::string> intr_regs;  // -I/--intr-regs[=REGS] ("" bare), at most once
   std::vector<std::string> branch_filters;  // -j, at most once
   bool branch_any = false;                  // -b
-  std::vector<std::size_t> filter_after;  // per --filter: the -e options before it on the command line
+  // Per --filter and --exclude-perf, in command-line order: the -e options
+  // before it, and which it is (the k-th --filter is filters[k]).
+  struct FilterItem {
+    std::size_t events_before = 0;
+    bool exclude_perf = false;
+  };
+  std::vector<FilterItem> filter_items;
+  bool no_bpf_event = false;  // --no-bpf-event: what ours does anyway (D6)
+  std::vector<std::string> synth;  // --synth, at most once
+  bool exclude_perf = false;  // --exclude-perf given (CLI11's view; the order is filter_items')
 };
 
 // Everything after the first "--" is the command, as given: the index of
@@ -489,7 +499,11 @@ void add_sampling_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
   app.add_flag("-i,--no-inherit", o.no_inherit, "the command's children and new threads are not recorded, as perf");
   app.add_option("--filter", raw.filters,
                  "a tracepoint filter (tracefs's syntax: 'fd == 2'), for the tracepoints of the last item of the "
-                 "-e before it, as perf");
+                 "-e before it, as perf; a second one on the same tracepoints is ANDed with it: (first) && (second)");
+  app.add_flag("--exclude-perf", raw.exclude_perf,
+               "after an -e of tracepoints: leave out the recorder's own events (a filter 'common_pid != T' for "
+               "each of its threads when the events start; perf's names its main thread), ANDed with their "
+               "--filter, as perf");
   app.add_flag("--switch-events", o.switch_events,
                "record context switches (PERF_RECORD_SWITCH, perf script --show-switch-events), as perf");
   app.add_flag("--all-user", o.all_user, "every event counts user space only (as :u on each), as perf");
@@ -610,6 +624,13 @@ void add_output_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
                "build-ids in the kernel's MMAP2 records (default where the kernel has them); with --no-buildid-mmap "
                "read from the files at the end, as perf's default, which spares a perf record running beside "
                "(docs/recorder.md, Build-ids)");
+  app.add_option("--synth", raw.synth,
+                 "which records of the tasks already running are synthesized from /proc: no (none), task (COMM), "
+                 "mmap (COMM and MMAP2) or all (default); comma-separated, as perf's (cgroup: accepted, as perf "
+                 "without --all-cgroups, which ours lacks, it adds nothing); the kernel's mapping always");
+  app.add_flag("--no-bpf-event", raw.no_bpf_event,
+               "as perf's: no BPF programs' events (PERF_RECORD_BPF_EVENT, KSYMBOL); ours never records them "
+               "(docs/recorder.md, D6), so this asks for what it does");
   app.add_flag("--namespaces", o.namespaces,
                "PERF_RECORD_NAMESPACES: each task's namespaces (new tasks from the kernel, those running "
                "synthesized), as perf");
@@ -956,6 +977,39 @@ std::string parse_delay(const std::string& text, std::uint64_t& ms_out, bool& di
   return "";
 }
 
+// --synth: perf's parse_synth_opt (util/synthetic-events.c): words
+// separated by commas, case aside; "no" (or "none") and "all" end the list
+// there; "mmap" implies "task"; "cgroup" changes nothing here (perf
+// synthesizes CGROUP records only with --all-cgroups). "" or the problem.
+std::string apply_synth(const RawOptions& raw, RecordOptions& o) {
+  if (raw.synth.empty()) return "";
+  if (raw.synth.size() > 1) return "--synth: given more than once";
+  bool tasks = false;
+  bool mmaps = false;
+  std::string_view rest = raw.synth.front();
+  for (bool more = true; more;) {
+    const std::size_t comma = rest.find(',');
+    more = comma != std::string_view::npos;
+    std::string word(rest.substr(0, comma));
+    rest = more ? rest.substr(comma + 1) : std::string_view{};
+    for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (word == "no" || word == "none" || word == "all") {
+      tasks = mmaps = word == "all";
+      break;
+    }
+    if (word == "task") {
+      tasks = true;
+    } else if (word == "mmap") {
+      tasks = mmaps = true;
+    } else if (word != "cgroup") {
+      return "--synth " + raw.synth.front() + ": unknown kind \"" + word + "\" (no, all, task, mmap, cgroup)";
+    }
+  }
+  o.synth_tasks = tasks;
+  o.synth_mmaps = mmaps;
+  return "";
+}
+
 // --group: perf's evlist__set_leader over every event (one event: no
 // group). "" or the problem.
 std::string apply_group(const RawOptions& raw, RecordOptions& o) {
@@ -1049,11 +1103,11 @@ int apply(const RawOptions& raw, RecordOptions& o) {
 
 namespace {
 
-// Per --filter on the command line (before `split`), how many -e options
-// come before it: CLI11 keeps each option's values in order, not their
-// order between options.
-std::vector<std::size_t> filters_after_events(int argc, char** argv, int split) {
-  std::vector<std::size_t> out;
+// Per --filter and --exclude-perf on the command line (before `split`), how
+// many -e options come before it: CLI11 keeps each option's values in
+// order, not their order between options.
+std::vector<RawOptions::FilterItem> filters_after_events(int argc, char** argv, int split) {
+  std::vector<RawOptions::FilterItem> out;
   std::size_t events = 0;
   for (int i = 1; i < split && i < argc; i++) {
     const std::string_view a = argv[i];
@@ -1063,49 +1117,90 @@ std::vector<std::size_t> filters_after_events(int argc, char** argv, int split) 
     } else if (a.rfind("--event=", 0) == 0 || (a.rfind("-e", 0) == 0 && a.size() > 2 && a[2] != '-')) {
       events++;
     } else if (a == "--filter" || a.rfind("--filter=", 0) == 0) {
-      out.push_back(events);
+      out.push_back({events, false});
       if (a == "--filter") i++;
+    } else if (a == "--exclude-perf") {
+      out.push_back({events, true});
     }
   }
   return out;
 }
 
-// The events a --filter after the k-th -e (1-based) applies to, as perf's
+// The events a filter after the k-th -e (1-based) applies to, as perf's
 // foreach_evsel_in_last_glob: those of that -e's last item (a glob's every
-// tracepoint), each a tracepoint. "" or the problem.
+// tracepoint), [first, end) in o.events. "" or the problem.
+std::string last_item_events(const RawOptions& raw, const RecordOptions& o, std::size_t k, const std::string& option,
+                             std::size_t& first, std::size_t& end) {
+  if (k == 0 || k > raw.events.size()) return option + ": give it after the -e of its tracepoint, as perf";
+  const std::vector<std::string> prefix(raw.events.begin(), raw.events.begin() + static_cast<std::ptrdiff_t>(k));
+  std::vector<std::string> through;
+  std::vector<int> groups;
+  std::vector<std::string> modifiers;
+  if (std::string problem = expand_events(prefix, through, &groups, &modifiers); !problem.empty()) return problem;
+  std::vector<std::string> items;
+  groups.clear();
+  modifiers.clear();
+  if (std::string problem = split_event_list(raw.events[k - 1], items, &groups, &modifiers); !problem.empty()) {
+    return problem;
+  }
+  std::vector<std::string> last;
+  if (std::string problem = expand_events({items.back()}, last); !problem.empty()) return option + ": " + problem;
+  if (last.size() > through.size() || through.size() > o.events.size()) return option + ": events not found";
+  first = through.size() - last.size();
+  end = through.size();
+  return "";
+}
+
+// --filter and --exclude-perf, in their order, each on the tracepoints of
+// the last item of the -e before it; a second filter on a tracepoint is
+// ANDed with the first, "(first) && (second)", as perf's
+// evsel__append_tp_filter. "" or the problem.
 std::string apply_filters(const RawOptions& raw, RecordOptions& o) {
-  if (raw.filters.empty()) return "";
-  if (raw.filters.size() != raw.filter_after.size()) return "--filter: given in a form not understood";
-  o.event_filters.assign(o.events.size(), "");
-  for (std::size_t f = 0; f < raw.filters.size(); f++) {
-    const std::size_t k = raw.filter_after[f];
-    const std::string option = "--filter '" + raw.filters[f] + "'";
-    if (k == 0 || k > raw.events.size()) return option + ": give it after the -e of its tracepoint, as perf";
-    const std::vector<std::string> prefix(raw.events.begin(), raw.events.begin() + static_cast<std::ptrdiff_t>(k));
-    std::vector<std::string> through;
-    std::vector<int> groups;
-    std::vector<std::string> modifiers;
-    if (std::string problem = expand_events(prefix, through, &groups, &modifiers); !problem.empty()) return problem;
-    std::vector<std::string> items;
-    groups.clear();
-    modifiers.clear();
-    if (std::string problem = split_event_list(raw.events[k - 1], items, &groups, &modifiers); !problem.empty()) {
+  if (raw.filter_items.empty()) return "";
+  std::size_t texts = 0;
+  for (const RawOptions::FilterItem& item : raw.filter_items) texts += item.exclude_perf ? 0 : 1;
+  if (texts != raw.filters.size() || raw.exclude_perf != (texts < raw.filter_items.size())) {
+    return "--filter, --exclude-perf: given in a form not understood";
+  }
+  o.event_filters.assign(o.events.size(), {});
+  std::size_t next_text = 0;
+  for (const RawOptions::FilterItem& item : raw.filter_items) {
+    const RecordOptions::FilterPart part{item.exclude_perf ? std::string() : raw.filters[next_text++], item.exclude_perf};
+    const std::string option = item.exclude_perf ? std::string("--exclude-perf") : "--filter '" + part.text + "'";
+    std::size_t first = 0;
+    std::size_t end = 0;
+    if (std::string problem = last_item_events(raw, o, item.events_before, option, first, end); !problem.empty()) {
       return problem;
     }
-    std::vector<std::string> last;
-    if (std::string problem = expand_events({items.back()}, last); !problem.empty()) return option + ": " + problem;
-    if (last.size() > through.size() || through.size() > o.events.size()) return option + ": events not found";
-    for (std::size_t e = through.size() - last.size(); e < through.size(); e++) {
+    for (std::size_t e = first; e < end; e++) {
       if (!is_tracepoint(o.events[e])) {
-        return option + ": " + o.events[e] + " is not a tracepoint (an address filter needs a PMU with them)";
+        return option + ": " + o.events[e] + " is not a tracepoint" +
+               (item.exclude_perf ? " (it filters the tracepoints of the -e before it, as perf)"
+                                  : " (an address filter needs a PMU with them)");
       }
-      o.event_filters[e] = raw.filters[f];
+      o.event_filters[e].push_back(part);
     }
   }
   return "";
 }
 
 }  // namespace
+
+std::string compose_filter(const std::vector<RecordOptions::FilterPart>& parts, std::span<const pid_t> own_threads) {
+  std::string filter;
+  for (const RecordOptions::FilterPart& part : parts) {
+    std::string text = part.text;
+    if (part.exclude_self) {
+      VERIFY(!own_threads.empty());
+      text.clear();
+      for (const pid_t tid : own_threads) {
+        text += (text.empty() ? "" : " && ") + std::string("common_pid != ") + std::to_string(tid);
+      }
+    }
+    filter = filter.empty() ? text : "(" + filter + ") && (" + text + ")";
+  }
+  return filter;
+}
 
 int parse_record_command_line(int argc, char** argv, RecordOptions& out) {
   const int split = command_split(argc, argv);
@@ -1120,10 +1215,11 @@ int parse_record_command_line(int argc, char** argv, RecordOptions& out) {
   std::vector<char*> args = with_bare_optional_values(argc, argv, split);
   if (const int status = core::parse_command_line(app, split, args.data()); status >= 0) return status;
   if (const int status = take_command(app, split, argc, argv, o); status >= 0) return status;
-  raw.filter_after = filters_after_events(argc, argv, split);
+  raw.filter_items = filters_after_events(argc, argv, split);
   if (const int status = apply(raw, o); status >= 0) return status;
   if (const int status = apply_sample_fields(raw, o); status >= 0) return status;
   if (const std::string problem = apply_filters(raw, o); !problem.empty()) return core::usage_error(kAppName, problem);
+  if (const std::string problem = apply_synth(raw, o); !problem.empty()) return core::usage_error(kAppName, problem);
   for (int i = 0; i < argc; i++) o.argv.push_back(argv[i]);
   if (const std::string problem = check_options(o); !problem.empty()) return core::usage_error(kAppName, problem);
   out = o;

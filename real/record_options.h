@@ -5,10 +5,13 @@
 // option and the range, never clamped.
 #pragma once
 
+#include <sys/types.h>
+
 #include <linux/perf_event.h>
 
 #include <cstdint>
 #include <ctime>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -83,8 +86,16 @@ struct RecordOptions {
   // empty: no groups.
   std::vector<int> event_groups;
   std::vector<std::string> group_modifiers;  // per group number: {a,b}:MODIFIERS's, for each member
-  // Per event (or empty): its --filter (tracepoints), "" for none.
-  std::vector<std::string> event_filters;
+  // Per event (or empty): its tracepoint filter's parts, in the order
+  // given: --filter's text, or --exclude-perf's (the recorder's own
+  // threads, known only when the events start); compose_filter() makes the
+  // filter of them. No part: no filter.
+  struct FilterPart {
+    std::string text;           // --filter
+    bool exclude_self = false;  // --exclude-perf
+    bool operator==(const FilterPart&) const = default;
+  };
+  std::vector<std::vector<FilterPart>> event_filters;
   std::string cpu_list;                // -C: these CPUs only (system-wide on them); "" for all
   std::vector<int> pids;               // -p: these processes (every thread, and what they start)
   std::vector<int> tids;               // -t: these threads only
@@ -206,6 +217,10 @@ struct RecordOptions {
   bool timestamp_filename = false;
   bool kernel_callchains = false;     // --kernel-callchains: with call graphs, exclude_callchain_user (perf's)
   bool user_callchains = false;       // --user-callchains: with call graphs, exclude_callchain_kernel (perf's)
+  // --synth (perf's): synthesize the running tasks' COMM (and NAMESPACES),
+  // and their MMAP2 (which needs the tasks'); both by default.
+  bool synth_tasks = true;
+  bool synth_mmaps = true;
   bool namespaces = false;            // --namespaces: attr.namespaces on the side-band event, NAMESPACES synthesized (perf's)
   bool no_buffering = false;          // --no-buffering: wakeup_events 1, watermark 0 on every event (perf's)
   bool dry_run = false;               // --dry-run: the options and events checked, nothing opened or written
@@ -254,6 +269,13 @@ std::string parse_event(std::string_view text, perf_event_attr& attr);
 // SYSTEM is not one of event_names() (cpu-clock:u is an event with a
 // modifier, sched:sched_switch a tracepoint).
 bool is_tracepoint(std::string_view text);
+
+// The filter of an event's parts as perf builds it: the first part alone,
+// each next one appended as "(so far) && (next)" (evsel__append_tp_filter);
+// an --exclude-perf part is "common_pid != T" for each of `own_threads`
+// (the recorder's threads: perf's is getpid() alone), joined by " && ".
+// "" for no part.
+std::string compose_filter(const std::vector<RecordOptions::FilterPart>& parts, std::span<const pid_t> own_threads);
 
 // One -e's comma-separated list of events (commas inside a PMU event's
 // terms, software/config=2,period=3/, do not split it), appended to out.

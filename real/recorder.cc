@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <span>
 #include <string>
 #include <sstream>
 #include <thread>
@@ -470,7 +471,10 @@ class Recording {
   bool start_command();
   bool set_priority();
   bool open_events();
-  bool set_filters();
+  // At the open: the filters without --exclude-perf's part.
+  bool set_filters() { return set_filters({}); }
+  bool set_filters(std::span<const pid_t> own_threads);
+  bool exclude_own_threads();
   bool fall_back(const Error& e);
   bool describe_events();
   bool open_output();
@@ -529,6 +533,8 @@ class Recording {
   std::vector<int> cpus_;            // one ring each
   std::vector<pid_t> tasks_;         // the events' tasks (-1: every task on the CPU)
   std::vector<pid_t> processes_;     // -p/-t: the processes named and mapped in each file
+  // The kernel's bound on a filter's text (strndup_user(arg, PAGE_SIZE)).
+  static constexpr std::size_t kFilterBytesMax = 4096;
   std::vector<IdIndexEntry> id_index_;
   core::HostFeatures host_;
   std::vector<std::byte> tracing_data_;  // TRACING_DATA; empty without tracepoints
@@ -812,17 +818,35 @@ bool Recording::open_events() {
   return false;
 }
 
-// --filter: each filtered tracepoint's filter on every one of its events
-// (each CPU's ring, each task), as shared_ring_specs laid them out.
-bool Recording::set_filters() {
+namespace {
+
+bool excludes_self(const std::vector<RecordOptions::FilterPart>& parts) {
+  return std::any_of(parts.begin(), parts.end(), [](const RecordOptions::FilterPart& p) { return p.exclude_self; });
+}
+
+}  // namespace
+
+// --filter, --exclude-perf: each filtered tracepoint's filter on every one
+// of its events (each CPU's ring, each task), as shared_ring_specs laid
+// them out. The kernel sets an event's filter once (EEXIST after), so the
+// filters with --exclude-perf's part are set when the events start
+// (`own_threads`: the recorder's threads then), the others at the open.
+bool Recording::set_filters(std::span<const pid_t> own_threads) {
   if (o_.event_filters.empty()) return true;
   VERIFY(o_.event_filters.size() + (o_.delayed() ? 1 : 0) == attrs_.size());
   const std::size_t first = attrs_.size() - o_.event_filters.size();  // after -D's dummy
   const std::size_t tasks = tasks_.size();
-  for (std::size_t ring = 0; ring < session_->mapping_count(); ring++) {
-    for (std::size_t e = first; e < attrs_.size(); e++) {
-      const std::string& filter = o_.event_filters[e - first];
-      if (filter.empty()) continue;
+  for (std::size_t e = first; e < attrs_.size(); e++) {
+    if (excludes_self(o_.event_filters[e - first]) == own_threads.empty()) continue;
+    const std::string filter = compose_filter(o_.event_filters[e - first], own_threads);
+    if (filter.empty()) continue;
+    if (filter.size() >= kFilterBytesMax) {
+      return fail(kExitUsage, "--exclude-perf on " + attrs_[e].name + ": the recorder's " +
+                                  std::to_string(own_threads.size()) + " threads make a filter of " +
+                                  std::to_string(filter.size()) + " bytes, above the kernel's " +
+                                  std::to_string(kFilterBytesMax - 1) + " (use --readers one: fewer threads)");
+    }
+    for (std::size_t ring = 0; ring < session_->mapping_count(); ring++) {
       for (std::size_t t = 0; t < tasks; t++) {
         PerfEvent& event = e == 0 && t == 0 ? session_->event(ring) : session_->shared_event(ring, e * tasks + t - 1);
         if (const Error error = event.set_filter(filter); !error.ok()) {
@@ -835,6 +859,18 @@ bool Recording::set_filters() {
     }
   }
   return true;
+}
+
+// --exclude-perf: perf's filter names its main thread, which does nothing
+// while ours records (its reading threads read, its writer writes); when
+// the events start every thread of the recorder is known (glibc's AIO
+// helpers, made at the first aio_write, aside): the filters with that part
+// are set then, excluding them all.
+bool Recording::exclude_own_threads() {
+  if (std::none_of(o_.event_filters.begin(), o_.event_filters.end(), excludes_self)) return true;
+  const std::vector<pid_t> own = threads_of(::getpid());
+  if (own.empty()) return fail(kExitOsError, "--exclude-perf: /proc/self/task: the recorder's threads not found");
+  return set_filters(own);
 }
 
 // The file's attributes: each event with its ids (ring by ring, as
@@ -955,12 +991,17 @@ int Recording::synthesize(std::uint32_t file_index, bool first_of_file) {
   }
   // The mappings the kernel reports for the first event (it asks for the
   // side-band records): with mmap_data (dwarf) the data ones too.
-  const MapKinds kinds = attrs_[0].attr.mmap_data != 0 ? MapKinds::executable_and_data : MapKinds::executable;
+  // --synth=task: none; --synth=no: no task at all (below).
+  const MapKinds kinds = !o_.synth_mmaps                  ? MapKinds::none
+                         : attrs_[0].attr.mmap_data != 0 ? MapKinds::executable_and_data
+                                                         : MapKinds::executable;
   // Later than the start (a rotated file, or an --overwrite snapshot's
   // file): the command's tasks of this moment too.
   const bool later = file_index > 0 || !first_of_file;
   const bool ns = o_.namespaces;
-  if (o_.cpu_wide()) {
+  if (!o_.synth_tasks) {
+    // --synth=no: the kernel's mapping alone, as perf's record__synthesize.
+  } else if (o_.cpu_wide()) {
     synthesize_all_processes(kinds, *builder_, synthesis_, ns);
   } else if (o_.attach()) {
     for (const pid_t pid : processes_) synthesize_process(pid, kinds, *builder_, synthesis_, ns);
@@ -1059,6 +1100,7 @@ void Recording::synthesize_first_file() {
 // enables its own events; with the others it only sets how long).
 bool Recording::start_events() {
   watch_control();  // on the polling thread, before its first poll
+  if (!exclude_own_threads()) return false;
   if (!o_.command_target()) {
     if (const Error e = enable_at_start(); !e.ok()) return fail(kExitOsError, e.message);
   }

@@ -296,10 +296,11 @@ bool synthesize_process(pid_t pid, MapKinds kinds, RecordBuilder& builder, Synth
     VERIFY(builder.bytes().size() == rollback);
     return false;
   }
-  std::ifstream maps(dir + "/maps");
+  std::ifstream maps;
+  if (kinds != MapKinds::none) maps.open(dir + "/maps");  // --synth=task: COMM only
   std::string line;
   std::uint64_t map_count = 0;
-  for (std::size_t n = 0; n < kLinesMax && maps && std::getline(maps, line); n++) {
+  for (std::size_t n = 0; n < kLinesMax && maps.is_open() && maps && std::getline(maps, line); n++) {
     MapEntry map;
     if (!parse_maps_line(line, map)) continue;
     // perf: executable mappings; with mmap_data also the readable ones.

@@ -136,8 +136,9 @@ struct SynthesisStats {
 std::string synthesize_kernel_mmap(RecordBuilder& builder);
 
 // Which mappings of a process are synthesized: the executable ones, or
-// also every readable one (MISC_MMAP_DATA), as perf with mmap_data.
-enum class MapKinds : std::uint8_t { executable, executable_and_data };
+// also every readable one (MISC_MMAP_DATA), as perf with mmap_data; or
+// none (perf's --synth=task).
+enum class MapKinds : std::uint8_t { executable, executable_and_data, none };
 
 // One process: COMM for each thread (with `namespaces`, --namespaces, a
 // NAMESPACES record after each, as perf's __event__synthesize_thread),

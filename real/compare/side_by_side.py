@@ -272,6 +272,11 @@ def mode_cases():
         Case("-e sched:sched_switch -c 1", "tracepoint", ["-e", "sched:sched_switch", "-c", "1"]),
         Case("-e 'syscalls:sys_enter_write*',sched:sched_process_exit", "tracepoint",
              ["-e", "syscalls:sys_enter_write*,sched:sched_process_exit"]),
+        Case("-e syscalls:sys_enter_write --filter 'count == 2' --filter 'fd == 1'", "tracepoint",
+             ["-e", "syscalls:sys_enter_write", "--filter", "count == 2", "--filter", "fd == 1"]),
+        Case("-e 'syscalls:sys_enter_*poll*' --exclude-perf -a", "tracepoint",
+             ["-e", "syscalls:sys_enter_*poll*", "--exclude-perf", "-a"], mode="a"),
+        Case("--no-bpf-event", "cpu-clock", ["-e", "cpu-clock", "--no-bpf-event"]),
         Case("-F 1000", "cpu-clock", ["-e", "cpu-clock", "-F", "1000"]),
         Case("-F max", "cpu-clock", ["-e", "cpu-clock", "-F", "max"]),
         Case("-F 1000000 (above the maximum)", "cpu-clock", ["-e", "cpu-clock", "-F", "1000000"]),
@@ -382,7 +387,7 @@ def control_cases():
 # perf record's options that ringsim-record refuses with one line (D11),
 # with a value where they take one.
 REFUSED = [["-G", "/"], ["--filter", "0x0"],
-           ["-B"], ["--buildid-all"], ["--per-thread"], ["--no-bpf-event"], ["--namespaces"],
+           ["-B"], ["--buildid-all"], ["--per-thread"], ["--namespaces"],
            ["--timestamp-filename"]]
 # (Some of them are implemented since: their rows say what both record.)
 

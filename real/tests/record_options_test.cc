@@ -980,5 +980,68 @@ TEST(RecordOptions, BadSampleFieldValuesAreOneLineWithExitStatus64) {
   }
 }
 
+
+// --filter and --exclude-perf: each event's parts in the order given, on
+// the tracepoints of the last item of the -e before each (a glob's every
+// one); composed as perf appends them.
+TEST(RecordOptions, FiltersAndExcludePerfAreKeptInOrderAndAndedAsPerfs) {
+  using Part = RecordOptions::FilterPart;
+  const std::vector<pid_t> own = {7, 9};
+  EXPECT_EQ(compose_filter({}, own), "");
+  EXPECT_EQ(compose_filter({Part{"a", false}}, own), "a");
+  EXPECT_EQ(compose_filter({Part{"", true}}, own), "common_pid != 7 && common_pid != 9");
+  EXPECT_EQ(compose_filter({Part{"a", false}, Part{"", true}, Part{"b", false}}, own),
+            "((a) && (common_pid != 7 && common_pid != 9)) && (b)");
+  if (tracefs_root().empty() || ::access((tracefs_root() + "/events/syscalls").c_str(), R_OK) != 0) {
+    GTEST_SKIP() << "no readable tracefs: mount -t tracefs nodev /sys/kernel/tracing (as root)";
+  }
+  const Parsed p = parse({"-e", "cpu-clock", "-e", "syscalls:sys_enter_write*", "--filter", "fd == 1",
+                          "--exclude-perf", "--filter", "count > 1", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  ASSERT_GE(p.options.events.size(), 3u) << "cpu-clock, sys_enter_write, sys_enter_writev";
+  ASSERT_EQ(p.options.event_filters.size(), p.options.events.size());
+  EXPECT_TRUE(p.options.event_filters[0].empty()) << "cpu-clock: no filter";
+  for (std::size_t e = 1; e < p.options.events.size(); e++) {
+    EXPECT_EQ(p.options.event_filters[e], (std::vector<Part>{{"fd == 1", false}, {"", true}, {"count > 1", false}}))
+        << p.options.events[e];
+  }
+  const Parsed no_e = parse({"--exclude-perf", "-e", "syscalls:sys_enter_write", "--", "true"});
+  EXPECT_EQ(no_e.status, 64);
+  EXPECT_NE(no_e.err.find("--exclude-perf: give it after the -e"), std::string::npos) << no_e.err;
+}
+
+// --synth as perf's parse_synth_opt.
+TEST(RecordOptions, SynthTakesPerfsKinds) {
+  struct Case {
+    std::string value;
+    bool tasks;
+    bool mmaps;
+  };
+  for (const Case& c : std::vector<Case>{{"all", true, true},
+                                         {"no", false, false},
+                                         {"none", false, false},
+                                         {"task", true, false},
+                                         {"mmap", true, true},
+                                         {"Task,MMAP", true, true},
+                                         {"cgroup", false, false},
+                                         {"task,cgroup", true, false},
+                                         {"task,no,mmap", false, false},
+                                         {"cgroup,all,bogus", true, true}}) {
+    SCOPED_TRACE(c.value);
+    const Parsed p = parse({"--synth", c.value, "--", "true"});
+    ASSERT_EQ(p.status, -1) << p.err;
+    EXPECT_EQ(p.options.synth_tasks, c.tasks);
+    EXPECT_EQ(p.options.synth_mmaps, c.mmaps);
+  }
+  const Parsed d = parse({"--", "true"});
+  EXPECT_TRUE(d.options.synth_tasks && d.options.synth_mmaps) << "all by default";
+  for (const std::string bad : {"bogus", "task,", "", "task,bogus"}) {
+    SCOPED_TRACE(bad);
+    const Parsed p = parse({"--synth=" + bad, "--", "true"});
+    EXPECT_EQ(p.status, 64);
+    EXPECT_NE(p.err.find("--synth"), std::string::npos) << p.err;
+  }
+}
+
 }  // namespace
 }  // namespace ringsim::real

@@ -37,6 +37,7 @@
 #include <iterator>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -45,20 +46,17 @@
 #include "model/perf_data_file.h"
 #include "real/recorder.h"
 #include "real/testing/record_testing.h"
+#include "real/tests/perf_tools.h"
 #include "real/tests/model_view.h"
 
 namespace ringsim::real {
 namespace {
 
+using testing::concat;
 using testing::RunResult;
 
 std::vector<std::string> burn(int ms, int threads = 1) {
   return {testing::self_path(), "--burn-ms", std::to_string(ms), "--threads", std::to_string(threads)};
-}
-
-std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
 }
 
 // The one summary line that starts with "ringsim-record: <start>" (without
@@ -454,6 +452,82 @@ TEST(RecordSummary, AFullDiskIsTheOutputErrorsDrop) {
   EXPECT_EQ(files, 1u) << drops;
   EXPECT_GE(records, samples) << drops;
   EXPECT_GT(samples, 0u) << "the load went on after the disk filled: " << drops;
+}
+
+// perf report -D: the COMM and MMAP2 records with time 0 (synthesized) in
+// a system-wide file (each line "CPU TIME OFFSET [SIZE]: TYPE..."). The
+// model cannot tell perf's synthesized records' attr (their IDENTIFIER is
+// 0 among several events), perf's dump can.
+struct Synthesized {
+  std::uint64_t comms = 0;
+  std::uint64_t mmap2s = 0;
+};
+Synthesized synthesized_in_dump(const std::string& file) {
+  const RunResult r = testing::run({testing::perf_path(), "report", "-D", "-i", file});
+  EXPECT_TRUE(r.exited && r.exit_code == 0) << r.err.substr(0, 2000);
+  Synthesized out;
+  std::istringstream lines(r.out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string cpu, time, offset, size, type;
+    if (!(words >> cpu >> time >> offset >> size >> type) || time != "0") continue;
+    // perf's COMM of its forked command ("perf-exec"), written whatever
+    // --synth says (__cmd_record: so that samples before the exec are named).
+    if (type.rfind("PERF_RECORD_COMM", 0) == 0 && line.find("PERF_RECORD_COMM: perf-exec:") == std::string::npos) {
+      out.comms++;
+    }
+    if (type.rfind("PERF_RECORD_MMAP2", 0) == 0) out.mmap2s++;
+  }
+  return out;
+}
+
+// --synth as perf's: which records of the tasks already running the
+// recorder synthesizes from /proc (system-wide: every process). no: none;
+// task: COMM only; mmap and all: COMM and MMAP2; cgroup adds nothing. perf
+// record's file with the same option has the same kinds (its own counts:
+// the tasks of its moment); the summary's line counts ours'.
+TEST(RecordSummary, SynthAsksForTheKindsPerfSynthesizes) {
+  REQUIRE_PERF();
+  const std::string dir = testing::temp_dir("summary-synth");
+  struct Want {
+    std::string value;
+    bool comms;
+    bool mmaps;
+  };
+  for (const Want& want : std::vector<Want>{{"no", false, false},
+                                            {"task", true, false},
+                                            {"TASK,cgroup", true, false},
+                                            {"mmap", true, true},
+                                            {"task,none", false, false},
+                                            {"all", true, true}}) {
+    SCOPED_TRACE("--synth=" + want.value);
+    const std::vector<std::string> args = {"-a", "-e", "cpu-clock", "--synth=" + want.value};
+    const std::string ours_out = dir + "/ours.data";
+    const std::string perf_out = dir + "/perf.data";
+    const RunResult ours =
+        testing::run_record(concat(args, {"--no-buildid-mmap", "-o", ours_out, "--", "sleep", "0.05"}));
+    ASSERT_TRUE(ours.exited && ours.exit_code == 0) << ours.text();
+    const RunResult perf = testing::run_perf_record(
+        concat(concat({testing::perf_path(), "record", "-q"}, args), {"-o", perf_out, "--", "sleep", "0.05"}));
+    ASSERT_TRUE(perf.exited && perf.exit_code == 0) << perf.text();
+    const Synthesized o = synthesized_in_dump(ours_out);
+    const Synthesized p = synthesized_in_dump(perf_out);
+    EXPECT_EQ(o.comms > 0, want.comms) << o.comms;
+    EXPECT_EQ(p.comms > 0, want.comms) << p.comms;
+    EXPECT_EQ(o.mmap2s > 0, want.mmaps) << o.mmap2s;
+    EXPECT_EQ(p.mmap2s > 0, want.mmaps) << p.mmap2s;
+    const SideBand model = side_band_of({ours_out});
+    EXPECT_EQ(model.comms, o.comms) << "the model and perf's dump count ours alike";
+    EXPECT_EQ(model.mmap2s, o.mmap2s);
+    expect_synthesized(ours.err, model);
+  }
+  for (const std::string bad : {"bogus", "task,", ""}) {
+    SCOPED_TRACE("--synth=" + bad);
+    const RunResult r = testing::run_record({"--synth=" + bad, "-o", dir + "/bad.data", "--", "true"});
+    EXPECT_TRUE(r.exited && r.exit_code == 64) << r.text();
+    EXPECT_EQ(testing::lines_with(r.err, "error:").size(), 1u) << r.err;
+  }
 }
 
 }  // namespace

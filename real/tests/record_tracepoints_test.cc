@@ -174,6 +174,113 @@ TEST(RecordTracepoints, FiltersAreTheKernelsAsPerfSetsThem) {
   }
 }
 
+// Two --filter on one tracepoint: perf ANDs them ("(first) && (second)",
+// evsel__append_tp_filter); ours kept only the second until 2026-11-27.
+TEST(RecordTracepoints, TwoFiltersOnOneTracepointAreAndedAsPerfs) {
+  REQUIRE_PERF();
+  REQUIRE_TRACEFS();
+  const std::string dir = testing::temp_dir("tracepoint-filters-and");
+  // Writes of 2, 3 and 4 bytes: count >= 3 and count <= 3 pass one; the
+  // second filter alone would pass two.
+  const std::vector<std::string> command = {"/bin/sh", "-c", "echo a; echo bb; echo ccc"};
+  const std::vector<std::string> args = {"-e", "syscalls:sys_enter_write", "--filter", "count >= 3", "--filter",
+                                         "count <= 3"};
+  const RunResult ours = testing::run_record(concat(concat(args, {"-o", dir + "/ours.data", "--"}), command));
+  ASSERT_TRUE(ours.exited && ours.exit_code == 0) << ours.text();
+  const RunResult perf = testing::run_perf_record(
+      concat(concat(concat({testing::perf_path(), "record", "-q"}, args), {"-o", dir + "/perf.data", "--"}), command));
+  ASSERT_TRUE(perf.exited && perf.exit_code == 0) << perf.text();
+  EXPECT_EQ(samples_of(dir + "/perf.data", "sh", "syscalls:sys_enter_write"), 1u);
+  EXPECT_EQ(samples_of(dir + "/ours.data", "sh", "syscalls:sys_enter_write"), 1u);
+}
+
+// One run of argv, started here so that its pid is known.
+RunResult run_with_pid(const std::vector<std::string>& argv, pid_t& pid) {
+  Process p;
+  const Error started = testing::start(p, argv);
+  RunResult r;
+  if (p.started()) {
+    pid = p.pid();
+    r = testing::finish(p);
+  }
+  if (!started.ok()) r.err = started.message + "\n" + r.err;
+  return r;
+}
+
+// perf script -F pid,tid: the samples of process `pid` (main_only: of its
+// main thread alone).
+std::uint64_t samples_of_process(const std::string& file, pid_t pid, bool main_only) {
+  const RunResult r = testing::run({testing::perf_path(), "script", "-i", file, "-F", "pid,tid"});
+  EXPECT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  std::istringstream lines(r.out);
+  std::string line;
+  std::uint64_t n = 0;
+  const std::string p = std::to_string(pid);
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string ids;
+    if (!(words >> ids)) continue;
+    const std::size_t slash = ids.find('/');
+    if (slash == std::string::npos || ids.substr(0, slash) != p) continue;
+    if (!main_only || ids.substr(slash + 1) == p) n++;
+  }
+  return n;
+}
+
+// --exclude-perf: perf's 'common_pid != getpid()' on the tracepoints of the
+// -e before it (a glob's every one), ANDed with their --filter. Recording
+// every system call system-wide, perf's main thread's calls are in its file
+// without it and not with it. Ours' main thread makes no call while it
+// records (its reading threads read, the writer writes at the end), so ours
+// excludes every thread it has when the events start: without the option
+// its file holds its own process's calls, with it none.
+TEST(RecordTracepoints, ExcludePerfDropsTheRecordersOwnCalls) {
+  REQUIRE_PERF();
+  REQUIRE_TRACEFS();
+  const std::string dir = testing::temp_dir("tracepoint-exclude-perf");
+  for (const bool exclude : {false, true}) {
+    SCOPED_TRACE(exclude ? "--exclude-perf" : "without");
+    std::vector<std::string> args = {"-a", "-e", "raw_syscalls:sys_enter"};
+    if (exclude) args.push_back("--exclude-perf");
+    const std::string ours_out = dir + "/ours" + (exclude ? "-x" : "") + ".data";
+    const std::string perf_out = dir + "/perf" + (exclude ? "-x" : "") + ".data";
+    pid_t ours_pid = -1;
+    const RunResult ours = run_with_pid(
+        concat(concat({testing::record_path()}, args), {"--no-buildid-mmap", "-o", ours_out, "--", "sleep", "0.5"}),
+        ours_pid);
+    ASSERT_TRUE(ours.exited && ours.exit_code == 0) << ours.text();
+    pid_t perf_pid = -1;
+    const RunResult perf = testing::retry_perf_record([&] {
+      return run_with_pid(concat(concat({testing::perf_path(), "record", "-q"}, args),
+                                 {"-o", perf_out, "--", "sleep", "0.5"}),
+                          perf_pid);
+    });
+    ASSERT_TRUE(perf.exited && perf.exit_code == 0) << perf.text();
+    const std::uint64_t ours_calls = samples_of_process(ours_out, ours_pid, false);
+    const std::uint64_t perf_calls = samples_of_process(perf_out, perf_pid, true);
+    if (exclude) {
+      EXPECT_EQ(ours_calls, 0u);
+      EXPECT_EQ(perf_calls, 0u);
+    } else {
+      EXPECT_GT(ours_calls, 0u) << "the control: ours' threads make calls while it records";
+      EXPECT_GT(perf_calls, 0u) << "the control: perf's main thread makes calls while it records";
+    }
+  }
+  for (const auto& [bad, why] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--exclude-perf", "-e", "syscalls:sys_enter_write"}, "give it after the -e"},
+           {{"-e", "syscalls:sys_enter_write,cpu-clock", "--exclude-perf"}, "cpu-clock is not a tracepoint"},
+           // Set when the events start (the reading threads exist then):
+           // refused there, the recording ends with the one line.
+           {{"-a", "-e", "syscalls:sys_enter_write", "--filter", "no_such_field == 1", "--exclude-perf"},
+            "the kernel refused it"}}) {
+    SCOPED_TRACE(bad[1]);
+    const RunResult r = testing::run_record(concat(bad, {"-o", dir + "/bad.data", "--", "true"}));
+    EXPECT_TRUE(r.exited && r.exit_code == 64) << r.text();
+    EXPECT_EQ(testing::lines_with(r.err, "error:").size(), 1u) << r.err;
+    EXPECT_NE(r.err.find(why), std::string::npos) << r.err;
+  }
+}
+
 TEST(RecordTracepoints, BadTracepointsAreOneLineErrorsWithNoFile) {
   REQUIRE_TRACEFS();
   const std::string dir = testing::temp_dir("tracepoint-errors");
