@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <csignal>
@@ -250,6 +251,19 @@ std::vector<RingSpec> shared_ring_specs(std::span<const perf_event_attr> attrs, 
       }
     }
     specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+std::vector<RingSpec> per_thread_ring_specs(std::span<const perf_event_attr> attrs, std::span<const pid_t> tasks,
+                                            std::uint64_t data_pages, std::span<const int> leaders) {
+  std::vector<RingSpec> specs;
+  for (const pid_t task : tasks) {
+    VERIFY(task >= 0);
+    std::vector<RingSpec> one = shared_ring_specs(attrs, std::span<const pid_t>(&task, 1), std::array<int, 1>{-1},
+                                                  data_pages, leaders);
+    VERIFY(one.size() == 1);
+    specs.push_back(std::move(one.front()));
   }
   return specs;
 }

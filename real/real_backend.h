@@ -132,6 +132,12 @@ std::vector<RingSpec> shared_ring_specs(std::span<const perf_event_attr> attrs, 
                                         std::span<const int> cpus, std::uint64_t data_pages,
                                         std::span<const int> leaders = {}, std::span<const int> cgroup_fds = {});
 
+// --per-thread: one ring per task of `tasks` (cpu -1, which the kernel
+// maps only for events without inherit), shared by that task's events of
+// every attr. leaders as for shared_ring_specs.
+std::vector<RingSpec> per_thread_ring_specs(std::span<const perf_event_attr> attrs, std::span<const pid_t> tasks,
+                                            std::uint64_t data_pages, std::span<const int> leaders = {});
+
 // Threads: the record loop's thread calls the core::RingSession methods;
 // request_stop() and request_snapshot() may be called from any thread (and
 // the signal handlers from any thread). poll() returns -EINTR both for a

@@ -497,6 +497,10 @@ void add_sampling_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
                "with call graphs: user space's part of each chain only (exclude_callchain_kernel), as perf");
   app.add_option("--call-graph", raw.call_graph_text, "fp, dwarf or dwarf,SIZE (SIZE default 8192)");
   app.add_flag("-i,--no-inherit", o.no_inherit, "the command's children and new threads are not recorded, as perf");
+  app.add_flag("--per-thread", o.per_thread,
+               "one ring per thread (cpu -1) instead of one per CPU, as perf: the command's (or -p's, -t's, -u's) "
+               "threads of the start alone, their children and new threads not recorded (no inherit); "
+               "ignored with -a/-C, as perf (with a warning)");
   app.add_option("--filter", raw.filters,
                  "a tracepoint filter (tracefs's syntax: 'fd == 2'), for the tracepoints of the last item of the "
                  "-e before it, as perf; a second one on the same tracepoints is ANDed with it: (first) && (second)");
@@ -977,6 +981,19 @@ std::string parse_delay(const std::string& text, std::uint64_t& ms_out, bool& di
   return "";
 }
 
+// --per-thread: perf's target rules: -a or -C wins (target->per_thread
+// false); else the cpu map is the dummy one, and evlist__config then sets
+// no_inherit.
+void apply_per_thread(RecordOptions& o) {
+  if (!o.per_thread) return;
+  if (o.cpu_wide()) {
+    o.per_thread = false;
+    o.per_thread_ignored = true;
+    return;
+  }
+  o.no_inherit = true;
+}
+
 // --synth: perf's parse_synth_opt (util/synthetic-events.c): words
 // separated by commas, case aside; "no" (or "none") and "all" end the list
 // there; "mmap" implies "task"; "cgroup" changes nothing here (perf
@@ -1220,6 +1237,7 @@ int parse_record_command_line(int argc, char** argv, RecordOptions& out) {
   if (const int status = apply_sample_fields(raw, o); status >= 0) return status;
   if (const std::string problem = apply_filters(raw, o); !problem.empty()) return core::usage_error(kAppName, problem);
   if (const std::string problem = apply_synth(raw, o); !problem.empty()) return core::usage_error(kAppName, problem);
+  apply_per_thread(o);
   for (int i = 0; i < argc; i++) o.argv.push_back(argv[i]);
   if (const std::string problem = check_options(o); !problem.empty()) return core::usage_error(kAppName, problem);
   out = o;

@@ -182,6 +182,11 @@ struct RecordOptions {
   // CLOCK_DATA say which, with a time-of-day reference.
   int clockid = CLOCK_MONOTONIC;
   bool no_inherit = false;            // -i/--no-inherit: the command's children and new threads are not recorded
+  // --per-thread: one ring per thread (cpu -1), with no inherit (the kernel
+  // maps an inherited event of cpu -1 for no one), as perf's dummy cpu
+  // map; per_thread_ignored: given with -a/-C, which perf lets win.
+  bool per_thread = false;
+  bool per_thread_ignored = false;
   bool switch_events = false;         // --switch-events: context_switch on the tracking event
   bool all_user = false;              // --all-user: exclude_kernel on every event
   bool all_kernel = false;            // --all-kernel: exclude_user on every event

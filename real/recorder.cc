@@ -532,6 +532,11 @@ class Recording {
   std::vector<EventAttr> attrs_;
   std::vector<int> cpus_;            // one ring each
   std::vector<pid_t> tasks_;         // the events' tasks (-1: every task on the CPU)
+  // The rings' layout: one per CPU, each with every task's events; with
+  // --per-thread one per task (cpu -1), each with that task's.
+  std::size_t ring_tasks() const { return o_.per_thread ? 1 : tasks_.size(); }
+  pid_t ring_task(std::size_t ring, std::size_t t) const { return o_.per_thread ? tasks_[ring] : tasks_[t]; }
+  int ring_cpu(std::size_t ring) const { return o_.per_thread ? -1 : cpus_[ring]; }
   std::vector<pid_t> processes_;     // -p/-t: the processes named and mapped in each file
   // The kernel's bound on a filter's text (strndup_user(arg, PAGE_SIZE)).
   static constexpr std::size_t kFilterBytesMax = 4096;
@@ -586,6 +591,9 @@ int Recording::run() {
     print_line("warning: -F " + std::to_string(o_.freq_lowered_from) + " is above the kernel's maximum (" +
                std::to_string(o_.freq_hz) + " Hz, /proc/sys/kernel/perf_event_max_sample_rate): sampling at " +
                std::to_string(o_.freq_hz) + " Hz, as perf does (--strict-freq refuses instead)");
+  }
+  if (o_.per_thread_ignored && !o_.quiet) {
+    print_line("warning: --per-thread is ignored with -a/-C, as perf does: one ring per CPU");
   }
   if (o_.dry_run) {
     if (make_event_attrs() && choose_cpus()) return kExitOk;
@@ -800,7 +808,9 @@ bool Recording::open_events() {
       attrs.push_back(e.attr);
       leaders.push_back(e.leader);
     }
-    const std::vector<RingSpec> specs = shared_ring_specs(attrs, tasks_, cpus_, o_.mmap_pages, leaders, cgroup_fds_);
+    const std::vector<RingSpec> specs = o_.per_thread
+                                            ? per_thread_ring_specs(attrs, tasks_, o_.mmap_pages, leaders)
+                                            : shared_ring_specs(attrs, tasks_, cpus_, o_.mmap_pages, leaders, cgroup_fds_);
     const Error e = RealSession::open(specs, session_);
     if (e.ok()) return true;
     // -u: a process of the user ended between the /proc walk and its
@@ -835,7 +845,7 @@ bool Recording::set_filters(std::span<const pid_t> own_threads) {
   if (o_.event_filters.empty()) return true;
   VERIFY(o_.event_filters.size() + (o_.delayed() ? 1 : 0) == attrs_.size());
   const std::size_t first = attrs_.size() - o_.event_filters.size();  // after -D's dummy
-  const std::size_t tasks = tasks_.size();
+  const std::size_t tasks = ring_tasks();
   for (std::size_t e = first; e < attrs_.size(); e++) {
     if (excludes_self(o_.event_filters[e - first]) == own_threads.empty()) continue;
     const std::string filter = compose_filter(o_.event_filters[e - first], own_threads);
@@ -874,10 +884,11 @@ bool Recording::exclude_own_threads() {
 }
 
 // The file's attributes: each event with its ids (ring by ring, as
-// shared_ring_specs laid them out), and the id index.
+// shared_ring_specs or per_thread_ring_specs laid them out), and the id
+// index.
 bool Recording::describe_events() {
   std::vector<core::EventDescription> descriptions(attrs_.size());
-  const std::size_t tasks = tasks_.size();
+  const std::size_t tasks = ring_tasks();
   for (std::size_t ring = 0; ring < session_->mapping_count(); ring++) {
     VERIFY(session_->shared_count(ring) == attrs_.size() * tasks - 1);
     for (std::size_t e = 0; e < attrs_.size(); e++) {
@@ -886,8 +897,8 @@ bool Recording::describe_events() {
         std::uint64_t id = 0;
         if (const Error error = event.id(id); !error.ok()) return fail(kExitOsError, error.message);
         descriptions[e].ids.push_back(id);
-        id_index_.push_back(IdIndexEntry{id, ring, static_cast<std::uint64_t>(cpus_[ring]),
-                                         static_cast<std::uint64_t>(static_cast<std::int64_t>(tasks_[t]))});
+        id_index_.push_back(IdIndexEntry{id, ring, static_cast<std::uint64_t>(static_cast<std::int64_t>(ring_cpu(ring))),
+                                         static_cast<std::uint64_t>(static_cast<std::int64_t>(ring_task(ring, t)))});
       }
     }
   }

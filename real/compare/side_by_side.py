@@ -186,6 +186,11 @@ _DIFFERENCES = [
                "a run has them or not as the kernel throttles (with -a on this machine since 2026-11-27: in two "
                "1 s recordings perf's files had 6 and 9, ours 8 and 6); hotspot says the same of perf's files "
                "that have them"),
+    Difference("D23", ("sample_type.TIME",), None, "1",
+               "with --per-thread perf samples no TIME (evsel__config: no inherit, no CPU map, no -T)",
+               "ours stamps every sample: the data-loss metric, the staging's rounds and perf's ordering of "
+               "several rings' records (perf report sorts by time) need it; perf script -F time prints ours",
+               lambda c: "--per-thread" in c.args),
     Difference("D15", ("hotspot",), None, r"feature not properly read PerfHeader::CLOCKID N N",
                "hotspot-perfparser does not read the CLOCKID feature, which ours always writes",
                "perf writes it with -k only (D4); hotspot says the same of perf's file with -k, and reads "
@@ -277,6 +282,8 @@ def mode_cases():
         Case("-e 'syscalls:sys_enter_*poll*' --exclude-perf -a", "tracepoint",
              ["-e", "syscalls:sys_enter_*poll*", "--exclude-perf", "-a"], mode="a"),
         Case("--no-bpf-event", "cpu-clock", ["-e", "cpu-clock", "--no-bpf-event"]),
+        Case("--per-thread", "cpu-clock", ["-e", "cpu-clock", "--per-thread"]),
+        Case("--per-thread -p PID", "cpu-clock", ["-e", "cpu-clock", "--per-thread"], mode="p"),
         Case("-F 1000", "cpu-clock", ["-e", "cpu-clock", "-F", "1000"]),
         Case("-F max", "cpu-clock", ["-e", "cpu-clock", "-F", "max"]),
         Case("-F 1000000 (above the maximum)", "cpu-clock", ["-e", "cpu-clock", "-F", "1000000"]),
@@ -387,7 +394,7 @@ def control_cases():
 # perf record's options that ringsim-record refuses with one line (D11),
 # with a value where they take one.
 REFUSED = [["-G", "/"], ["--filter", "0x0"],
-           ["-B"], ["--buildid-all"], ["--per-thread"], ["--namespaces"],
+           ["-B"], ["--buildid-all"], ["--namespaces"],
            ["--timestamp-filename"]]
 # (Some of them are implemented since: their rows say what both record.)
 

@@ -1043,5 +1043,30 @@ TEST(RecordOptions, SynthTakesPerfsKinds) {
   }
 }
 
+
+// --per-thread: no inherit (perf's evlist__config with the dummy cpu map);
+// with -a or -C it is ignored, as perf, and said.
+TEST(RecordOptions, PerThreadMeansNoInheritAndYieldsToCpuWideTargets) {
+  const Parsed p = parse({"--per-thread", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_TRUE(p.options.per_thread);
+  EXPECT_TRUE(p.options.no_inherit);
+  EXPECT_FALSE(p.options.per_thread_ignored);
+  std::vector<EventAttr> attrs;
+  ASSERT_EQ(make_attrs(p.options, attrs), "");
+  for (const EventAttr& a : attrs) EXPECT_EQ(a.attr.inherit, 0u) << a.name;
+  for (const std::vector<std::string>& wide : {std::vector<std::string>{"-a"}, std::vector<std::string>{"-C", "0"}}) {
+    std::vector<std::string> args = wide;
+    args.insert(args.end(), {"--per-thread", "--", "true"});
+    const Parsed w = parse(args);
+    ASSERT_EQ(w.status, -1) << w.err;
+    EXPECT_FALSE(w.options.per_thread) << wide[0];
+    EXPECT_TRUE(w.options.per_thread_ignored) << wide[0];
+    EXPECT_FALSE(w.options.no_inherit) << wide[0];
+  }
+  const Parsed d = parse({"--", "true"});
+  EXPECT_FALSE(d.options.per_thread || d.options.per_thread_ignored);
+}
+
 }  // namespace
 }  // namespace ringsim::real

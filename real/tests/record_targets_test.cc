@@ -229,6 +229,99 @@ TEST(RecordTargets, DashPRecordsEveryThreadOfTheProcessAndTheCommandOnlySetsHowL
   EXPECT_GT(testing::share_of(shares.at("cpu-clock"), "f1"), 20) << "resolved through the synthesized mappings";
 }
 
+// perf report -D's ID_INDEX entries ("... id: N  idx: I  cpu: C  tid: T"):
+// per entry, its cpu and tid.
+std::vector<std::pair<std::string, std::string>> id_index_of(const std::string& file) {
+  const RunResult r = testing::run({testing::perf_path(), "report", "-D", "-i", file});
+  EXPECT_TRUE(r.exited && r.exit_code == 0) << r.err.substr(0, 2000);
+  std::vector<std::pair<std::string, std::string>> out;
+  std::istringstream lines(r.out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string dots, id_key, id, idx_key, idx, cpu_key, cpu, tid_key, tid;
+    if (words >> dots >> id_key >> id >> idx_key >> idx >> cpu_key >> cpu >> tid_key >> tid && dots == "..." &&
+        id_key == "id:" && cpu_key == "cpu:" && tid_key == "tid:") {
+      out.emplace_back(cpu, tid);
+    }
+  }
+  return out;
+}
+
+// --per-thread as perf's: one ring per thread (cpu -1 in the id index),
+// no inherit. -p of a process of three threads: both files' id indexes are
+// one entry per thread with cpu -1, each thread sampled; perf evlist shows
+// no inherit on either.
+TEST(RecordTargets, PerThreadIsOneRingPerThreadAsPerfs) {
+  REQUIRE_PERF();
+  RunningShares target(3);
+  const std::string dir = testing::temp_dir("per-thread");
+  const std::vector<std::string> args = {"--per-thread", "-p", std::to_string(target.pid()), "-e", "cpu-clock"};
+  const RunResult ours = testing::run_record(concat(args, {"-N", "-o", dir + "/ours.data", "--", "sleep", "0.5"}));
+  ASSERT_TRUE(ours.exited && ours.exit_code == 0) << ours.text();
+  const RunResult perf = testing::run_perf_record(concat(concat({testing::perf_path(), "record", "-q", "-N"}, args),
+                                                         {"-o", dir + "/perf.data", "--", "sleep", "0.5"}));
+  ASSERT_TRUE(perf.exited && perf.exit_code == 0) << perf.text();
+  ASSERT_TRUE(target.running()) << "the workload ended before the recordings did";
+  std::set<std::pair<std::string, std::string>> want;
+  want.emplace("-1", std::to_string(target.pid()));
+  for (const pid_t w : target.workers()) want.emplace("-1", std::to_string(w));
+  ASSERT_EQ(want.size(), 3u);
+  for (const std::string& file : {dir + "/ours.data", dir + "/perf.data"}) {
+    SCOPED_TRACE(file);
+    const auto index = id_index_of(file);
+    const std::set<std::pair<std::string, std::string>> entries(index.begin(), index.end());
+    EXPECT_EQ(entries, want);
+    EXPECT_EQ(index.size(), 3u) << "one event, three threads";
+    const std::vector<std::string> tids = script_field(file, "tid");
+    std::set<std::pair<std::string, std::string>> sampled;
+    for (const std::string& t : tids) sampled.emplace("-1", t);
+    EXPECT_EQ(sampled, want) << "every thread sampled, and nothing else";
+    const RunResult evlist = testing::run({testing::perf_path(), "evlist", "-v", "-i", file});
+    EXPECT_EQ(evlist.out.find("inherit: 1"), std::string::npos) << evlist.out;
+  }
+}
+
+// A command: its own thread alone, not its children (no inherit), in both
+// files; without --per-thread ours records the child too (the control).
+// With -a, --per-thread is ignored, as perf: one ring per CPU, a warning.
+TEST(RecordTargets, PerThreadLeavesTheCommandsChildrenOutAsPerfAndYieldsToDashA) {
+  REQUIRE_PERF();
+  const std::string dir = testing::temp_dir("per-thread-command");
+  // The shell forks the workload (a child) and waits: the child burns.
+  const std::vector<std::string> command = concat({"/bin/sh", "-c", "\"$0\" \"$@\"; true"}, testing::shares(200));
+  for (const bool per_thread : {true, false}) {
+    SCOPED_TRACE(per_thread ? "--per-thread" : "without");
+    std::vector<std::string> args = {"-e", "cpu-clock"};
+    if (per_thread) args.push_back("--per-thread");
+    const std::string ours_out = dir + (per_thread ? "/ours-pt.data" : "/ours.data");
+    const RunResult ours = testing::run_record(concat(concat(args, {"-N", "-o", ours_out, "--"}), command));
+    ASSERT_TRUE(ours.exited && ours.exit_code == 0) << ours.text();
+    const std::vector<std::string> comms = script_field(ours_out, "comm");
+    const bool child_sampled = std::find(comms.begin(), comms.end(), "shares") != comms.end();
+    EXPECT_EQ(child_sampled, !per_thread);
+    if (!per_thread) continue;
+    const std::string perf_out = dir + "/perf-pt.data";
+    const RunResult perf = testing::run_perf_record(
+        concat(concat(concat({testing::perf_path(), "record", "-q", "-N"}, args), {"-o", perf_out, "--"}), command));
+    ASSERT_TRUE(perf.exited && perf.exit_code == 0) << perf.text();
+    const std::vector<std::string> perf_comms = script_field(perf_out, "comm");
+    EXPECT_EQ(std::find(perf_comms.begin(), perf_comms.end(), "shares"), perf_comms.end());
+    for (const std::string& file : {ours_out, perf_out}) {
+      const auto index = id_index_of(file);
+      ASSERT_EQ(index.size(), 1u) << file;
+      EXPECT_EQ(index[0].first, "-1") << file;
+    }
+  }
+  const std::string wide = dir + "/wide.data";
+  const RunResult r = testing::run_record({"-a", "--per-thread", "--no-buildid-mmap", "-N", "-o", wide, "--", "true"});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  EXPECT_EQ(testing::lines_with(r.err, "warning: --per-thread is ignored with -a/-C").size(), 1u) << r.err;
+  const auto index = id_index_of(wide);
+  ASSERT_EQ(index.size(), online_cpu_count()) << "one ring per CPU";
+  for (const auto& [cpu, tid] : index) EXPECT_NE(cpu, "-1");
+}
+
 // -p of a process in another mount namespace, as a container's: its binary
 // is the file its namespace sees at that path, not the host's. The host
 // has a copy of /bin/true at DIR/prog; the process's namespace mounts the
