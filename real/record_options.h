@@ -185,6 +185,7 @@ struct RecordOptions {
   // --per-thread: one ring per thread (cpu -1), with no inherit (the kernel
   // maps an inherited event of cpu -1 for no one), as perf's dummy cpu
   // map; per_thread_ignored: given with -a/-C, which perf lets win.
+  bool sample_cpu = false;  // --sample-cpu: CPU sampled with --overwrite and one event too (else always)
   bool per_thread = false;
   bool per_thread_ignored = false;
   bool switch_events = false;         // --switch-events: context_switch on the tracking event

@@ -106,11 +106,12 @@ class Difference:
 
 ANY = r".*"
 _DIFFERENCES = [
-    Difference("D1", ("sample_type.CPU",), None, "1", "ours always samples CPU",
+    Difference("D1", ("sample_type.CPU",), None, "1", "ours samples CPU (but with --overwrite and one event)",
                "the read-back counts losses per ring and the data-loss metric needs each sample's CPU; "
-               "perf samples it with -a/-C or --sample-cpu only"),
+               "perf samples it with -a/-C or --sample-cpu only; an overwrite ring has no LOST records"),
     Difference("D2", ("sample_type.IDENTIFIER", "sample_type.ID"), ANY, ANY,
-               "ours always samples IDENTIFIER; perf: none with one event, ID or IDENTIFIER with several",
+               "ours samples IDENTIFIER (but with --overwrite and one event); perf: none with one event, ID or "
+               "IDENTIFIER with several",
                "one sample layout for any number of events (EVENT_DESC ids, LOST per event)"),
     Difference("D3", ("read_format.ID",), "1", None, "perf reads counters with their ID",
                "ours reads each event alone (PERF_FORMAT_LOST), by its file descriptor"),
@@ -175,10 +176,11 @@ _DIFFERENCES = [
                "mean what it says (every Nth event); with -c 1 both sample every event",
                lambda c: "-c" in c.args and any(":" in a and a.split(":")[0] in ("sched", "syscalls") for a in c.args)),
     Difference("D21", ("overwrite.sample_bytes",), ANY, ANY,
-               "an overwrite ring's snapshot holds as many samples as fit: ours' are larger (CPU, IDENTIFIER: D1, "
-               "D2), so fewer of them; with --overwrite the samples are compared by bytes (count x size)",
-               "with -m 2 perf's 40-byte cpu-clock samples filled each snapshot 611 times, ours' 56-byte ones 437 "
-               "(2026-11-27): the same 24 KiB",
+               "an overwrite ring's snapshot holds as many samples as fit, and the two recorders' samples differ "
+               "in size (several events: ours' CPU, D1; -a: perf's IDENTIFIER for its dummy:HG, D7); with "
+               "--overwrite the samples are compared by bytes (count x size)",
+               "with one event ours samples as perf (since 2026-11-27; before, ours' 56-byte cpu-clock samples "
+               "filled a -m 2 snapshot 437 times where perf's 40-byte ones did 611; now 611 and 611)",
                lambda c: "--overwrite" in c.args),
     Difference("D22", ("hotspot",), ANY, r"unhandled event type N\s+PERF_RECORD_(UN)?THROTTLE",
                "hotspot-perfparser does not handle THROTTLE and UNTHROTTLE records, which the kernel writes into "

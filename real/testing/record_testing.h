@@ -78,7 +78,7 @@ std::vector<std::string> lines_with(const std::string& text, const std::string& 
 std::string perf_path();
 
 struct PerfView {
-  RunResult script;        // perf script -F time,cpu,event --show-lost-events
+  RunResult script;        // perf script -F time,cpu,event --show-lost-events (time,event: no CPU in the samples)
   RunResult report;        // perf report --stdio
   std::uint64_t samples = 0;       // sample lines of perf script
   std::uint64_t lost_records = 0;  // PERF_RECORD_LOST lines

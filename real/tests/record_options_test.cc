@@ -1068,5 +1068,38 @@ TEST(RecordOptions, PerThreadMeansNoInheritAndYieldsToCpuWideTargets) {
   EXPECT_FALSE(d.options.per_thread || d.options.per_thread_ignored);
 }
 
+
+// --overwrite with one event samples as perf: no IDENTIFIER, CPU only with
+// -a/-C or --sample-cpu (a snapshot then holds as many samples as perf's).
+// Everything else keeps ours' one layout (D1, D2).
+TEST(RecordOptions, OverwriteWithOneEventSamplesAsPerf) {
+  struct Case {
+    std::vector<std::string> args;
+    bool identifier;
+    bool cpu;
+  };
+  for (const Case& c : std::vector<Case>{{{"--overwrite"}, false, false},
+                                         {{"--overwrite", "--sample-cpu"}, false, true},
+                                         {{"--overwrite", "-a"}, false, true},
+                                         {{"--overwrite", "-C", "0"}, false, true},
+                                         {{"--overwrite", "-e", "cpu-clock,page-faults"}, true, true},
+                                         {{"--overwrite", "-D", "10"}, true, true},
+                                         {{}, true, true},
+                                         {{"-e", "page-faults"}, true, true}}) {
+    std::vector<std::string> args = c.args;
+    args.insert(args.end(), {"--", "true"});
+    SCOPED_TRACE(::testing::PrintToString(c.args));
+    const Parsed p = parse(args);
+    ASSERT_EQ(p.status, -1) << p.err;
+    std::vector<EventAttr> attrs;
+    ASSERT_EQ(make_attrs(p.options, attrs), "");
+    for (const EventAttr& a : attrs) {
+      EXPECT_EQ((a.attr.sample_type & PERF_SAMPLE_IDENTIFIER) != 0, c.identifier) << a.name;
+      EXPECT_EQ((a.attr.sample_type & PERF_SAMPLE_CPU) != 0, c.cpu) << a.name;
+      EXPECT_NE(a.attr.sample_type & PERF_SAMPLE_TIME, 0u) << a.name;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ringsim::real
