@@ -111,12 +111,14 @@ RecordBuilder::RecordBuilder(std::uint64_t sample_type, bool sample_id_all) {
 }
 
 void RecordBuilder::add_lost_samples(std::uint64_t lost, std::uint64_t id) {
-  VERIFY_MSG(identifier_, "LOST_SAMPLES records carry their event's id in the trailer's IDENTIFIER");
   const std::size_t start = bytes_.size();
   bytes_.resize(start + sizeof(perf_event_header));
   append(&lost, sizeof lost);
   finish_record(start, PERF_RECORD_LOST_SAMPLES, 0);
-  std::memcpy(bytes_.data() + bytes_.size() - sizeof id, &id, sizeof id);
+  // Without IDENTIFIER (ours with --overwrite and one event) the record
+  // names no event and perf takes the first, as in perf's own file
+  // (__record__save_lost_samples: the trailer the attr's sample_type has).
+  if (identifier_) std::memcpy(bytes_.data() + bytes_.size() - sizeof id, &id, sizeof id);
 }
 
 void RecordBuilder::append(const void* data, std::size_t size) {

@@ -99,7 +99,8 @@ class RecordBuilder {
   // many records as the entries need.
   void add_id_index(std::span<const IdIndexEntry> entries);
   // PERF_RECORD_LOST_SAMPLES {lost} for the event with `id` (in the
-  // trailer's IDENTIFIER, the rest 0), as perf record writes one per
+  // trailer's IDENTIFIER, the rest 0; with no IDENTIFIER in the
+  // sample_type, which only one event may lack, no id), as perf record writes one per
   // event, CPU and thread at its end from read_format's PERF_FORMAT_LOST
   // (perf report's "Total Lost Samples").
   void add_lost_samples(std::uint64_t lost, std::uint64_t id);

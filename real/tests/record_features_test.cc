@@ -405,6 +405,10 @@ TEST(RecordFeatures, NoBuildIdMmapReadsTheFilesAndSparesAPerfRecordBeside) {
   const std::string script = testing::record_path() + " -q -a -N --no-buildid-mmap -o " + dir +
                              "/beside.data -- sleep 2 & sleep 1; " + testing::perf_path() + " record -q -o " + dir +
                              "/victim.data -- /bin/true; echo victim=$?; wait";
+  // The shell is no recorder to testing::run: the lock is taken here, so
+  // that no other test's recording (ours' default asks for build-ids) runs
+  // beside the victim (CI-like runs aborted it so, 2026-11-27).
+  const testing::RecordingLockScope lock(testing::kRecordingLockWaitS);
   const RunResult r = testing::run({"/bin/sh", "-c", script});
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
   EXPECT_EQ(testing::lines_with(r.out, "victim=0").size(), 1u) << r.text();

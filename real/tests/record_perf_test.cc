@@ -14,6 +14,7 @@
 // time, the signals are sent once the file shows what the test waits for
 // (the header the recorder rewrites while recording), and the deadlines
 // only turn a hang into a failure.
+#include <linux/perf_event.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,11 +24,13 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "model/perf_data_file.h"
 #include "real/recorder.h"
 #include "real/tests/model_view.h"
 #include "real/tests/perf_tools.h"
@@ -651,6 +654,26 @@ FileResolution resolution_of(const std::string& path) {
   return f;
 }
 
+// The kernel's side-band records (COMM, MMAP, MMAP2, FORK with a time: not
+// synthesized) that `path` holds more than once, byte for byte.
+std::uint64_t side_band_repeats(const std::string& path) {
+  model::PerfDataFile file;
+  const std::string problem = model::read_perf_data(path, file);
+  EXPECT_TRUE(problem.empty()) << path << ": " << problem;
+  std::set<std::string> seen;
+  std::uint64_t repeats = 0;
+  file.for_each_record([&](const model::PerfRecord& r) {
+    if (r.type != PERF_RECORD_COMM && r.type != PERF_RECORD_MMAP && r.type != PERF_RECORD_MMAP2 &&
+        r.type != PERF_RECORD_FORK) {
+      return;
+    }
+    std::uint64_t time = 0;
+    if (!file.time_of(r, time) || time == 0) return;
+    repeats += seen.insert(std::string(reinterpret_cast<const char*>(r.bytes.data()), r.bytes.size())).second ? 0 : 1;
+  });
+  return repeats;
+}
+
 // --overwrite is a flight recorder: each snapshot SIGUSR2 asks for, and
 // the one at the end, is a file of its own that perf resolves alone. The
 // command execs after the recording began; its COMM and MMAP records are
@@ -711,6 +734,9 @@ TEST(RecordWithPerf, OverwriteSnapshotsAreFilesPerfResolvesOnTheirOwn) {
     EXPECT_EQ(f.unresolved, 0u) << path << ": " << f.first_bad;
     EXPECT_EQ(f.unnamed, 0u) << path << ": " << f.first_bad;
     burn_files += f.burn ? 1 : 0;
+    // The side-band carried from earlier snapshots, once (twice before
+    // 2026-11-27: at the file's opening and again at its snapshot).
+    EXPECT_EQ(side_band_repeats(path), 0u) << path;
   }
   EXPECT_GE(burn_files, 2) << "ringsim_test_burn resolved in fewer than two snapshot files";
   EXPECT_EQ(samples, ours.samples);

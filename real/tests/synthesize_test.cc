@@ -136,6 +136,32 @@ TEST(Synthesize, RecordLayoutsAsPerfWritesThem) {
   EXPECT_EQ(bare.trailer_bytes(), 0u);
 }
 
+// LOST_SAMPLES (perf's record__read_lost_samples at the end): the lost
+// count, then the trailer the attr's sample_type has, with the event's id
+// in IDENTIFIER; without IDENTIFIER (ours with --overwrite and one event,
+// as perf's one event) no id, and no failure (a VERIFY aborted the
+// recorder there for a day, 2026-11-27: a snapshot's paused ring counts
+// lost samples).
+TEST(Synthesize, LostSamplesCarryTheIdWhereTheTrailerHasOne) {
+  RecordBuilder with_id(kSampleType, true);
+  with_id.add_lost_samples(5, 0x1234);
+  ASSERT_EQ(with_id.bytes().size(), 8u + 8 + 32);
+  EXPECT_EQ(load<std::uint64_t>(with_id.bytes(), 8), 5u);
+  EXPECT_EQ(load<std::uint64_t>(with_id.bytes(), 8 + 8 + 24), 0x1234u) << "IDENTIFIER, the trailer's last";
+  const std::uint64_t no_identifier = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD;
+  RecordBuilder without(no_identifier, true);
+  EXPECT_EQ(without.trailer_bytes(), 16u);  // TID, TIME
+  without.add_lost_samples(7, 0x1234);
+  ASSERT_EQ(without.bytes().size(), 8u + 8 + 16);
+  const std::span<const std::byte> bytes = without.bytes();
+  EXPECT_EQ(load<std::uint16_t>(bytes, 6), 8u + 8 + 16) << "header size";
+  EXPECT_EQ(load<std::uint32_t>(bytes, 0), static_cast<std::uint32_t>(PERF_RECORD_LOST_SAMPLES));
+  EXPECT_EQ(load<std::uint64_t>(bytes, 8), 7u);
+  EXPECT_EQ(load<std::uint64_t>(bytes, 16), 0u);
+  EXPECT_EQ(load<std::uint64_t>(bytes, 24), 0u);
+  EXPECT_EQ(without.counts().records, 1u);
+}
+
 TEST(Synthesize, ThisProcessItsThreadsAndItsExecutable) {
   std::atomic<bool> done{false};
   std::thread other([&] {

@@ -396,6 +396,21 @@ TEST_F(Interpose, RingsimRecordTimestampNamedFilesAreJudgedUnderTheirNewNames) {
   EXPECT_GE(stamped, 2u) << "the last run's files, each under its time stamp";
 }
 
+// ringsim-record --overwrite: each snapshot a file of its own, carrying the
+// side-band records of earlier snapshots once (an oracle's exactly_once:
+// before 2026-11-27 a snapshot's file held them twice, added at its opening
+// and again at its snapshot: 16 of these 30 seeds failed).
+TEST_F(Interpose, RingsimRecordOverwriteSnapshotsCarryTheSideBandOnce) {
+  const std::string out = (dir_ / "flight.data").string();
+  const Ran r = run(runfile("sim/interpose/ringsim-run") + " --shrink-s 0 --failures-dir " +
+                    (dir_ / "failures").string() + " --seed 777 --runs 30 -- " + runfile("real/record") +
+                    " --staging off -q --overwrite -o " + out + " -- /bin/true");
+  EXPECT_NE(r.out.find("30 runs, 0 failed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("side-band copies carried into numbered files"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("SIGUSR2 delivered"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(" 0 SIGUSR2 delivered"), std::string::npos) << "snapshots were asked for: " << r.out;
+}
+
 // ringsim-record --switch-output writes FILE, FILE.1, FILE.2, ... (opened
 // anew, not renamed): every file is judged, the records across them once.
 // Seeds 1..5: the last one switches (FILE.1 is its own; since the kernel
