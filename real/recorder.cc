@@ -851,7 +851,7 @@ bool Recording::set_filters(std::span<const pid_t> own_threads) {
     if (excludes_self(o_.event_filters[e - first]) == own_threads.empty()) continue;
     const std::string filter = compose_filter(o_.event_filters[e - first], own_threads);
     if (filter.empty()) continue;
-    if (filter.size() >= kFilterBytesMax) {
+    if (!own_threads.empty() && filter.size() >= kFilterBytesMax) {
       return fail(kExitUsage, "--exclude-perf on " + attrs_[e].name + ": the recorder's " +
                                   std::to_string(own_threads.size()) + " threads make a filter of " +
                                   std::to_string(filter.size()) + " bytes, above the kernel's " +
