@@ -3,7 +3,9 @@
 // tracking the header rewrites rely on, and a full file system (a small
 // tmpfs, root only) at every layer.
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <linux/perf_event.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -162,6 +164,43 @@ TEST(RealDisk, TimestampNamesRenameEachClosedFileAndNeverReplaceOne) {
   std::size_t earlier = 0;
   for (const std::string& f : files_in(taken_dir)) earlier += read_file(f) == "earlier";
   EXPECT_EQ(earlier, 200u) << "no file replaced";
+}
+
+// A rename that fails (here an immutable file, which even root may not
+// rename: EPERM) leaves the file whole under its name, says so once in
+// rename_problem(), and is no error of close_output. Skipped where the file
+// system has no immutable flag.
+TEST(RealDisk, TimestampNameRefusedKeepsTheFileWholeUnderItsName) {
+  const std::string dir = testing::temp_dir("disk-ts-refused");
+  const std::string path = dir + "/out.data";
+  RealDisk disk(path, 1);
+  disk.set_timestamp_names(true);
+  ASSERT_EQ(disk.open_output(0), 0);
+  ASSERT_EQ(disk.write_at(bytes_of("kept"), 0), 4);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  int flags = 0;
+  if (::ioctl(fd, FS_IOC_GETFLAGS, &flags) != 0) {
+    ::close(fd);
+    ASSERT_EQ(disk.close_output(), 0);
+    GTEST_SKIP() << "no file flags here (FS_IOC_GETFLAGS): " << std::strerror(errno);
+  }
+  const int immutable = flags | FS_IMMUTABLE_FL;
+  if (::ioctl(fd, FS_IOC_SETFLAGS, &immutable) != 0) {
+    ::close(fd);
+    ASSERT_EQ(disk.close_output(), 0);
+    GTEST_SKIP() << "cannot make the file immutable (needs CAP_LINUX_IMMUTABLE): " << std::strerror(errno);
+  }
+  const int closed = disk.close_output();
+  ::ioctl(fd, FS_IOC_SETFLAGS, &flags);  // so that the directory can be removed
+  ::close(fd);
+  EXPECT_EQ(closed, 0) << "a file that keeps its name is still whole";
+  EXPECT_NE(disk.rename_problem().find("--timestamp-filename: renaming " + path + ": EPERM"), std::string::npos)
+      << disk.rename_problem();
+  EXPECT_EQ(disk.paths(), (std::vector<std::string>{path}));
+  EXPECT_EQ(disk.current_path(), path);
+  EXPECT_EQ(read_file(path), "kept");
+  EXPECT_EQ(files_in(dir), (std::vector<std::string>{path}));
 }
 
 TEST(RealDisk, OpenErrorsAreErrnosTheRecorderExplains) {
