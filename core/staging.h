@@ -78,6 +78,11 @@ struct StagingOptions {
   // wait_ns. Fewer wakeups, larger writes.
   std::uint64_t wake_bytes = 0;
   std::uint64_t wait_ns = 10'000'000;  // one wait of either side
+  // Each round wakes a waiting writing side (else it takes rounds with the
+  // data, or after wait_ns): for a writer that acts on requests at round
+  // ends (ringsim-record's --switch-output=signal: a SIGUSR2 while no data
+  // comes must switch at once, not when the next data does).
+  bool notify_rounds = false;
   std::uint32_t full_waits_max = 1'000;  // the reading side's waits for room, per chunk
   std::uint64_t drain_steps_max = std::uint64_t{1} << 62;  // the writing side's loop bound
   std::uint64_t entries_max = 0;  // the entry queue's size (entries_for); 0: derived from bytes
@@ -266,12 +271,14 @@ class Staging {
       if (all_drained) last.round_ns = now;
       last.all_drained = last.all_drained || all_drained;
       stats_.rounds_merged++;
+      if (options_.notify_rounds) sync_.notify(StagingSide::data);
       return 0;
     }
     Entry& e = push();
     e.kind = StagedKind::round;
     e.all_drained = all_drained;
-    e.round_ns = now;  // the writing side takes it with the data (no wakeup for a round)
+    e.round_ns = now;  // the writing side takes it with the data (no wakeup for a round, unless notify_rounds)
+    if (options_.notify_rounds) sync_.notify(StagingSide::data);
     return 0;
   }
 

@@ -258,6 +258,11 @@ std::string parse_event(std::string_view text, perf_event_attr& attr) {
   return parse_modifiers(text, modifiers, attr);
 }
 
+// An event's problem ("-e TEXT: ...") said of another option's event.
+std::string without_event_option(const std::string& problem) {
+  return problem.rfind("-e ", 0) == 0 ? problem.substr(3) : problem;
+}
+
 std::string expand_events(const std::vector<std::string>& lists, std::vector<std::string>& out,
                           std::vector<int>* groups_out, std::vector<std::string>* group_modifiers_out) {
   std::vector<std::string> expanded;
@@ -420,6 +425,7 @@ struct RawOptions {
   std::vector<std::string> cgroups;    // -G, in order (each a comma-separated list)
   std::string call_graph_text;
   std::string switch_text;
+  std::vector<std::string> switch_events;  // --switch-output-event, in order (each a comma-separated list)
   std::string switch_max_files_text;
   CLI::Option* switch_max_files_option = nullptr;  // given, even as ""
   std::string max_size_text;
@@ -590,6 +596,10 @@ void add_output_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
   app.add_option("--switch-output", raw.switch_text,
                  "a new file after SIZE bytes of data (e.g. 100M), every TIME (30s, 5m, 1h, 1d as perf; or 100ms), "
                  "or at each SIGUSR2 (signal; bare --switch-output)");
+  app.add_option("--switch-output-event", raw.switch_events,
+                 "a new file (with --overwrite a snapshot) at each record of these events (-e's syntax; "
+                 "tracepoints sample each hit, other events each occurrence unless period= says), as perf's "
+                 "SIGUSR2 from its side-band thread; implies --switch-output=signal");
   raw.switch_max_files_option = app.add_option("--switch-max-files", raw.switch_max_files_text,
                  "keep at most N output files, the oldest removed (as perf)");
   raw.max_size_option = app.add_option("--max-size", raw.max_size_text,
@@ -1040,6 +1050,25 @@ std::string apply_group(const RawOptions& raw, RecordOptions& o) {
   return "";
 }
 
+// --switch-output and --switch-output-event.
+std::string apply_switch_output(const RawOptions& raw, RecordOptions& o) {
+  if (!raw.switch_text.empty()) {
+    const std::string problem =
+        parse_switch_output(raw.switch_text, o.switch_output_bytes, o.switch_output_ns, o.switch_output_signal);
+    if (!problem.empty()) return problem;
+  }
+  if (raw.switch_events.empty()) return "";
+  // perf's switch_output_setup: --switch-output-event implies
+  // --switch-output=signal (perf then drops a SIZE or TIME given too; ours
+  // keeps both).
+  if (const std::string problem = expand_events(raw.switch_events, o.switch_output_events, nullptr, nullptr);
+      !problem.empty()) {
+    return "--switch-output-event: " + without_event_option(problem);
+  }
+  o.switch_output_signal = true;
+  return "";
+}
+
 int apply(const RawOptions& raw, RecordOptions& o) {
   // As perf record: with no -o and standard output a pipe, the pipe format
   // to it (ringsim-record -- CMD | perf report -i -).
@@ -1098,10 +1127,8 @@ int apply(const RawOptions& raw, RecordOptions& o) {
     }
     o.switch_max_files = static_cast<std::uint32_t>(n);
   }
-  if (!raw.switch_text.empty()) {
-    const std::string problem =
-        parse_switch_output(raw.switch_text, o.switch_output_bytes, o.switch_output_ns, o.switch_output_signal);
-    if (!problem.empty()) return core::usage_error(kAppName, problem);
+  if (const std::string problem = apply_switch_output(raw, o); !problem.empty()) {
+    return core::usage_error(kAppName, problem);
   }
   if (o.switch_max_files > 0 && !o.rotates()) {
     return core::usage_error(kAppName, "--switch-max-files=" + raw.switch_max_files_text +
@@ -1262,7 +1289,8 @@ namespace {
 std::string check_targets(const RecordOptions& o) {
   if (o.all_user && o.all_kernel) return "--all-user and --all-kernel exclude each other";
   if (o.pipe_output() && o.rotates()) {
-    return "-o - (a pipe): one stream, no --switch-output or --overwrite (they write several files)";
+    return "-o - (a pipe): one stream, no --switch-output, --switch-output-event or --overwrite (they write "
+           "several files)";
   }
   if (o.pipe_output() && o.aio_cblocks > 0) {
     return "-o - (a pipe) with --aio " + std::to_string(o.aio_cblocks) +
@@ -1295,6 +1323,11 @@ std::string check_events(const RecordOptions& o) {
     if (grouped && o.delayed()) return "-D with event groups {...}: not supported (the leaders would wait, not the group)";
   }
   if (o.events.size() > kEventsMax) return "-e: more than " + std::to_string(kEventsMax) + " events";
+  if (o.switch_output_events.size() > kEventsMax) {
+    return "--switch-output-event: more than " + std::to_string(kEventsMax) + " events";
+  }
+  std::vector<perf_event_attr> triggers;
+  if (std::string problem = make_trigger_attrs(o, triggers); !problem.empty()) return problem;
   perf_event_attr attr{};
   for (const std::string& e : o.events) {
     if (std::string problem = parse_event(e, attr); !problem.empty()) return problem;
@@ -1490,6 +1523,32 @@ std::string make_event_attr(const RecordOptions& o, std::uint64_t register_mask,
 }
 
 }  // namespace
+
+std::string make_trigger_attrs(const RecordOptions& o, std::vector<perf_event_attr>& out) {
+  out.clear();
+  for (const std::string& event : o.switch_output_events) {
+    perf_event_attr attr{};
+    attr.size = sizeof attr;
+    if (std::string problem = parse_event(event, attr); !problem.empty()) {
+      return "--switch-output-event: " + without_event_option(problem);
+    }
+    // Each hit of a tracepoint, as perf's (period 1); any other event each
+    // occurrence unless its period= or freq= term says otherwise, where
+    // perf's parse_events leaves period 0 and the event never fires.
+    if (attr.sample_period == 0) {
+      attr.freq = 0;
+      attr.sample_period = 1;
+    }
+    attr.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+    attr.sample_id_all = 1;
+    // A wakeup at every record, as perf's evlist__set_cb.
+    attr.watermark = 1;
+    attr.wakeup_watermark = 1;
+    attr.disabled = 1;
+    out.push_back(attr);
+  }
+  return "";
+}
 
 std::string make_attrs(const RecordOptions& o, std::vector<EventAttr>& out) {
   if (std::string problem = check_options(o); !problem.empty()) return problem;

@@ -122,6 +122,10 @@ struct RecordOptions {
   // file every TIME (with --overwrite: a snapshot every TIME, each its own
   // file). 0: none.
   std::uint64_t switch_output_ns = 0;
+  // --switch-output-event: each record of these events (expanded as -e's,
+  // tracepoints from globs) asks for a new file, as SIGUSR2 does (perf's
+  // side-band thread); sets switch_output_signal. Empty: none.
+  std::vector<std::string> switch_output_events;
   // --switch-max-files=N: at most N files are kept, the oldest removed as
   // a new one is finished (perf's). 0: all.
   std::uint32_t switch_max_files = 0;
@@ -338,6 +342,10 @@ std::string check_options(const RecordOptions& options);
 // after the delay (enable_on_exec 0), as perf adds its tracking dummy for
 // -D. "" or the problem.
 std::string make_attrs(const RecordOptions& options, std::vector<EventAttr>& out);
+// --switch-output-event's events: each samples every hit or occurrence
+// (unless a period= or freq= term), TIME and CPU, woken at each record,
+// disabled until the recording starts.
+std::string make_trigger_attrs(const RecordOptions& options, std::vector<perf_event_attr>& out);
 
 // Splits "a,b" lists of -p/-t values into task ids. "" or the problem.
 std::string parse_task_list(std::string_view option, std::string_view text, std::vector<int>& out);

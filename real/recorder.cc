@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -30,6 +31,7 @@
 #include "real/process.h"
 #include "real/reading_threads.h"
 #include "real/staging_sync.h"
+#include "real/switch_trigger.h"
 #include "real/synthesize.h"
 #include "real/thread_priority.h"
 #include "real/tracepoints.h"
@@ -49,6 +51,9 @@ constexpr std::uint64_t kCommandGraceNs = 5'000 * kNsPerMs;
 // A round budget no recording reaches (2^62 rounds): the loop stays
 // bounded without ending a long recording.
 constexpr std::uint64_t kRoundsMax = std::uint64_t{1} << 62;
+// The command's name between fork and exec, perf's (evlist.c), which the
+// tools reading perf.data know (a process named so has not exec'd yet).
+constexpr const char* kCommandCommBeforeExec = "perf-exec";
 
 // The command: started held before exec, released once the events and the
 // file are ready; from then on the session polls its pidfd with the rings
@@ -68,14 +73,19 @@ class Command {
   Error start(const std::vector<std::string>& argv, bool stdout_to_stderr) {
     ProcessOptions options;
     options.hold = true;
-    if (stdout_to_stderr) {
+    options.prepare = [stdout_to_stderr] {
+      // Named as perf names its workload before the exec
+      // (evlist__prepare_workload: prctl(PR_SET_NAME, "perf-exec")), so
+      // that the COMM synthesized for it (synthesize()) and samples taken
+      // before the exec carry the name readers of perf.data know (and
+      // not the recorder's). A prctl cannot fail for a valid name.
+      ::prctl(PR_SET_NAME, kCommandCommBeforeExec);
+      if (!stdout_to_stderr) return 0;
       // The recorder ignores SIGPIPE then (record()); the command gets the
       // default back (an ignored signal stays ignored across exec).
-      options.prepare = [] {
-        ::signal(SIGPIPE, SIG_DFL);
-        return ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0 ? 126 : 0;
-      };
-    }
+      ::signal(SIGPIPE, SIG_DFL);
+      return ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0 ? 126 : 0;
+    };
     return process_.start(argv, options);
   }
 
@@ -475,9 +485,11 @@ class Recording {
   bool set_filters() { return set_filters({}); }
   bool set_filters(std::span<const pid_t> own_threads);
   bool exclude_own_threads();
+  bool open_trigger();
   bool fall_back(const Error& e);
   bool describe_events();
   bool open_output();
+  void choose_staging_options();
   bool file_features(const core::FinishedFile& file, core::PerfFeatures& out);
   int synthesize(std::uint32_t file_index, bool first_of_file = true);
   int switch_file();
@@ -577,6 +589,7 @@ class Recording {
   std::vector<int> cgroup_fds_;             // -G: per attr, its cgroup's directory or -1; closed by the destructor
   ControlFds control_fds_;                  // --control; closed by the destructor
   std::unique_ptr<ControlServer> control_;  // serves them on the polling thread
+  std::unique_ptr<SwitchTrigger> trigger_;  // --switch-output-event
  public:
   ~Recording() {
     close_control(control_fds_);
@@ -602,8 +615,8 @@ int Recording::run() {
     return status_;
   }
   const bool ready = make_event_attrs() && open_control() && open_cgroups() && choose_cpus() && find_tasks() && install_signals() &&
-                     start_command() && set_priority() && open_events() && set_filters() && describe_events() &&
-                     open_output();
+                     start_command() && set_priority() && open_events() && set_filters() && open_trigger() &&
+                     describe_events() && open_output();
   if (!ready) {
     print_error(error_line_);
     return status_;
@@ -884,6 +897,28 @@ bool Recording::exclude_own_threads() {
   return set_filters(own);
 }
 
+// --switch-output-event: its events where perf's side-band thread opens
+// them (evlist__start_sb_thread on the recording's target): each CPU's
+// every task with -a and -C, and for a command too (perf's thread map is
+// then the dummy, pid -1: any task's hit switches); each task of -p, -t, -u
+// (no inherit, as perf's: threads they start later do not trigger).
+bool Recording::open_trigger() {
+  if (o_.switch_output_events.empty()) return true;
+  std::vector<perf_event_attr> attrs;
+  if (const std::string problem = make_trigger_attrs(o_, attrs); !problem.empty()) return fail(kExitUsage, problem);
+  std::vector<EventTarget> targets;
+  if (o_.attach()) {
+    for (const pid_t task : tasks_) targets.push_back(EventTarget{task, -1, -1});
+  } else {
+    for (const int cpu : cpus_) targets.push_back(EventTarget{-1, cpu, -1});
+  }
+  trigger_ = std::make_unique<SwitchTrigger>();
+  if (const Error e = trigger_->open(attrs, o_.switch_output_events, targets); !e.ok()) {
+    return fail(session_error_status(e), e.message);
+  }
+  return true;
+}
+
 // The file's attributes: each event with its ids (ring by ring, as
 // shared_ring_specs or per_thread_ring_specs laid them out), and the id
 // index.
@@ -913,6 +948,35 @@ bool Recording::describe_events() {
 }
 
 // The output file and the writer, which writes its header.
+// The staging buffer's options: its size, batches, and when each side
+// wakes the other.
+void Recording::choose_staging_options() {
+  const std::uint64_t total = session_->data_size_bytes_max() * session_->mapping_count();
+  so_.chunk_bytes_max = session_->data_size_bytes_max();
+  so_.bytes = o_.staging_bytes > 0
+                  ? o_.staging_bytes
+                  : std::clamp(total * kStagingRingMultiple, kStagingDefaultMinBytes,
+                               std::max(kStagingDefaultMaxBytes, 2 * so_.chunk_bytes_max));
+  so_.batch_bytes_max = std::max(so_.chunk_bytes_max, std::min(so_.bytes / 4, std::uint64_t{4} << 20));
+  // The writer wakes for kWriterWakeMaxBytes staged (at most half a
+  // batch; with --switch-output at most its size, so that files switch
+  // near it), or as often as the rings are read (at most every
+  // kWriterWaitMaxMs); the reader waits for room for 10 s in all
+  // (StagingOptions), as at the default's 1,000 waits of 10 ms.
+  so_.wake_bytes = std::min(so_.batch_bytes_max / 2, kWriterWakeMaxBytes);
+  if (o_.switch_output_bytes > 0) so_.wake_bytes = std::min(so_.wake_bytes, o_.switch_output_bytes);
+  so_.wait_ns = std::min(read_interval_ns(), kWriterWaitMaxMs * kNsPerMs);
+  if (o_.switch_output_ns > 0) so_.wait_ns = std::min(so_.wait_ns, switch_check_ns());
+  // --switch-output=signal (and --switch-output-event): the writer
+  // switches at the end of the round a request woke the reader for, at
+  // once. Before 2026-11-27 it took that round at its next look (up to
+  // kWriterWaitMaxMs later), and requests within it coalesced: three
+  // SIGUSR2s 0.4 s apart to an idle recording gave 2 files where perf
+  // gives 4.
+  so_.notify_rounds = o_.switch_output_signal;
+  so_.full_waits_max = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, 10 * kNsPerSecond / so_.wait_ns));
+}
+
 bool Recording::open_output() {
   wo_.mode = o_.aio_cblocks == 0 ? core::WriteMode::serial : core::WriteMode::aio;
   wo_.cblocks = o_.aio_cblocks == 0 ? 1 : o_.aio_cblocks;
@@ -920,23 +984,7 @@ bool Recording::open_output() {
   wo_.buffer_bytes = session_->data_size_bytes_max();
   if (o_.staged) {
     // The writer's buffers belong to no ring: one set, a batch each.
-    const std::uint64_t total = session_->data_size_bytes_max() * session_->mapping_count();
-    so_.chunk_bytes_max = session_->data_size_bytes_max();
-    so_.bytes = o_.staging_bytes > 0
-                    ? o_.staging_bytes
-                    : std::clamp(total * kStagingRingMultiple, kStagingDefaultMinBytes,
-                                 std::max(kStagingDefaultMaxBytes, 2 * so_.chunk_bytes_max));
-    so_.batch_bytes_max = std::max(so_.chunk_bytes_max, std::min(so_.bytes / 4, std::uint64_t{4} << 20));
-    // The writer wakes for kWriterWakeMaxBytes staged (at most half a
-    // batch; with --switch-output at most its size, so that files switch
-    // near it), or as often as the rings are read (at most every
-    // kWriterWaitMaxMs); the reader waits for room for 10 s in all
-    // (StagingOptions), as at the default's 1,000 waits of 10 ms.
-    so_.wake_bytes = std::min(so_.batch_bytes_max / 2, kWriterWakeMaxBytes);
-    if (o_.switch_output_bytes > 0) so_.wake_bytes = std::min(so_.wake_bytes, o_.switch_output_bytes);
-    so_.wait_ns = std::min(read_interval_ns(), kWriterWaitMaxMs * kNsPerMs);
-    if (o_.switch_output_ns > 0) so_.wait_ns = std::min(so_.wait_ns, switch_check_ns());
-    so_.full_waits_max = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, 10 * kNsPerSecond / so_.wait_ns));
+    choose_staging_options();
     if (const std::string problem = core::validate(so_); !problem.empty()) {
       return fail(kExitUsage, "--staging " + std::to_string(so_.bytes) + ": " + problem + " (-m " +
                                   std::to_string(o_.mmap_pages) + ": a ring holds " +
@@ -1019,12 +1067,23 @@ int Recording::synthesize(std::uint32_t file_index, bool first_of_file) {
     for (const pid_t pid : processes_) synthesize_process(pid, kinds, *builder_, synthesis_, ns);
   } else if (later && has_command_ && command_.pid() > 0) {
     for (const pid_t pid : process_tree(command_.pid())) synthesize_process(pid, kinds, *builder_, synthesis_, ns);
-  } else if (ns && has_command_ && command_.pid() > 0) {
-    // The command, held before its exec: its namespaces now are its
-    // namespaces then (perf synthesizes its workload's thread map).
-    NamespaceLink links[kNamespaces];
-    const auto pid = static_cast<std::uint32_t>(command_.pid());
-    if (namespace_links(command_.pid(), links)) builder_->add_namespaces(pid, pid, links);
+  }
+  if (!later && has_command_ && command_.pid() > 0) {
+    // The command, held before its exec: its COMM ("perf-exec") and its
+    // namespaces now are its own then, whatever --synth says, as perf's
+    // __cmd_record writes them for its forked workload (before
+    // 2026-11-27 ours wrote no COMM: samples before the exec were
+    // unnamed, and --synth=no left out the NAMESPACES too).
+    const pid_t pid = command_.pid();
+    // The summary counts distinct pids per file: -a's walk of /proc (and
+    // -p's or -u's list) may have named the held command already.
+    const bool named = o_.synth_tasks && (o_.cpu_wide() || (o_.attach() && std::find(processes_.begin(),
+                                                                                      processes_.end(), pid) !=
+                                                                                processes_.end()));
+    if (synthesize_held_command(pid, *builder_, ns)) {
+      synthesis_.threads++;
+      if (!named) synthesis_.processes++;
+    }
   }
   // The side-band kept (the kernel's records of earlier files), each once
   // in a file: at its opening all of it, at its --overwrite snapshot only
@@ -1124,6 +1183,10 @@ void Recording::synthesize_first_file() {
 // enables its own events; with the others it only sets how long).
 bool Recording::start_events() {
   watch_control();  // on the polling thread, before its first poll
+  // Its thread first, so that --exclude-perf leaves it out too.
+  if (trigger_ != nullptr) {
+    if (const Error e = trigger_->start(); !e.ok()) return fail(kExitOsError, e.message);
+  }
   if (!exclude_own_threads()) return false;
   if (!o_.command_target()) {
     if (const Error e = enable_at_start(); !e.ok()) return fail(kExitOsError, e.message);
@@ -1411,6 +1474,7 @@ void Recording::write_lost_samples() {
 }
 
 void Recording::finish(bool started) {
+  if (trigger_ != nullptr) trigger_->stop();  // the loop has ended: a request now would change nothing
   if (const Error e = command_.finish(); !e.ok()) fail(kExitCommandFailed, e.message);
   write_lost_samples();
   const int finished = writer_->finish();
@@ -1514,6 +1578,12 @@ void Recording::print_files(const FileStats& back) const {
                " earlier file(s) of the same name as NAME.old");
   }
   if (!disk_->rename_problem().empty()) print_line("warning: " + disk_->rename_problem());
+  if (trigger_ != nullptr) {
+    const SwitchTrigger::Stats t = trigger_->stats();
+    print_line("switch-output-event: " + std::to_string(t.records) + " records on " +
+               std::to_string(trigger_->events()) + " events, " + std::to_string(t.requests) +
+               " switch requests (requests the recording had not taken yet coalesce)");
+  }
   print_line("samples written: " + std::to_string(ws.records.samples - cut.samples));
   print_line("records lost: " + std::to_string(ws.records.lost_sum - cut.lost_sum) + " (sum of " +
              std::to_string(ws.records.lost_records - cut.lost_records) + " PERF_RECORD_LOST records)");

@@ -278,6 +278,17 @@ std::string synthesize_kernel_mmap(RecordBuilder& builder) {
   return "";
 }
 
+bool synthesize_held_command(pid_t pid, RecordBuilder& builder, bool namespaces) {
+  std::string comm;
+  if (!read_first_line("/proc/" + std::to_string(pid) + "/comm", comm)) return false;
+  const auto id = static_cast<std::uint32_t>(pid);
+  NamespaceLink links[kNamespaces];
+  const bool with_links = namespaces && namespace_links(pid, links);
+  builder.add_comm(id, id, comm);
+  if (with_links) builder.add_namespaces(id, id, links);
+  return true;
+}
+
 bool synthesize_process(pid_t pid, MapKinds kinds, RecordBuilder& builder, SynthesisStats& stats, bool namespaces) {
   const std::string dir = "/proc/" + std::to_string(pid);
   const std::size_t rollback = builder.bytes().size();

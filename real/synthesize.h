@@ -148,6 +148,13 @@ enum class MapKinds : std::uint8_t { executable, executable_and_data, none };
 bool synthesize_process(pid_t pid, MapKinds kinds, RecordBuilder& builder, SynthesisStats& stats,
                         bool namespaces = false);
 
+// A command held before its exec (pid = tid, one thread): its COMM from
+// /proc (the name it was given, "perf-exec" for ringsim-record's as for
+// perf's), then with `namespaces` its NAMESPACES, as perf's __cmd_record
+// synthesizes its forked workload whatever --synth says (so that samples
+// before the exec COMM are named). false if it is gone (nothing added).
+bool synthesize_held_command(pid_t pid, RecordBuilder& builder, bool namespaces);
+
 // Every process in /proc.
 void synthesize_all_processes(MapKinds kinds, RecordBuilder& builder, SynthesisStats& stats,
                               bool namespaces = false);

@@ -1044,6 +1044,52 @@ TEST(RecordOptions, SynthTakesPerfsKinds) {
 }
 
 
+// --switch-output-event: its events as -e's (lists, repeats), implying
+// --switch-output=signal; each samples every occurrence (period 1) unless a
+// period= term says otherwise, where perf's parse_events leaves period 0
+// (strace of perf 6.1: its trigger then never fires); woken at every
+// record (watermark 1), as perf's evlist__set_cb; no inherit.
+TEST(RecordOptions, SwitchOutputEventTriggersOnEveryOccurrence) {
+  Parsed p = parse({"--switch-output-event", "page-faults,cpu-clock", "--switch-output-event",
+                    "software/config=2,period=7/", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_EQ(p.options.switch_output_events,
+            (std::vector<std::string>{"page-faults", "cpu-clock", "software/config=2,period=7/"}));
+  EXPECT_TRUE(p.options.switch_output_signal);
+  EXPECT_EQ(p.options.switch_output_bytes, 0u);
+  std::vector<perf_event_attr> attrs;
+  ASSERT_EQ(make_trigger_attrs(p.options, attrs), "");
+  ASSERT_EQ(attrs.size(), 3u);
+  const std::uint64_t periods[] = {1, 1, 7};
+  for (std::size_t i = 0; i < attrs.size(); i++) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(attrs[i].sample_period, periods[i]);
+    EXPECT_EQ(attrs[i].freq, 0u);
+    EXPECT_EQ(attrs[i].watermark, 1u);
+    EXPECT_EQ(attrs[i].wakeup_watermark, 1u);
+    EXPECT_EQ(attrs[i].disabled, 1u);
+    EXPECT_EQ(attrs[i].inherit, 0u);
+    EXPECT_EQ(attrs[i].write_backward, 0u) << "its own ring, read by its own thread";
+  }
+  EXPECT_EQ(attrs[0].type, static_cast<std::uint32_t>(PERF_TYPE_SOFTWARE));
+  EXPECT_EQ(attrs[0].config, static_cast<std::uint64_t>(PERF_COUNT_SW_PAGE_FAULTS));
+  // With --switch-output=SIZE both hold (perf drops the SIZE).
+  p = parse({"--switch-output=1M", "--switch-output-event", "page-faults", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  EXPECT_EQ(p.options.switch_output_bytes, std::uint64_t{1} << 20);
+  EXPECT_TRUE(p.options.switch_output_signal);
+  // Bad events, and a pipe: one line, 64.
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"--switch-output-event", "bogus", "--", "true"},
+        std::vector<std::string>{"--switch-output-event", "", "--", "true"},
+        std::vector<std::string>{"--switch-output-event", "page-faults", "-o", "-", "--", "true"}}) {
+    SCOPED_TRACE(bad[1] + " " + bad[2]);
+    const Parsed b = parse(bad);
+    EXPECT_EQ(b.status, 64);
+    EXPECT_NE(b.err.find("--switch-output-event"), std::string::npos) << b.err;
+  }
+}
+
 // --per-thread: no inherit (perf's evlist__config with the dummy cpu map);
 // with -a or -C it is ignored, as perf, and said.
 TEST(RecordOptions, PerThreadMeansNoInheritAndYieldsToCpuWideTargets) {

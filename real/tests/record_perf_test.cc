@@ -788,6 +788,49 @@ TEST(RecordWithPerf, SwitchOutputOnSignalStartsAFileAtEachSigusr2) {
   EXPECT_EQ(samples, ours.samples);
 }
 
+// The files in `dir` whose names begin with `prefix`.
+std::size_t files_named(const std::string& dir, const std::string& prefix) {
+  std::size_t n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().filename().string().rfind(prefix, 0) == 0) n++;
+  }
+  return n;
+}
+
+// --switch-output=signal while no data comes (an idle command): perf opens
+// a file at each SIGUSR2 at once (its loop wakes by EINTR). Ours' writer
+// took the request only with the next data, or at its next look up to 1 s
+// later, and the signals in between coalesced: three SIGUSR2s 300 ms apart
+// gave 2 files where perf gives 4 (2026-11-27). Now the round the signal
+// woke the reader for wakes the writer (StagingOptions::notify_rounds).
+TEST(RecordWithPerf, SwitchOutputOnSignalSwitchesAtOnceWithNoDataComing) {
+  REQUIRE_PERF();
+  const testing::RecordingLockScope lock(testing::kRecordingLockWaitS);
+  for (const bool perf : {true, false}) {
+    SCOPED_TRACE(perf ? "perf" : "ours");
+    const std::string dir = testing::temp_dir(perf ? "switch-idle-perf" : "switch-idle-ours");
+    const std::string out = dir + "/out.data";
+    const std::vector<std::string> recorder =
+        perf ? std::vector<std::string>{testing::perf_path(), "record", "-q", "--no-bpf-event"}
+             : std::vector<std::string>{testing::record_path(), "-q"};
+    Process p;
+    ASSERT_TRUE(
+        testing::start(p, concat(recorder, {"-e", "page-faults", "--switch-output", "-o", out, "--", "sleep", "30"}))
+            .ok());
+    ASSERT_TRUE(testing::wait_until([&] { return testing::file_size(out) > 0 || p.has_exited(); }));
+    for (int i = 0; i < 3; i++) {
+      ::usleep(300'000);
+      ASSERT_FALSE(p.has_exited()) << testing::finish(p).text();
+      p.signal(SIGUSR2);
+    }
+    ::usleep(300'000);
+    p.signal(SIGINT);
+    const RunResult r = testing::finish(p);
+    ASSERT_FALSE(r.timed_out) << r.text();
+    EXPECT_EQ(files_named(dir, "out.data"), 4u) << "three SIGUSR2s and the end: " << r.text();
+  }
+}
+
 // --switch-output=TIME (perf's 1s, 2m, ...; ours also 100ms) and
 // --switch-max-files=N: a file every TIME; the oldest removed so that N are
 // left at the end, the newest (perf's record__switch_output). Both refused

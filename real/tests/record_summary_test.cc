@@ -461,6 +461,8 @@ TEST(RecordSummary, AFullDiskIsTheOutputErrorsDrop) {
 struct Synthesized {
   std::uint64_t comms = 0;
   std::uint64_t mmap2s = 0;
+  std::uint64_t command_comms = 0;  // "perf-exec": the forked command's, held before its exec
+  std::uint64_t namespaces = 0;
 };
 Synthesized synthesized_in_dump(const std::string& file) {
   const RunResult r = testing::run({testing::perf_path(), "report", "-D", "-i", file});
@@ -469,15 +471,21 @@ Synthesized synthesized_in_dump(const std::string& file) {
   std::istringstream lines(r.out);
   std::string line;
   while (std::getline(lines, line)) {
+    // "[CPU] TIME OFFSET [SIZE]: TYPE ...": the CPU only where samples carry it.
     std::istringstream words(line);
-    std::string cpu, time, offset, size, type;
-    if (!(words >> cpu >> time >> offset >> size >> type) || time != "0") continue;
-    // perf's COMM of its forked command ("perf-exec"), written whatever
-    // --synth says (__cmd_record: so that samples before the exec are named).
-    if (type.rfind("PERF_RECORD_COMM", 0) == 0 && line.find("PERF_RECORD_COMM: perf-exec:") == std::string::npos) {
-      out.comms++;
+    std::vector<std::string> w;
+    for (std::string word; w.size() < 5 && words >> word;) w.push_back(word);
+    const std::size_t at = w.size() >= 4 && w[1].rfind("0x", 0) == 0 ? 1 : 2;  // the offset's column
+    if (w.size() < at + 3 || w[at - 1] != "0") continue;
+    const std::string& type = w[at + 2];
+    // The COMM of the forked command ("perf-exec"), written whatever
+    // --synth says (perf's __cmd_record: so that samples before the exec
+    // are named), counted apart.
+    if (type.rfind("PERF_RECORD_COMM", 0) == 0) {
+      (line.find("PERF_RECORD_COMM: perf-exec:") == std::string::npos ? out.comms : out.command_comms)++;
     }
     if (type.rfind("PERF_RECORD_MMAP2", 0) == 0) out.mmap2s++;
+    if (type.rfind("PERF_RECORD_NAMESPACES", 0) == 0) out.namespaces++;
   }
   return out;
 }
@@ -517,8 +525,13 @@ TEST(RecordSummary, SynthAsksForTheKindsPerfSynthesizes) {
     EXPECT_EQ(p.comms > 0, want.comms) << p.comms;
     EXPECT_EQ(o.mmap2s > 0, want.mmaps) << o.mmap2s;
     EXPECT_EQ(p.mmap2s > 0, want.mmaps) << p.mmap2s;
+    // The held command is named "perf-exec" whatever --synth says, and
+    // once more by -a's walk of /proc when tasks are synthesized: in
+    // perf's file as in ours.
+    EXPECT_EQ(o.command_comms, want.comms ? 2u : 1u);
+    EXPECT_EQ(p.command_comms, want.comms ? 2u : 1u);
     const SideBand model = side_band_of({ours_out});
-    EXPECT_EQ(model.comms, o.comms) << "the model and perf's dump count ours alike";
+    EXPECT_EQ(model.comms, o.comms + o.command_comms) << "the model and perf's dump count ours alike";
     EXPECT_EQ(model.mmap2s, o.mmap2s);
     expect_synthesized(ours.err, model);
   }
@@ -527,6 +540,49 @@ TEST(RecordSummary, SynthAsksForTheKindsPerfSynthesizes) {
     const RunResult r = testing::run_record({"--synth=" + bad, "-o", dir + "/bad.data", "--", "true"});
     EXPECT_TRUE(r.exited && r.exit_code == 64) << r.text();
     EXPECT_EQ(testing::lines_with(r.err, "error:").size(), 1u) << r.err;
+  }
+}
+
+// A command perf forks is named "perf-exec" until its exec, and perf
+// writes that COMM (with --namespaces its NAMESPACES too) before letting
+// it go, whatever --synth says (__cmd_record), so that its samples before
+// the exec are named. Ours the same: the command's pid's time-0 COMM is
+// "perf-exec" in both files, followed by the kernel's exec COMM of the
+// same pid (before 2026-11-27 ours had no such COMM, and --synth=no
+// --namespaces no NAMESPACES).
+TEST(RecordSummary, TheHeldCommandIsNamedAsPerfsWhateverSynthSays) {
+  REQUIRE_PERF();
+  const std::string dir = testing::temp_dir("summary-held-comm");
+  for (const std::string synth : {"all", "no"}) {
+    SCOPED_TRACE("--synth=" + synth);
+    const std::vector<std::string> args = {"-e", "page-faults", "--namespaces", "--synth=" + synth};
+    const std::string ours_out = dir + "/ours.data";
+    const std::string perf_out = dir + "/perf.data";
+    const RunResult ours = testing::run_record(concat(args, {"-o", ours_out, "--", "true"}));
+    ASSERT_TRUE(ours.exited && ours.exit_code == 0) << ours.text();
+    const RunResult perf = testing::run_perf_record(
+        concat(concat({testing::perf_path(), "record", "-q"}, args), {"-o", perf_out, "--", "true"}));
+    ASSERT_TRUE(perf.exited && perf.exit_code == 0) << perf.text();
+    for (const std::string& file : {ours_out, perf_out}) {
+      SCOPED_TRACE(file);
+      const Synthesized got = synthesized_in_dump(file);
+      EXPECT_EQ(got.command_comms, 1u);
+      EXPECT_EQ(got.namespaces, 1u);
+      // The held command's pid is the pid of the exec's COMM.
+      const RunResult script = testing::run({testing::perf_path(), "script", "-i", file, "--show-task-events",
+                                             "-F", "pid,comm,event"});
+      ASSERT_TRUE(script.exited && script.exit_code == 0) << script.text();
+      const std::vector<std::string> held = testing::lines_with(script.out, "PERF_RECORD_COMM: perf-exec:");
+      const std::vector<std::string> exec = testing::lines_with(script.out, "PERF_RECORD_COMM exec: true:");
+      ASSERT_EQ(held.size(), 1u) << script.out;
+      ASSERT_EQ(exec.size(), 1u) << script.out;
+      const std::string pid = held[0].substr(held[0].rfind(':') + 1);
+      EXPECT_NE(exec[0].find(":" + pid), std::string::npos) << held[0] << " / " << exec[0];
+    }
+    EXPECT_NE(line_of(ours.err, "synthesized: ").find(synth == "no" ? "1 processes, 1 threads, 0 mappings"
+                                                                     : "1 processes, 1 threads"),
+              std::string::npos)
+        << ours.err;
   }
 }
 

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -279,6 +280,57 @@ TEST(RecordTracepoints, ExcludePerfDropsTheRecordersOwnCalls) {
     EXPECT_EQ(testing::lines_with(r.err, "error:").size(), 1u) << r.err;
     EXPECT_NE(r.err.find(why), std::string::npos) << r.err;
   }
+}
+
+// The files in `dir` whose names begin with `prefix`, each read by perf.
+std::size_t readable_files(const std::string& dir, const std::string& prefix) {
+  std::size_t n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().filename().string().rfind(prefix, 0) != 0) continue;
+    const RunResult r = testing::run({testing::perf_path(), "script", "-i", entry.path().string()});
+    EXPECT_TRUE(r.exited && r.exit_code == 0) << entry.path() << ": " << r.text();
+    n++;
+  }
+  return n;
+}
+
+// --switch-output-event, as perf's: each record of the event asks for a
+// new file (perf's side-band thread sends its main thread SIGUSR2), with
+// --overwrite a snapshot of its own. The command calls getpriority(2)
+// (rare on this machine: the event counts every task, as perf's for a
+// command) three times 0.5 s apart: 4 files in perf's recording and in
+// ours, in both modes, each file read by perf script; ours' summary counts
+// the 3 records and 3 requests. Refused before 2026-11-27.
+TEST(RecordTracepoints, SwitchOutputEventStartsAFileAtEachHitAsPerfs) {
+  REQUIRE_PERF();
+  REQUIRE_TRACEFS();
+  const std::vector<std::string> command = {
+      "perl", "-e", "for (1..3) { select(undef, undef, undef, 0.5); getpriority(0, 0) } select(undef, undef, undef, 0.3)"};
+  for (const std::vector<std::string>& mode : {std::vector<std::string>{}, std::vector<std::string>{"--overwrite"}}) {
+    SCOPED_TRACE(mode.empty() ? "normal" : "--overwrite");
+    const std::string dir = testing::temp_dir(mode.empty() ? "switch-event" : "switch-event-overwrite");
+    const std::vector<std::string> args =
+        concat(mode, {"-e", "page-faults", "--switch-output-event", "syscalls:sys_enter_getpriority"});
+    const RunResult ours = testing::run_record(concat(concat(args, {"-o", dir + "/ours.data", "--"}), command));
+    ASSERT_TRUE(ours.exited && ours.exit_code == 0) << ours.text();
+    const RunResult perf = testing::run_perf_record(concat(
+        concat(concat({testing::perf_path(), "record", "-q", "--no-bpf-event"}, args), {"-o", dir + "/perf.data", "--"}),
+        command));
+    ASSERT_TRUE(perf.exited && perf.exit_code == 0) << perf.text();
+    EXPECT_EQ(readable_files(dir, "perf.data."), 4u);
+    EXPECT_EQ(readable_files(dir, "ours.data"), 4u) << ours.err;
+    const std::vector<std::string> line = testing::lines_with(ours.err, "switch-output-event: ");
+    ASSERT_EQ(line.size(), 1u) << ours.err;
+    EXPECT_NE(line[0].find(": 3 records on "), std::string::npos) << line[0];
+    EXPECT_NE(line[0].find(" events, 3 switch requests"), std::string::npos) << line[0];
+  }
+  // One line for an event that is not there, exit 64, no file.
+  const std::string dir = testing::temp_dir("switch-event-bad");
+  const RunResult bad = testing::run_record(
+      {"--switch-output-event", "syscalls:no_such_tracepoint", "-o", dir + "/bad.data", "--", "true"});
+  EXPECT_TRUE(bad.exited && bad.exit_code == 64) << bad.text();
+  EXPECT_EQ(testing::lines_with(bad.err, "error:").size(), 1u) << bad.err;
+  EXPECT_EQ(testing::file_size(dir + "/bad.data"), 0u);
 }
 
 TEST(RecordTracepoints, BadTracepointsAreOneLineErrorsWithNoFile) {
