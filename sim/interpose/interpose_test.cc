@@ -432,6 +432,20 @@ TEST_F(Interpose, RingsimRecordSwitchOutputFilesAreAllJudged) {
   EXPECT_TRUE(fs::exists(out + ".1")) << r.out;
 }
 
+// --switch-max-files: the recorder removes its oldest files as it goes.
+// The shim keeps each (a hard link, <output>.removed.K) before the unlink,
+// and the oracle judges it in its place: the whole stream, every record
+// once. Before 2026-11-27 the removed files were simply missing: 9 of
+// these 40 runs failed file_valid ("cannot open" the output).
+TEST_F(Interpose, RingsimRecordSwitchMaxFilesAreJudgedFromTheKeptCopies) {
+  const std::string out = (dir_ / "kept.data").string();
+  const Ran r = run(runfile("sim/interpose/ringsim-run") + " --shrink-s 0 --failures-dir " +
+                    (dir_ / "failures").string() + " --seed 5150 --runs 40 -- " + runfile("real/record") +
+                    " --staging off -q --switch-max-files 2 --switch-output 16K -o " + out + " -- /bin/true");
+  EXPECT_NE(r.out.find("40 runs, 0 failed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("files the target removed"), std::string::npos) << r.out;
+}
+
 // One run of Debian's perf record under ringsim-run, -v: how it ended (the
 // run's line, its wall time taken out) and its file.
 struct PerfRun {

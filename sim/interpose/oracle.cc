@@ -106,6 +106,12 @@ std::vector<std::string> output_files(const RunLog& log, const std::string& outp
   std::error_code ec;
   if (files.empty() || std::filesystem::exists(output, ec)) files.push_back(output);
   files.insert(files.end(), log.numbered.begin(), log.numbered.end());
+  // A file the target removed (--switch-max-files) is judged in its place
+  // from the copy the shim kept.
+  for (const RunLog::Removed& r : log.removed) {
+    const auto at = std::find(files.begin(), files.end(), r.path);
+    if (at != files.end()) *at = r.kept;
+  }
   return files;
 }
 

@@ -24,6 +24,8 @@
 //   SIGUSR2 (to a target handling it)    raised at drawn virtual times
 //   rename, renameat2 of the output      logged (perf --switch-output,
 //                                        ringsim-record --timestamp-filename)
+//   unlink, unlinkat, remove of an       kept (a hard link) and logged
+//     output file                        (--switch-max-files)
 //   alarm                                refused (a real-time timer)
 //
 // Only the process named by RINGSIM_TARGET_PID is simulated (its forked
@@ -161,6 +163,12 @@ class Shim {
   // rename() of the output (perf record --switch-output): the new name,
   // in order, for the oracle.
   void note_rename(const char* from, const char* to);
+  // unlink() of one of the output's files (--switch-max-files): kept
+  // under <output>.removed.K (a hard link) before it goes, for the oracle.
+  void keep_before_unlink(const std::string& path);
+  // `path` relative to directory `dir` (AT_FDCWD: the working one), made
+  // absolute.
+  static std::string path_at(int dir, const char* path);
   void forget(int fd) {
     outputs_.erase(fd);
     exit_fds_.erase(fd);
@@ -917,6 +925,34 @@ void Shim::note_rename(const char* from, const char* to) {
   if (numbered != log_.numbered.end()) *numbered = absolute(to);
 }
 
+void Shim::keep_before_unlink(const std::string& path) {
+  if (output_path_.empty() || path.empty()) return;
+  const bool output = path == output_path_ ||
+                      std::find(log_.renamed.begin(), log_.renamed.end(), path) != log_.renamed.end() ||
+                      std::find(log_.numbered.begin(), log_.numbered.end(), path) != log_.numbered.end();
+  if (!output) return;
+  const std::string kept = output_path_ + ".removed." + std::to_string(log_.removed.size() + 1);
+  if (::link(path.c_str(), kept.c_str()) != 0) {
+    // Gone already (perf removes a name twice when two of its files got
+    // it: finding 3): the unlink finds nothing either.
+    if (errno == ENOENT) return;
+    refuse("unlink of " + path + ": keeping it as " + kept + " for the oracle: link: " + std::strerror(errno));
+    return;
+  }
+  log_.removed.push_back(RunLog::Removed{path, kept});
+}
+
+// A path relative to directory `dir` (AT_FDCWD: the working one) made
+// absolute through /proc/self/fd; "" if the directory cannot be named.
+std::string Shim::path_at(int dir, const char* path) {
+  if (path == nullptr) return "";
+  if (dir == AT_FDCWD || path[0] == '/') return absolute(path);
+  char target[PATH_MAX];
+  const ssize_t n = ::readlink(("/proc/self/fd/" + std::to_string(dir)).c_str(), target, sizeof target - 1);
+  if (n <= 0) return "";
+  return std::string(target, static_cast<std::size_t>(n)) + "/" + path;
+}
+
 // OUTPUT.N with N a number from 1 (ringsim-record's --switch-output files).
 static bool numbered_output(const std::string& path, const std::string& output) {
   if (path.size() <= output.size() + 1 || path.compare(0, output.size(), output) != 0 || path[output.size()] != '.') {
@@ -1544,17 +1580,49 @@ int rename(const char* from, const char* to) {
   return r;
 }
 
-// renameat2 (ringsim-record --timestamp-filename: RENAME_NOREPLACE), with
-// both directories the working one (AT_FDCWD), as rename; ringsim-record
-// passes no other.
+// renameat2 (ringsim-record --timestamp-filename: RENAME_NOREPLACE), as
+// rename, each name taken relative to its directory (before 2026-11-27
+// only names relative to the working directory were logged, the others
+// ignored silently).
 int renameat2(int from_dir, const char* from, int to_dir, const char* to, unsigned flags) {
   REAL(renameat2, int (*)(int, const char*, int, const char*, unsigned));
+  const std::string source = Shim::path_at(from_dir, from);
+  const std::string target = Shim::path_at(to_dir, to);
   const int r = real_renameat2(from_dir, from, to_dir, to, flags);
   if (Shim* s = active_shim(); s != nullptr && r == 0) {
     std::lock_guard<std::recursive_mutex> lock(s->mutex());
-    if (from_dir == AT_FDCWD && to_dir == AT_FDCWD) s->note_rename(from, to);
+    s->note_rename(source.c_str(), target.c_str());
   }
   return r;
+}
+
+// unlink, unlinkat and remove of the output's files (perf record and
+// ringsim-record --switch-max-files): kept for the oracle first.
+int unlink(const char* path) {
+  REAL(unlink, int (*)(const char*));
+  if (Shim* s = active_shim(); s != nullptr) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    s->keep_before_unlink(Shim::path_at(AT_FDCWD, path));
+  }
+  return real_unlink(path);
+}
+
+int unlinkat(int dir, const char* path, int flags) {
+  REAL(unlinkat, int (*)(int, const char*, int));
+  if (Shim* s = active_shim(); s != nullptr && (flags & AT_REMOVEDIR) == 0) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    s->keep_before_unlink(Shim::path_at(dir, path));
+  }
+  return real_unlinkat(dir, path, flags);
+}
+
+int remove(const char* path) {
+  REAL(remove, int (*)(const char*));
+  if (Shim* s = active_shim(); s != nullptr) {
+    std::lock_guard<std::recursive_mutex> lock(s->mutex());
+    s->keep_before_unlink(Shim::path_at(AT_FDCWD, path));
+  }
+  return real_remove(path);
 }
 
 // A real-time timer would fire by real time, not the run's virtual clock.

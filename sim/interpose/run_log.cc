@@ -148,6 +148,11 @@ std::string write_run_log(const std::string& path, const RunLog& log) {
   for (const std::string& name : log.renamed) o.str(name);
   o.u64(log.numbered.size());
   for (const std::string& name : log.numbered) o.str(name);
+  o.u64(log.removed.size());
+  for (const RunLog::Removed& r : log.removed) {
+    o.str(r.path);
+    o.str(r.kept);
+  }
   const DiskStats& d = log.disk;
   for (const std::uint64_t v : {d.writes, d.bytes, d.short_writes, d.eintr, d.eagain, d.eio, d.enospc, d.aio_submitted,
                                 d.aio_short, d.aio_errors}) {
@@ -216,6 +221,11 @@ std::string read_run_log(const std::string& path, RunLog& log) {
   log.numbered.resize(n);
   for (std::string& name : log.numbered) {
     if (!in.str(name)) return bad;
+  }
+  if (!in.count(n)) return bad;
+  log.removed.resize(n);
+  for (RunLog::Removed& r : log.removed) {
+    if (!in.str(r.path) || !in.str(r.kept)) return bad;
   }
   DiskStats& d = log.disk;
   for (std::uint64_t* v : {&d.writes, &d.bytes, &d.short_writes, &d.eintr, &d.eagain, &d.eio, &d.enospc,

@@ -109,6 +109,15 @@ struct RunLog {
   // opened; a name the file was renamed to since in its place
   // (ringsim-record --timestamp-filename).
   std::vector<std::string> numbered;
+  // The target's files it removed (perf record and ringsim-record
+  // --switch-max-files), in order: each name and where the shim kept it
+  // (a hard link made before the unlink, <output>.removed.K), judged there
+  // in its place.
+  struct Removed {
+    std::string path;
+    std::string kept;
+  };
+  std::vector<Removed> removed;
   DiskStats disk;
   std::vector<Decision> tape;
 };

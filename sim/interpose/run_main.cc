@@ -345,7 +345,7 @@ Started start(const Options& o, const std::string& library, const std::string& l
 // names ringsim-record --timestamp-filename gives a file when the time
 // stamp is taken (<output>.<16 digits>-N: every run starts at the same
 // virtual time, so without this each run's names would collide with the
-// last's).
+// last's), and the copies of the files it removed (<output>.removed.K).
 void remove_previous_outputs(const std::string& output) {
   std::error_code ec;
   fs::remove(output, ec);
@@ -361,7 +361,9 @@ void remove_previous_outputs(const std::string& output) {
     const std::size_t dash = rest.find('-');
     const bool numbered_or_stamped = rest.size() <= 16 && digits(rest);
     const bool stamped_again = dash == 16 && digits(rest.substr(0, 16)) && digits(rest.substr(17));
-    if (numbered_or_stamped || stamped_again) fs::remove(e.path(), ec);
+    // The copies of the files the target removed (<output>.removed.K).
+    const bool kept = rest.rfind("removed.", 0) == 0 && digits(rest.substr(8));
+    if (numbered_or_stamped || stamped_again || kept) fs::remove(e.path(), ec);
   }
 }
 
@@ -497,7 +499,7 @@ std::vector<Decision> shrink(const Options& o, const std::string& library, std::
 struct Totals {
   OracleStats total;
   std::uint64_t steps = 0, virtual_ns = 0, writes = 0, short_writes = 0, eintr = 0, eagain = 0, hard = 0, aio = 0,
-                sigints = 0, sigusr2 = 0, exits_nonzero = 0, control_traps = 0, interleaved_steps = 0;
+                sigints = 0, sigusr2 = 0, exits_nonzero = 0, control_traps = 0, interleaved_steps = 0, removed = 0;
   std::uint64_t aux_areas = 0, aux_transactions = 0, aux_truncated = 0, aux_full = 0;
 
   void add(const RunResult& r) {
@@ -519,6 +521,7 @@ struct Totals {
       aux_full += ring.aux.full_disables;
     }
     sigusr2 += r.log.sigusr2;
+    removed += r.log.removed.size();
     control_traps += r.log.control_traps;
     interleaved_steps += r.log.interleaved_steps;
     steps += r.log.steps;
@@ -549,6 +552,10 @@ struct Totals {
     }
     if (total.carried > 0) {
       std::printf(", %llu side-band copies carried into numbered files", static_cast<unsigned long long>(total.carried));
+    }
+    if (removed > 0) {
+      std::printf(", %llu files the target removed (judged from the copies kept at their unlink)",
+                  static_cast<unsigned long long>(removed));
     }
     std::printf("\n");
     if (aux_areas > 0) {
