@@ -641,11 +641,14 @@ void add_output_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
                "(docs/recorder.md, Build-ids)");
   app.add_option("--synth", raw.synth,
                  "which records of the tasks already running are synthesized from /proc: no (none), task (COMM), "
-                 "mmap (COMM and MMAP2) or all (default); comma-separated, as perf's (cgroup: accepted, as perf "
-                 "without --all-cgroups, which ours lacks, it adds nothing); the kernel's mapping always");
+                 "mmap (COMM and MMAP2), cgroup (CGROUP, with --all-cgroups) or all (default); comma-separated, "
+                 "as perf's; the kernel's mapping always");
   app.add_flag("--no-bpf-event", raw.no_bpf_event,
                "as perf's: no BPF programs' events (PERF_RECORD_BPF_EVENT, KSYMBOL); ours never records them "
                "(docs/recorder.md, D6), so this asks for what it does");
+  app.add_flag("--all-cgroups", o.all_cgroups,
+               "each sample's cgroup (PERF_SAMPLE_CGROUP) and CGROUP records naming every cgroup (synthesized, "
+               "and the kernel's for new ones), as perf: perf report --sort cgroup");
   app.add_flag("--namespaces", o.namespaces,
                "PERF_RECORD_NAMESPACES: each task's namespaces (new tasks from the kernel, those running "
                "synthesized), as perf");
@@ -1014,6 +1017,7 @@ std::string apply_synth(const RawOptions& raw, RecordOptions& o) {
   if (raw.synth.size() > 1) return "--synth: given more than once";
   bool tasks = false;
   bool mmaps = false;
+  bool cgroups = false;
   std::string_view rest = raw.synth.front();
   for (bool more = true; more;) {
     const std::size_t comma = rest.find(',');
@@ -1022,19 +1026,22 @@ std::string apply_synth(const RawOptions& raw, RecordOptions& o) {
     rest = more ? rest.substr(comma + 1) : std::string_view{};
     for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (word == "no" || word == "none" || word == "all") {
-      tasks = mmaps = word == "all";
+      tasks = mmaps = cgroups = word == "all";
       break;
     }
     if (word == "task") {
       tasks = true;
     } else if (word == "mmap") {
       tasks = mmaps = true;
-    } else if (word != "cgroup") {
+    } else if (word == "cgroup") {
+      cgroups = true;
+    } else {
       return "--synth " + raw.synth.front() + ": unknown kind \"" + word + "\" (no, all, task, mmap, cgroup)";
     }
   }
   o.synth_tasks = tasks;
   o.synth_mmaps = mmaps;
+  o.synth_cgroups = cgroups;
   return "";
 }
 
@@ -1375,6 +1382,7 @@ namespace {
 void set_sample_fields(const RecordOptions& o, perf_event_attr& attr) {
   if (o.sample_addr) attr.sample_type |= PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC;
   if (o.sample_phys_addr) attr.sample_type |= PERF_SAMPLE_PHYS_ADDR;
+  if (o.all_cgroups) attr.sample_type |= PERF_SAMPLE_CGROUP;  // perf's evsel__config: every event
   if (o.sample_weight) {
 #if defined(__x86_64__)
     attr.sample_type |= PERF_SAMPLE_WEIGHT_STRUCT;  // perf's arch/x86 arch_evsel__set_sample_weight
@@ -1480,6 +1488,7 @@ std::string make_event_attr(const RecordOptions& o, std::uint64_t register_mask,
     attr.comm = 1;
     attr.comm_exec = 1;
     if (o.namespaces) attr.namespaces = 1;  // perf: `attr->namespaces = track && opts->record_namespaces`
+    if (o.all_cgroups) attr.cgroup = 1;     // perf: `attr->cgroup = track && !perf_missing_features.cgroup`
     attr.task = 1;
     // With dwarf call chains the data mappings too (MMAP2 records with
     // PERF_RECORD_MISC_MMAP_DATA), as perf 6.1: record_opts__parse_callchain

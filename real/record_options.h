@@ -231,6 +231,12 @@ struct RecordOptions {
   // and their MMAP2 (which needs the tasks'); both by default.
   bool synth_tasks = true;
   bool synth_mmaps = true;
+  bool synth_cgroups = true;          // --synth's cgroup kind (all by default): CGROUP records with --all-cgroups
+  // --all-cgroups: PERF_SAMPLE_CGROUP on every event, attr.cgroup on the
+  // side-band event (the kernel's CGROUP records of cgroups made while
+  // recording), and a CGROUP record per existing cgroup synthesized at each
+  // file's start (perf's record_cgroup).
+  bool all_cgroups = false;
   bool namespaces = false;            // --namespaces: attr.namespaces on the side-band event, NAMESPACES synthesized (perf's)
   bool no_buffering = false;          // --no-buffering: wakeup_events 1, watermark 0 on every event (perf's)
   bool dry_run = false;               // --dry-run: the options and events checked, nothing opened or written

@@ -587,6 +587,8 @@ class Recording {
   std::uint32_t uid_rescans_ = 0;           // -u: /proc walked again after a task ended (open_events)
   static constexpr std::uint32_t kUidRescansMax = 20;
   std::vector<int> cgroup_fds_;             // -G: per attr, its cgroup's directory or -1; closed by the destructor
+  std::string cgroup_mount_;                // --all-cgroups: where the cgroups are named from
+  std::uint64_t cgroups_synthesized_ = 0;   // CGROUP records written
   ControlFds control_fds_;                  // --control; closed by the destructor
   std::unique_ptr<ControlServer> control_;  // serves them on the polling thread
   std::unique_ptr<SwitchTrigger> trigger_;  // --switch-output-event
@@ -1048,6 +1050,11 @@ int Recording::synthesize(std::uint32_t file_index, bool first_of_file) {
   if (first_of_file) {
     builder_->add_id_index(id_index_);
     kernel_warning_ = synthesize_kernel_mmap(*builder_);
+    // --all-cgroups: every cgroup by its id, in each file (perf's
+    // record__synthesize, before the tasks).
+    if (o_.all_cgroups && o_.synth_cgroups && !cgroup_mount_.empty()) {
+      cgroups_synthesized_ += synthesize_cgroups(cgroup_mount_, *builder_);
+    }
   }
   // The mappings the kernel reports for the first event (it asks for the
   // side-band records): with mmap_data (dwarf) the data ones too.
@@ -1214,6 +1221,13 @@ bool Recording::open_control() {
 // uses (cgroup_mount_for_events(): a v1 perf_event mount, else cgroup2),
 // opened for the events' lifetime (the -D dummy counts every task).
 bool Recording::open_cgroups() {
+  if (o_.all_cgroups) {
+    // perf 6.1 fails without a mount ("cannot find cgroup mount point"
+    // stops its synthesis): ours the same, before anything is opened.
+    if (const std::string problem = cgroup_mount_for_events(cgroup_mount_); !problem.empty()) {
+      return fail(kExitUnavailable, "--all-cgroups: " + problem);
+    }
+  }
   if (o_.cgroups.empty()) return true;
   VERIFY(o_.cgroups.size() + (o_.delayed() ? 1 : 0) == attrs_.size());
   std::string mount;
@@ -1750,7 +1764,8 @@ void Recording::print_costs() const {
   }
   print_control();
   print_line("synthesized: " + std::to_string(synthesis_.processes) + " processes, " +
-             std::to_string(synthesis_.threads) + " threads, " + std::to_string(synthesis_.maps) + " mappings");
+             std::to_string(synthesis_.threads) + " threads, " + std::to_string(synthesis_.maps) + " mappings" +
+             (o_.all_cgroups ? ", " + std::to_string(cgroups_synthesized_) + " cgroups" : ""));
   print_line("cpu time: " + seconds_text(cpu_ns(usage_.ru_utime)) + " s user, " +
              seconds_text(cpu_ns(usage_.ru_stime)) + " s system, in " + seconds_text(elapsed_ns_) +
              " s of recording (before the read-back)");

@@ -3,11 +3,13 @@
 #include <sys/stat.h>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <sys/mman.h>
 
 #include <algorithm>
 #include <charconv>
+#include <climits>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -166,6 +168,63 @@ void RecordBuilder::add_namespaces(std::uint32_t pid, std::uint32_t tid, std::sp
     append(&link.ino, sizeof link.ino);
   }
   finish_record(start, PERF_RECORD_NAMESPACES, 0);
+}
+
+void RecordBuilder::add_cgroup(std::uint64_t id, std::string_view path) {
+  const std::size_t start = bytes_.size();
+  bytes_.resize(start + sizeof(perf_event_header));
+  append(&id, sizeof id);
+  append_string(path);
+  finish_record(start, PERF_RECORD_CGROUP, 0);
+}
+
+namespace {
+
+// The kernel's id of the cgroup at `path`: its file handle's 8 bytes (as
+// perf reads it). false if it is gone.
+bool cgroup_id(const std::string& path, std::uint64_t& id) {
+  struct {
+    file_handle fh;
+    std::uint64_t id;
+  } handle{};
+  handle.fh.handle_bytes = sizeof handle.id;
+  int mount_id = 0;
+  if (::name_to_handle_at(AT_FDCWD, path.c_str(), &handle.fh, &mount_id, 0) != 0) return false;
+  id = handle.id;
+  return true;
+}
+
+}  // namespace
+
+std::uint64_t synthesize_cgroups(const std::string& mount, RecordBuilder& builder) {
+  // Depth first, as perf's perf_event__walk_cgroup_tree: a directory, then
+  // each child's tree in readdir order; an explicit stack, bounded.
+  std::vector<std::string> pending = {""};
+  std::uint64_t written = 0;
+  while (!pending.empty() && written < kCgroupsMax) {
+    const std::string relative = std::move(pending.back());
+    pending.pop_back();
+    const std::string path = mount + relative;
+    std::uint64_t id = 0;
+    if (!cgroup_id(path, id)) continue;  // removed meanwhile
+    builder.add_cgroup(id, relative.empty() ? "/" : relative);
+    written++;
+    std::vector<std::string> children;
+    DIR* dir = ::opendir(path.c_str());
+    if (dir == nullptr) continue;
+    for (std::uint64_t n = 0; n < kCgroupsMax; n++) {
+      const dirent* entry = ::readdir(dir);
+      if (entry == nullptr) break;
+      const std::string name = entry->d_name;
+      if (entry->d_type != DT_DIR || name == "." || name == "..") continue;
+      if (path.size() + name.size() + 1 >= PATH_MAX) continue;  // as perf
+      children.push_back(relative + "/" + name);
+    }
+    ::closedir(dir);
+    // The stack takes them last first, so they are written in readdir order.
+    pending.insert(pending.end(), children.rbegin(), children.rend());
+  }
+  return written;
 }
 
 bool namespace_links(pid_t tid, NamespaceLink (&out)[kNamespaces]) {

@@ -95,6 +95,10 @@ class RecordBuilder {
   void add_mmap2(std::uint32_t pid, std::uint32_t tid, const MapEntry& map);
   // PERF_RECORD_NAMESPACES {pid, tid, nr, {dev, ino} per namespace} (--namespaces).
   void add_namespaces(std::uint32_t pid, std::uint32_t tid, std::span<const NamespaceLink> links);
+  // PERF_RECORD_CGROUP {id, path} (--all-cgroups): a cgroup's id (its
+  // file handle, as the kernel's cgroup id) and its path under the mount
+  // ("/" for the root).
+  void add_cgroup(std::uint64_t id, std::string_view path);
   // Which event each id is (perf writes it at the start of the data): as
   // many records as the entries need.
   void add_id_index(std::span<const IdIndexEntry> entries);
@@ -154,6 +158,13 @@ bool synthesize_process(pid_t pid, MapKinds kinds, RecordBuilder& builder, Synth
 // synthesizes its forked workload whatever --synth says (so that samples
 // before the exec COMM are named). false if it is gone (nothing added).
 bool synthesize_held_command(pid_t pid, RecordBuilder& builder, bool namespaces);
+
+// --all-cgroups: a CGROUP record for every cgroup under `mount` (the
+// directory tree, the root first, each directory before its children), as
+// perf's perf_event__synthesize_cgroups; the number written. Bounded:
+// kCgroupsMax directories; one that vanishes during the walk is skipped.
+inline constexpr std::uint64_t kCgroupsMax = 100'000;
+std::uint64_t synthesize_cgroups(const std::string& mount, RecordBuilder& builder);
 
 // Every process in /proc.
 void synthesize_all_processes(MapKinds kinds, RecordBuilder& builder, SynthesisStats& stats,

@@ -268,6 +268,7 @@ def mode_cases():
         Case("--no-buffering", "cpu-clock", ["-e", "cpu-clock", "--no-buffering"]),
         Case("--namespaces", "cpu-clock", ["-e", "cpu-clock", "--namespaces"]),
         Case("--namespaces -a", "cpu-clock", ["-e", "cpu-clock", "--namespaces", "-a"], mode="a"),
+        Case("--all-cgroups -a", "cpu-clock", ["-e", "cpu-clock", "--all-cgroups", "-a"], mode="a"),
         Case("-B (--no-buildid)", "cpu-clock", ["-e", "cpu-clock", "-B"]),
         Case("--no-buildid-mmap", "cpu-clock", ["-e", "cpu-clock", "--no-buildid-mmap"]),
         Case("-e software/config=2,period=3/", "page-faults", ["-e", "software/config=2,period=3/"]),

@@ -1016,25 +1016,37 @@ TEST(RecordOptions, SynthTakesPerfsKinds) {
     std::string value;
     bool tasks;
     bool mmaps;
+    bool cgroups;
   };
-  for (const Case& c : std::vector<Case>{{"all", true, true},
-                                         {"no", false, false},
-                                         {"none", false, false},
-                                         {"task", true, false},
-                                         {"mmap", true, true},
-                                         {"Task,MMAP", true, true},
-                                         {"cgroup", false, false},
-                                         {"task,cgroup", true, false},
-                                         {"task,no,mmap", false, false},
-                                         {"cgroup,all,bogus", true, true}}) {
+  for (const Case& c : std::vector<Case>{{"all", true, true, true},
+                                         {"no", false, false, false},
+                                         {"none", false, false, false},
+                                         {"task", true, false, false},
+                                         {"mmap", true, true, false},
+                                         {"Task,MMAP", true, true, false},
+                                         {"cgroup", false, false, true},
+                                         {"task,cgroup", true, false, true},
+                                         {"task,no,mmap", false, false, false},
+                                         {"cgroup,all,bogus", true, true, true}}) {
     SCOPED_TRACE(c.value);
     const Parsed p = parse({"--synth", c.value, "--", "true"});
     ASSERT_EQ(p.status, -1) << p.err;
     EXPECT_EQ(p.options.synth_tasks, c.tasks);
     EXPECT_EQ(p.options.synth_mmaps, c.mmaps);
+    EXPECT_EQ(p.options.synth_cgroups, c.cgroups);
   }
   const Parsed d = parse({"--", "true"});
-  EXPECT_TRUE(d.options.synth_tasks && d.options.synth_mmaps) << "all by default";
+  EXPECT_TRUE(d.options.synth_tasks && d.options.synth_mmaps && d.options.synth_cgroups) << "all by default";
+  // --all-cgroups: CGROUP in every event's samples, attr.cgroup on the
+  // side-band (first) event only, as perf's evsel__config.
+  const Parsed cg = parse({"--all-cgroups", "-e", "cpu-clock,page-faults", "--", "true"});
+  ASSERT_EQ(cg.status, -1) << cg.err;
+  std::vector<EventAttr> attrs;
+  ASSERT_EQ(make_attrs(cg.options, attrs), "");
+  ASSERT_EQ(attrs.size(), 2u);
+  for (const EventAttr& a : attrs) EXPECT_NE(a.attr.sample_type & PERF_SAMPLE_CGROUP, 0u) << a.name;
+  EXPECT_EQ(attrs[0].attr.cgroup, 1u);
+  EXPECT_EQ(attrs[1].attr.cgroup, 0u);
   for (const std::string bad : {"bogus", "task,", "", "task,bogus"}) {
     SCOPED_TRACE(bad);
     const Parsed p = parse({"--synth=" + bad, "--", "true"});

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -584,6 +585,54 @@ TEST(RecordTargets, DashGRecordsOnlyThatCgroupsTasksAsPerf) {
   expect_refused({"-e", "cpu-clock", "-G", cgroup.name(), "--", "true"}, kExitUsage, "only available in system-wide");
   expect_refused({"-a", "-e", "cpu-clock", "-G", "no-such-cgroup-here", "--", "true"}, kExitUsage,
                  "no access to cgroup");
+}
+
+// --all-cgroups (perf's record_cgroup): every sample carries its task's
+// cgroup id (PERF_SAMPLE_CGROUP) and every cgroup is named by a CGROUP
+// record, so that perf report --sort cgroup puts the workload under its
+// cgroup: in ours' file as in perf's, the cgroup's CGROUP record with the
+// same id in both. Refused before 2026-11-27.
+TEST(RecordTargets, AllCgroupsNamesEachSamplesCgroupAsPerf) {
+  REQUIRE_PERF();
+  testing::RecordingLockScope lock(testing::kRecordingLockWaitS);
+  TestCgroup cgroup;
+  if (cgroup.name().empty()) GTEST_SKIP() << "no writable cgroup2 mount here (mkdir under it failed)";
+  const pid_t inside = cgroup.run_inside(testing::shares(kTargetRounds, 1));
+  ASSERT_TRUE(testing::wait_until([&] {
+    std::ifstream comm("/proc/" + std::to_string(inside) + "/comm");
+    std::string name;
+    std::getline(comm, name);
+    return name == "shares";
+  })) << "the workload in the cgroup, after its exec";
+  const std::string dir = testing::temp_dir("all-cgroups");
+  std::map<std::string, std::string> ids;  // recorder: the test cgroup's id in its CGROUP record
+  for (const char* who : {"ours", "perf"}) {
+    SCOPED_TRACE(who);
+    const std::string out = dir + "/" + who + ".data";
+    const std::vector<std::string> options = {"-a", "-e", "cpu-clock", "--all-cgroups", "-F", "1000", "-o", out,
+                                              "--", "sleep", "0.5"};
+    const RunResult r = std::string(who) == "ours"
+                            ? testing::run_record(concat({"-N", "--no-buildid-mmap"}, options))
+                            : testing::run_perf_record(concat({testing::perf_path(), "record", "-q"}, options));
+    ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+    const RunResult dump = testing::run({testing::perf_path(), "report", "-D", "-i", out});
+    ASSERT_TRUE(dump.exited && dump.exit_code == 0) << dump.text().substr(0, 2000);
+    for (const std::string& line : testing::lines_with(dump.out, "PERF_RECORD_CGROUP cgroup: ")) {
+      std::istringstream words(line.substr(line.find("cgroup: ") + 8));
+      std::string id, path;
+      if (words >> id >> path && path == "/" + cgroup.name()) ids[who] = id;
+    }
+    EXPECT_FALSE(ids[who].empty()) << "no CGROUP record of /" << cgroup.name();
+    const RunResult report = testing::run({testing::perf_path(), "report", "-i", out, "--stdio", "--sort",
+                                           "cgroup,comm"});
+    ASSERT_TRUE(report.exited && report.exit_code == 0) << report.text();
+    bool workload_in_cgroup = false;
+    for (const std::string& line : testing::lines_with(report.out, "/" + cgroup.name())) {
+      workload_in_cgroup |= line.find("shares") != std::string::npos;
+    }
+    EXPECT_TRUE(workload_in_cgroup) << report.out.substr(0, 3000);
+  }
+  EXPECT_EQ(ids["ours"], ids["perf"]);
 }
 
 TEST(RecordTargets, AProcessWeMayNotTraceIsRefused) {

@@ -1,6 +1,7 @@
 // The records the recorder synthesizes: their layout, checked with the
 // model's independent parser, and what they say about this process.
 #include <linux/perf_event.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
@@ -10,7 +11,9 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
@@ -339,6 +342,65 @@ TEST(Synthesize, NamespacesFollowEachThreadsComm) {
     }
     EXPECT_EQ(records, namespaces ? comms : 0u);
   }
+}
+
+// A file's 8-byte handle (a cgroup's id, as the kernel gives it), read
+// here on its own.
+bool handle_id(const std::string& path, std::uint64_t& id) {
+  struct {
+    file_handle fh;
+    std::uint64_t bytes;
+  } handle{};
+  handle.fh.handle_bytes = sizeof handle.bytes;
+  int mount_id = 0;
+  if (::name_to_handle_at(AT_FDCWD, path.c_str(), &handle.fh, &mount_id, 0) != 0) return false;
+  id = handle.bytes;
+  return true;
+}
+
+// --all-cgroups: a CGROUP record per directory of the tree, depth first
+// from the root ("/"), each directory before its children (perf's
+// perf_event__walk_cgroup_tree), with the directory's file handle as its
+// id; files are not cgroups. A tree made under the test's temporary
+// directory stands for a cgroup mount (ids are file handles on any file
+// system that gives 8-byte ones).
+TEST(Synthesize, CgroupsAreTheTreeDepthFirstWithTheirHandles) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string root = std::string(tmp != nullptr ? tmp : "/tmp") + "/cgroups-" + std::to_string(::getpid());
+  std::filesystem::remove_all(root);
+  ASSERT_EQ(::mkdir(root.c_str(), 0755), 0) << root;
+  std::uint64_t root_id = 0;
+  if (!handle_id(root, root_id)) {
+    GTEST_SKIP() << root << ": no 8-byte file handles on this file system (" << std::strerror(errno) << ")";
+  }
+  for (const char* d : {"/a", "/a/b", "/a/b/c", "/d"}) ASSERT_EQ(::mkdir((root + d).c_str(), 0755), 0) << d;
+  std::ofstream(root + "/a/cgroup.procs") << "";  // a file: no record
+  RecordBuilder builder(kSampleType, true);
+  const std::uint64_t written = synthesize_cgroups(root, builder);
+  model::PerfDataFile file;
+  std::vector<std::string> paths;
+  for (const model::PerfRecord& r : walk(builder, file)) {
+    ASSERT_EQ(r.type, static_cast<std::uint32_t>(PERF_RECORD_CGROUP));
+    const std::string path = string_at(r.bytes, 16);
+    paths.push_back(path);
+    std::uint64_t id = 0;
+    ASSERT_TRUE(handle_id(root + (path == "/" ? "" : path), id)) << path;
+    EXPECT_EQ(load<std::uint64_t>(r.bytes, 8), id) << path;
+  }
+  EXPECT_EQ(written, 5u);
+  ASSERT_EQ(paths.size(), 5u);
+  EXPECT_EQ(paths[0], "/");
+  // Depth first: /a's tree together, in order, wherever /d comes.
+  const auto a = std::find(paths.begin(), paths.end(), "/a");
+  ASSERT_NE(a, paths.end());
+  ASSERT_LE(a + 3, paths.end());
+  EXPECT_EQ(*(a + 1), "/a/b");
+  EXPECT_EQ(*(a + 2), "/a/b/c");
+  EXPECT_NE(std::find(paths.begin(), paths.end(), "/d"), paths.end());
+  // A mount that is not there: nothing.
+  RecordBuilder none(kSampleType, true);
+  EXPECT_EQ(synthesize_cgroups(root + "/no-such-dir", none), 0u);
+  EXPECT_TRUE(none.bytes().empty());
 }
 
 }  // namespace ringsim::real
