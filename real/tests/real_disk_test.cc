@@ -2,6 +2,7 @@
 // writer: naming, pwrite and POSIX AIO round trips, the complete-prefix
 // tracking the header rewrites rely on, and a full file system (a small
 // tmpfs, root only) at every layer.
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <linux/perf_event.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -28,6 +30,26 @@
 #include "real/perf_event.h"
 #include "real/real_disk.h"
 #include "real/testing/record_testing.h"
+
+// RealDisk's renameat2 comes here (the executable's definition comes
+// first): glibc's, or EINVAL for RENAME_NOREPLACE while
+// ringsim::real::g_noreplace_refused is on.
+namespace ringsim::real {
+namespace {
+extern std::atomic<int> g_noreplace_refused;
+}  // namespace
+}  // namespace ringsim::real
+
+extern "C" int renameat2(int from_dir, const char* from, int to_dir, const char* to, unsigned flags) noexcept {
+  if ((flags & RENAME_NOREPLACE) != 0 && ringsim::real::g_noreplace_refused.load() >= 0) {
+    ringsim::real::g_noreplace_refused.fetch_add(1);
+    errno = EINVAL;
+    return -1;
+  }
+  using Renameat2 = int (*)(int, const char*, int, const char*, unsigned);
+  static const auto real = reinterpret_cast<Renameat2>(::dlsym(RTLD_NEXT, "renameat2"));
+  return real(from_dir, from, to_dir, to, flags);
+}
 
 namespace ringsim::real {
 namespace {
@@ -116,6 +138,14 @@ bool stamped_name(const std::string& name, const std::string& path) {
          (rest.size() > 17 && rest[16] == '-' && digits(rest.substr(0, 16)) && digits(rest.substr(17)));
 }
 
+// While >= 0, the number of renameat2 calls with RENAME_NOREPLACE answered
+// EINVAL (the test's renameat2 below); -1: renameat2 is glibc's.
+std::atomic<int> g_noreplace_refused{-1};
+
+// With every name of the next two seconds taken beforehand, a closed file
+// is renamed NAME-2 and every earlier file stays whole.
+void expect_never_replaces(const std::string& tag);
+
 // --timestamp-filename: a closed file (by close_output, or by the next
 // open_output) is renamed PATH.<14 digits of local time><2 of centiseconds>,
 // and never over another file: with every name of the next two seconds
@@ -138,7 +168,21 @@ TEST(RealDisk, TimestampNamesRenameEachClosedFileAndNeverReplaceOne) {
   EXPECT_EQ(read_file(disk.paths()[1]), "second");
   EXPECT_EQ(files_in(dir), (std::vector<std::string>{disk.paths()[0], disk.paths()[1]}));
 
-  const std::string taken_dir = testing::temp_dir("disk-ts-taken");
+  expect_never_replaces("disk-ts-taken");
+}
+
+// A file system without renameat2's RENAME_NOREPLACE (EINVAL: some network
+// and FUSE ones): RealDisk falls back to link(2) and unlink(2), which never
+// replace a file either. The test's renameat2 answers EINVAL to that flag
+// (the path had no test before 2026-11-27: every file system here has it).
+TEST(RealDisk, TimestampNamesWithoutNoReplaceLinkAndNeverReplaceOne) {
+  g_noreplace_refused.store(0);
+  expect_never_replaces("disk-ts-link");
+  EXPECT_GE(g_noreplace_refused.exchange(-1), 2) << "renameat2 refused each name tried: the fallback ran";
+}
+
+void expect_never_replaces(const std::string& tag) {
+  const std::string taken_dir = testing::temp_dir(tag);
   const std::string taken_path = taken_dir + "/out.data";
   timeval now{};
   ASSERT_EQ(::gettimeofday(&now, nullptr), 0);
@@ -164,6 +208,7 @@ TEST(RealDisk, TimestampNamesRenameEachClosedFileAndNeverReplaceOne) {
   std::size_t earlier = 0;
   for (const std::string& f : files_in(taken_dir)) earlier += read_file(f) == "earlier";
   EXPECT_EQ(earlier, 200u) << "no file replaced";
+  EXPECT_FALSE(std::filesystem::exists(taken_path)) << "renamed, not copied";
 }
 
 // A rename that fails (here an immutable file, which even root may not
