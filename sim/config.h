@@ -138,6 +138,10 @@ struct RunConfig {
   // The staging buffer between the reading fiber and the writing fiber
   // (core/staging.h), bytes; 0: none (one fiber reads and writes).
   std::uint64_t staging_bytes = 0;                  // 0, or 2 writer buffers..1 GiB by 8s (output=serial/aio)
+  // 1: each staged round wakes the writing fiber
+  // (core::StagingOptions::notify_rounds, ringsim-record's with
+  // --switch-output=signal); never drawn.
+  std::uint32_t staging_notify_rounds = 0;
   // 1: one reading fiber per CPU, each with its own record loop over its
   // CPU's ring into the one staging buffer through a core::StagingGate
   // (--readers cpu-own); 2: the same, each fiber also draining the other

@@ -628,6 +628,15 @@ std::vector<Param> staging_rows() {
        .shrink = {RS_TO_ZERO(staging_bytes)},
        .route = [](const RunConfig& c, RunPlan& p) { p.staging.bytes = c.staging_bytes; },
        .goes_to = "core::StagingOptions::bytes; the writer's buffers and the disk's slots (one set, no ring's)"},
+      {.name = "staging_notify_rounds",
+       .help = "staged runs: 1 wakes the writing fiber at every round the reading side ends (ringsim-record's "
+               "--switch-output=signal), 0 lets it take rounds with the data",
+       .min = 0, .max = 1, RS_FIELD(staging_notify_rounds),
+       .fixed = "never drawn, so that every seed's decisions stay as they were: set it to run the staged runs "
+                "with it (tests/campaign_jobs_test: StagingNotifyRounds...)",
+       .shrink = {RS_TO_ZERO(staging_notify_rounds)},
+       .route = [](const RunConfig& c, RunPlan& p) { p.staging.notify_rounds = c.staging_notify_rounds != 0; },
+       .goes_to = "core::StagingOptions::notify_rounds"},
       {.name = "mutant", .help = "a deliberately broken consumer (sim/mutants.h)",
        .choices = {"none", "early_release", "no_pause", "drop_lost", "shared_offset", "reuse_buffer",
                    "eagain_busy_loop", "error_resubmit", "aux_early_tail", "aux_no_reenable", "period_rule_ignored",

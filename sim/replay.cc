@@ -91,6 +91,9 @@ static void upgrade_config(nlohmann::json& config, std::uint64_t version) {
   if (version <= 5 && !config.contains("readers_per_cpu")) config["readers_per_cpu"] = std::uint64_t{0};
   // Versions 4 to 6 had no help_min_quarters (nor helping readers).
   if (version <= 6 && !config.contains("help_min_quarters")) config["help_min_quarters"] = std::uint64_t{1};
+  // Versions 4 to 7 had no staging_notify_rounds (the writing side took
+  // rounds with the data).
+  if (version <= 7 && !config.contains("staging_notify_rounds")) config["staging_notify_rounds"] = std::uint64_t{0};
 }
 
 // A field or value an older version did not have (`json`: the file's
@@ -98,6 +101,10 @@ static void upgrade_config(nlohmann::json& config, std::uint64_t version) {
 static std::string version_problem(const nlohmann::json& json, const RunConfig& config, std::uint64_t version) {
   if (version <= 6 && json.contains("help_min_quarters")) {
     return "config.help_min_quarters: not a field of version " + std::to_string(version) + " (it came with version 7)";
+  }
+  if (version <= 7 && json.contains("staging_notify_rounds")) {
+    return "config.staging_notify_rounds: not a field of version " + std::to_string(version) +
+           " (it came with version 8)";
   }
   if (version <= 6 && config.readers_per_cpu > 1) {
     return "config.readers_per_cpu: " + std::to_string(config.readers_per_cpu) + " is outside 0..1 in version " +

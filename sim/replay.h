@@ -25,11 +25,12 @@
 
 namespace ringsim::sim {
 
-// The version written. Versions 4 to 6 are read too: their runs are
-// version 7's (which adds readers_per_cpu 2) with readers_per_cpu 0 for
+// The version written. Versions 4 to 7 are read too: their runs are
+// version 8's (which adds staging_notify_rounds) with staging_notify_rounds
+// 0, version 7's (which adds readers_per_cpu 2) with readers_per_cpu 0 for
 // versions 4 and 5 (and version 4's with producer_batch 1)
 // (docs/replay-format.md).
-inline constexpr int kReplayVersion = 7;
+inline constexpr int kReplayVersion = 8;
 inline constexpr int kReplayVersionOldest = 4;
 
 struct ReplayFile {

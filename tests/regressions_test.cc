@@ -135,7 +135,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_eio_per_million=0 disk_capacity_bytes=0 disk_open_fails=0 aux_pages=4 aux_overwrite=1 "
              "aux_watermark_bytes=14720 aux_offset_heads=1 aux_late=1 aux_bursts=385 aux_burst_bytes_max=1749 "
              "aux_gap_ns_max=95116 aux_transaction_ns=0 aux_partial_per_million=62722 aux_collision_per_million=0 "
-             "aux_format=29696 staging_bytes=66560 sample_freq=0 sample_period=1 period_field=0 producer_batch=1 readers_per_cpu=0 help_min_quarters=1",
+             "aux_format=29696 staging_bytes=66560 staging_notify_rounds=0 sample_freq=0 sample_period=1 period_field=0 producer_batch=1 readers_per_cpu=0 help_min_quarters=1",
              batch_cut_at_the_end},
         Case{"seed_7014967_then_7014970",
              "seed=7014970 cpus=2 ring_pages=16 mode=normal size_mix=mixed records_per_cpu=3776 wakeup_events=48 "
@@ -151,7 +151,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_eio_per_million=0 disk_capacity_bytes=0 disk_open_fails=0 aux_pages=16 aux_overwrite=1 "
              "aux_watermark_bytes=0 aux_offset_heads=1 aux_late=0 aux_bursts=273 aux_burst_bytes_max=7394 "
              "aux_gap_ns_max=23400 aux_transaction_ns=141042 aux_partial_per_million=25946 "
-             "aux_collision_per_million=0 aux_format=0 staging_bytes=263168 sample_freq=0 sample_period=1 period_field=0 producer_batch=1 readers_per_cpu=0 help_min_quarters=1",
+             "aux_collision_per_million=0 aux_format=0 staging_bytes=263168 staging_notify_rounds=0 sample_freq=0 sample_period=1 period_field=0 producer_batch=1 readers_per_cpu=0 help_min_quarters=1",
              batch_cut_at_the_end},
         Case{"seed_9010837",
              "seed=9010837 cpus=1 ring_pages=8 mode=normal size_mix=mixed records_per_cpu=212 wakeup_events=0 "
@@ -167,7 +167,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_eio_per_million=0 disk_capacity_bytes=0 disk_open_fails=0 aux_pages=8 aux_overwrite=1 "
              "aux_watermark_bytes=20520 aux_offset_heads=1 aux_late=0 aux_bursts=237 aux_burst_bytes_max=4706 "
              "aux_gap_ns_max=84484 aux_transaction_ns=26241 aux_partial_per_million=17628 "
-             "aux_collision_per_million=0 aux_format=0 staging_bytes=132096 sample_freq=0 sample_period=1 period_field=0 producer_batch=1 readers_per_cpu=0 help_min_quarters=1",
+             "aux_collision_per_million=0 aux_format=0 staging_bytes=132096 staging_notify_rounds=0 sample_freq=0 sample_period=1 period_field=0 producer_batch=1 readers_per_cpu=0 help_min_quarters=1",
              batch_cut_at_the_end},
         Case{"seed_9014347",
              "seed=9014347 cpus=2 ring_pages=8 mode=backward_writable size_mix=large records_per_cpu=1728 "
@@ -183,7 +183,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_eio_per_million=0 disk_capacity_bytes=0 disk_open_fails=0 aux_pages=16 aux_overwrite=1 "
              "aux_watermark_bytes=0 aux_offset_heads=1 aux_late=1 aux_bursts=392 aux_burst_bytes_max=6007 "
              "aux_gap_ns_max=20271 aux_transaction_ns=186469 aux_partial_per_million=42707 "
-             "aux_collision_per_million=99798 aux_format=0 staging_bytes=263168 sample_freq=0 sample_period=1 period_field=0 producer_batch=1 readers_per_cpu=0 help_min_quarters=1",
+             "aux_collision_per_million=99798 aux_format=0 staging_bytes=263168 staging_notify_rounds=0 sample_freq=0 sample_period=1 period_field=0 producer_batch=1 readers_per_cpu=0 help_min_quarters=1",
              batch_cut_at_the_end},
         Case{"seed_270952514591860",
              "seed=270952514591860 cpus=7 ring_pages=2 mode=normal size_mix=mixed records_per_cpu=80 "
@@ -200,7 +200,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_capacity_bytes=0 disk_open_fails=0 aux_pages=16 aux_overwrite=1 aux_watermark_bytes=57944 "
              "aux_offset_heads=0 aux_late=0 aux_bursts=381 aux_burst_bytes_max=1563 aux_gap_ns_max=48865 "
              "aux_transaction_ns=0 aux_partial_per_million=10658 aux_collision_per_million=0 aux_format=0 "
-             "staging_bytes=262336 sample_freq=0 sample_period=1 period_field=0 producer_batch=1 readers_per_cpu=0 help_min_quarters=1",
+             "staging_bytes=262336 staging_notify_rounds=0 sample_freq=0 sample_period=1 period_field=0 producer_batch=1 readers_per_cpu=0 help_min_quarters=1",
              fix_up_cut_short},
         Case{"seed_495757452732110_then_495757452732253",
              "seed=495757452732253 cpus=8 ring_pages=16 mode=normal size_mix=small records_per_cpu=192 "
@@ -217,7 +217,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_capacity_bytes=0 disk_open_fails=0 aux_pages=16 aux_overwrite=1 aux_watermark_bytes=0 "
              "aux_offset_heads=1 aux_late=1 aux_bursts=1007 aux_burst_bytes_max=852 aux_gap_ns_max=50447 "
              "aux_transaction_ns=32073 aux_partial_per_million=63633 aux_collision_per_million=0 aux_format=0 "
-             "staging_bytes=262336 sample_freq=0 sample_period=1 period_field=0 producer_batch=1 readers_per_cpu=0 help_min_quarters=1",
+             "staging_bytes=262336 staging_notify_rounds=0 sample_freq=0 sample_period=1 period_field=0 producer_batch=1 readers_per_cpu=0 help_min_quarters=1",
              fix_up_cut_short},
         Case{"seed_576891404678857",
              "seed=576891404678857 cpus=8 ring_pages=1 mode=backward size_mix=huge records_per_cpu=72 "
@@ -234,7 +234,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_capacity_bytes=0 disk_open_fails=0 aux_pages=0 aux_overwrite=0 aux_watermark_bytes=0 "
              "aux_offset_heads=0 aux_late=0 aux_bursts=0 aux_burst_bytes_max=4096 aux_gap_ns_max=20000 "
              "aux_transaction_ns=0 aux_partial_per_million=0 aux_collision_per_million=0 aux_format=0 "
-             "staging_bytes=0 sample_freq=0 sample_period=1 period_field=0 producer_batch=1 readers_per_cpu=0 help_min_quarters=1",
+             "staging_bytes=0 staging_notify_rounds=0 sample_freq=0 sample_period=1 period_field=0 producer_batch=1 readers_per_cpu=0 help_min_quarters=1",
              aliased_record_met},
         Case{"seed_6000749",
              "seed=6000749 cpus=7 ring_pages=4 mode=backward size_mix=mixed records_per_cpu=896 wakeup_events=0 "
@@ -250,7 +250,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_suspend_eintr_per_million=0 disk_eio_per_million=20000 disk_capacity_bytes=0 disk_open_fails=0 "
              "aux_pages=8 aux_overwrite=0 aux_watermark_bytes=21136 aux_offset_heads=0 aux_late=1 aux_bursts=290 "
              "aux_burst_bytes_max=1072 aux_gap_ns_max=44153 aux_transaction_ns=0 aux_partial_per_million=55587 "
-             "aux_collision_per_million=0 aux_format=39680 staging_bytes=66560 sample_freq=0 sample_period=1 period_field=0 producer_batch=1 readers_per_cpu=0 help_min_quarters=1",
+             "aux_collision_per_million=0 aux_format=39680 staging_bytes=66560 staging_notify_rounds=0 sample_freq=0 sample_period=1 period_field=0 producer_batch=1 readers_per_cpu=0 help_min_quarters=1",
              short_write_inside_a_page},
         Case{"seed_6005077",
              "seed=6005077 cpus=3 ring_pages=2 mode=forward_overwrite size_mix=huge records_per_cpu=832 "
@@ -267,7 +267,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_eio_per_million=20000 disk_capacity_bytes=0 disk_open_fails=0 aux_pages=4 aux_overwrite=1 "
              "aux_watermark_bytes=0 aux_offset_heads=1 aux_late=0 aux_bursts=214 aux_burst_bytes_max=4070 "
              "aux_gap_ns_max=96752 aux_transaction_ns=117582 aux_partial_per_million=26568 "
-             "aux_collision_per_million=0 aux_format=27904 staging_bytes=0 sample_freq=0 sample_period=1 period_field=0 producer_batch=1 readers_per_cpu=0 help_min_quarters=1",
+             "aux_collision_per_million=0 aux_format=27904 staging_bytes=0 staging_notify_rounds=0 sample_freq=0 sample_period=1 period_field=0 producer_batch=1 readers_per_cpu=0 help_min_quarters=1",
              short_write_inside_a_page},
         Case{"seed_6008260",
              "seed=6008260 cpus=6 ring_pages=16 mode=backward size_mix=mixed records_per_cpu=288 wakeup_events=37 "
@@ -284,7 +284,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_eio_per_million=20000 disk_capacity_bytes=0 disk_open_fails=0 aux_pages=16 aux_overwrite=0 "
              "aux_watermark_bytes=0 aux_offset_heads=0 aux_late=0 aux_bursts=145 aux_burst_bytes_max=5391 "
              "aux_gap_ns_max=92310 aux_transaction_ns=0 aux_partial_per_million=71888 aux_collision_per_million=0 "
-             "aux_format=0 staging_bytes=0 sample_freq=0 sample_period=1 period_field=0 producer_batch=1 readers_per_cpu=0 help_min_quarters=1",
+             "aux_format=0 staging_bytes=0 staging_notify_rounds=0 sample_freq=0 sample_period=1 period_field=0 producer_batch=1 readers_per_cpu=0 help_min_quarters=1",
              short_write_inside_a_page},
         Case{"seed_6008262",
              "seed=6008262 cpus=1 ring_pages=64 mode=normal size_mix=mixed records_per_cpu=1760 wakeup_events=10 "
@@ -300,7 +300,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_suspend_eintr_per_million=0 disk_eio_per_million=20000 disk_capacity_bytes=0 disk_open_fails=0 "
              "aux_pages=0 aux_overwrite=0 aux_watermark_bytes=0 aux_offset_heads=0 aux_late=0 aux_bursts=0 "
              "aux_burst_bytes_max=4096 aux_gap_ns_max=20000 aux_transaction_ns=0 aux_partial_per_million=0 "
-             "aux_collision_per_million=0 aux_format=0 staging_bytes=524288 sample_freq=0 sample_period=1 period_field=0 producer_batch=1 readers_per_cpu=0 help_min_quarters=1",
+             "aux_collision_per_million=0 aux_format=0 staging_bytes=524288 staging_notify_rounds=0 sample_freq=0 sample_period=1 period_field=0 producer_batch=1 readers_per_cpu=0 help_min_quarters=1",
              short_write_inside_a_page},
         Case{"seed_6009716",
              "seed=6009716 cpus=2 ring_pages=8 mode=forward_overwrite size_mix=small records_per_cpu=3584 "
@@ -316,7 +316,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_suspend_eintr_per_million=42062 disk_eio_per_million=20000 disk_capacity_bytes=0 "
              "disk_open_fails=0 aux_pages=8 aux_overwrite=1 aux_watermark_bytes=26824 aux_offset_heads=0 "
              "aux_late=1 aux_bursts=364 aux_burst_bytes_max=2382 aux_gap_ns_max=33723 aux_transaction_ns=86269 "
-             "aux_partial_per_million=5516 aux_collision_per_million=0 aux_format=31488 staging_bytes=131264 sample_freq=0 sample_period=1 period_field=0 producer_batch=1 readers_per_cpu=0 help_min_quarters=1",
+             "aux_partial_per_million=5516 aux_collision_per_million=0 aux_format=31488 staging_bytes=131264 staging_notify_rounds=0 sample_freq=0 sample_period=1 period_field=0 producer_batch=1 readers_per_cpu=0 help_min_quarters=1",
              short_write_inside_a_page}),
     [](const ::testing::TestParamInfo<Case>& p) { return std::string(p.param.issue); });
 
@@ -336,7 +336,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_suspend_eintr_per_million=0 disk_eio_per_million=0 disk_capacity_bytes=0 disk_open_fails=0 "
              "aux_pages=2 aux_overwrite=1 aux_watermark_bytes=2728 aux_offset_heads=1 aux_late=0 aux_bursts=86 "
              "aux_burst_bytes_max=768 aux_gap_ns_max=1 aux_transaction_ns=1 aux_partial_per_million=1 "
-             "aux_collision_per_million=1 aux_format=0 staging_bytes=32960 sample_freq=100000 sample_period=1 "
+             "aux_collision_per_million=1 aux_format=0 staging_bytes=32960 staging_notify_rounds=0 sample_freq=100000 sample_period=1 "
              "period_field=1 producer_batch=1 readers_per_cpu=0 help_min_quarters=1",
                            offset_heads_lapped},
                       Case{"seed_761957846",
@@ -354,7 +354,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_eio_per_million=0 disk_capacity_bytes=0 disk_open_fails=0 aux_pages=2 aux_overwrite=1 "
              "aux_watermark_bytes=0 aux_offset_heads=1 aux_late=0 aux_bursts=11 aux_burst_bytes_max=1362 "
              "aux_gap_ns_max=32603 aux_transaction_ns=0 aux_partial_per_million=87443 "
-             "aux_collision_per_million=35672 aux_format=0 staging_bytes=0 sample_freq=100000 sample_period=1 "
+             "aux_collision_per_million=35672 aux_format=0 staging_bytes=0 staging_notify_rounds=0 sample_freq=100000 sample_period=1 "
              "period_field=0 producer_batch=2 readers_per_cpu=0 help_min_quarters=1",
                            offset_heads_lapped},
                       // The per-CPU reading fibers' first campaign (2026-11-26):
@@ -375,7 +375,7 @@ INSTANTIATE_TEST_SUITE_P(
              "disk_suspend_eintr_per_million=76516 disk_eio_per_million=0 disk_capacity_bytes=0 disk_open_fails=0 "
              "aux_pages=8 aux_overwrite=0 aux_watermark_bytes=0 aux_offset_heads=0 aux_late=0 aux_bursts=206 "
              "aux_burst_bytes_max=4488 aux_gap_ns_max=33063 aux_transaction_ns=0 aux_partial_per_million=14817 "
-             "aux_collision_per_million=29074 aux_format=58624 staging_bytes=524288 sample_freq=0 sample_period=4 "
+             "aux_collision_per_million=29074 aux_format=58624 staging_bytes=524288 staging_notify_rounds=0 sample_freq=0 sample_period=4 "
              "period_field=0 producer_batch=1 readers_per_cpu=1 help_min_quarters=1",
                            aux_read_per_cpu}),
     [](const ::testing::TestParamInfo<Case>& p) { return std::string(p.param.issue); });

@@ -83,7 +83,7 @@ TEST(ReplayFile, OtherVersion) {
   // fields) are refused, with a line.
   for (const char* old : {"2", "3"}) {
     const std::string text =
-        replace(replay_to_text(example()), "\"version\": 7", std::string("\"version\": ") + old);
+        replace(replay_to_text(example()), "\"version\": 8", std::string("\"version\": ") + old);
     EXPECT_NE(problem(text).find(std::string("version ") + old), std::string::npos);
   }
 }
@@ -120,10 +120,11 @@ TEST(ReplayFile, QuotedStringsStayOnOneLine) {
   EXPECT_EQ(mode.find('\n'), std::string::npos) << mode;
 }
 
-// Versions 5 and 6 are read: a version-6 file as it is (readers_per_cpu 0
-// or 1, help_min_quarters 1), a version-5 file (no readers_per_cpu) with
-// 0; a version-6 file with version 7's readers_per_cpu 2 or its
-// help_min_quarters is refused.
+// Versions 5 to 7 are read: a version-7 file with staging_notify_rounds 0;
+// a version-6 file as it is (readers_per_cpu 0 or 1, help_min_quarters 1),
+// a version-5 file (no readers_per_cpu) with 0; a version-6 file with
+// version 7's readers_per_cpu 2 or its help_min_quarters, or a version-7
+// file naming staging_notify_rounds, is refused.
 TEST(ReplayFile, OlderVersionsRead) {
   ReplayFile helping = example();
   for (std::uint64_t seed = 1; helping.config.readers_per_cpu != 2; seed++) {
@@ -132,28 +133,37 @@ TEST(ReplayFile, OlderVersionsRead) {
   }
   const std::string field = "\"readers_per_cpu\": 2";
   const std::string quarters = "\"help_min_quarters\": " + std::to_string(helping.config.help_min_quarters) + ",";
-  const std::pair<std::string, std::string> to_six{"\"version\": 7", "\"version\": 6"};
+  const std::pair<std::string, std::string> to_six{"\"version\": 8", "\"version\": 6"};
+  const std::pair<std::string, std::string> no_notify{"\"staging_notify_rounds\": 0,", ""};
   for (const char* value : {"0", "1"}) {
     ReplayFile out;
-    const std::string text =
-        resealed_all({to_six, {quarters, ""}, {field, std::string("\"readers_per_cpu\": ") + value}}, helping);
+    const std::string text = resealed_all(
+        {to_six, no_notify, {quarters, ""}, {field, std::string("\"readers_per_cpu\": ") + value}}, helping);
     ASSERT_EQ(replay_from_text(text, out), "") << value;
     EXPECT_EQ(out.config.readers_per_cpu, std::stoul(value));
     EXPECT_EQ(out.config.help_min_quarters, 1u);
   }
   ReplayFile five;
-  ASSERT_EQ(replay_from_text(resealed_all({{"\"version\": 7", "\"version\": 5"}, {quarters, ""}, {field + ",", ""}},
+  ASSERT_EQ(replay_from_text(resealed_all({{"\"version\": 8", "\"version\": 5"}, no_notify, {quarters, ""},
+                                           {field + ",", ""}},
                                           helping),
                              five),
             "");
   EXPECT_EQ(five.config.readers_per_cpu, 0u);
-  const std::string two = problem(resealed_all({to_six, {quarters, ""}}, helping));
+  const std::string two = problem(resealed_all({to_six, no_notify, {quarters, ""}}, helping));
   EXPECT_NE(two.find("config.readers_per_cpu: 2 is outside 0..1 in version 6"), std::string::npos) << two;
-  const std::string extra = problem(resealed_all({to_six}, helping));
+  const std::string extra = problem(resealed_all({to_six, no_notify}, helping));
   EXPECT_NE(extra.find("config.help_min_quarters: not a field of version 6"), std::string::npos) << extra;
+  // Version 7: no staging_notify_rounds (read as 0); naming it is refused.
+  const std::pair<std::string, std::string> to_seven{"\"version\": 8", "\"version\": 7"};
   ReplayFile seven;
-  ASSERT_EQ(replay_from_text(replay_to_text(helping), seven), "");
+  ASSERT_EQ(replay_from_text(resealed_all({to_seven, no_notify}, helping), seven), "");
   EXPECT_EQ(seven.config, helping.config);
+  const std::string notify = problem(resealed_all({to_seven}, helping));
+  EXPECT_NE(notify.find("config.staging_notify_rounds: not a field of version 7"), std::string::npos) << notify;
+  ReplayFile eight;
+  ASSERT_EQ(replay_from_text(replay_to_text(helping), eight), "");
+  EXPECT_EQ(eight.config, helping.config);
 }
 
 TEST(ReplayFile, ValueNotBelowItsBound) {
