@@ -1594,8 +1594,9 @@ void Recording::print_files(const FileStats& back) const {
   if (!disk_->rename_problem().empty()) print_line("warning: " + disk_->rename_problem());
   if (trigger_ != nullptr) {
     const SwitchTrigger::Stats t = trigger_->stats();
-    print_line("switch-output-event: " + std::to_string(t.records) + " records on " +
-               std::to_string(trigger_->events()) + " events, " + std::to_string(t.requests) +
+    print_line("switch-output-event: " + std::to_string(t.records) + " records in " +
+               std::to_string(trigger_->events()) + " rings (an event's on each CPU or task), " +
+               std::to_string(t.requests) +
                " switch requests (requests the recording had not taken yet coalesce)");
   }
   print_line("samples written: " + std::to_string(ws.records.samples - cut.samples));

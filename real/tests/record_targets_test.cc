@@ -617,10 +617,18 @@ TEST(RecordTargets, AllCgroupsNamesEachSamplesCgroupAsPerf) {
     ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
     const RunResult dump = testing::run({testing::perf_path(), "report", "-D", "-i", out});
     ASSERT_TRUE(dump.exited && dump.exit_code == 0) << dump.text().substr(0, 2000);
+    std::uint64_t synthesized = 0;  // CGROUP records with time 0 ("CPU TIME OFFSET ...")
     for (const std::string& line : testing::lines_with(dump.out, "PERF_RECORD_CGROUP cgroup: ")) {
       std::istringstream words(line.substr(line.find("cgroup: ") + 8));
       std::string id, path;
       if (words >> id >> path && path == "/" + cgroup.name()) ids[who] = id;
+      std::istringstream head(line);
+      std::string cpu, time;
+      if (head >> cpu >> time && time == "0") synthesized++;
+    }
+    if (std::string(who) == "ours") {
+      EXPECT_NE(r.err.find(" mappings, " + std::to_string(synthesized) + " cgroups"), std::string::npos)
+          << "the summary counts the CGROUP records written: " << synthesized << "\n" << r.err;
     }
     EXPECT_FALSE(ids[who].empty()) << "no CGROUP record of /" << cgroup.name();
     const RunResult report = testing::run({testing::perf_path(), "report", "-i", out, "--stdio", "--sort",

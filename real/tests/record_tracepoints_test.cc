@@ -321,8 +321,8 @@ TEST(RecordTracepoints, SwitchOutputEventStartsAFileAtEachHitAsPerfs) {
     EXPECT_EQ(readable_files(dir, "ours.data"), 4u) << ours.err;
     const std::vector<std::string> line = testing::lines_with(ours.err, "switch-output-event: ");
     ASSERT_EQ(line.size(), 1u) << ours.err;
-    EXPECT_NE(line[0].find(": 3 records on "), std::string::npos) << line[0];
-    EXPECT_NE(line[0].find(" events, 3 switch requests"), std::string::npos) << line[0];
+    EXPECT_NE(line[0].find(": 3 records in "), std::string::npos) << line[0];
+    EXPECT_NE(line[0].find(", 3 switch requests"), std::string::npos) << line[0];
   }
   // One line for an event that is not there, exit 64, no file.
   const std::string dir = testing::temp_dir("switch-event-bad");
