@@ -587,7 +587,7 @@ class Recording {
   std::uint32_t uid_rescans_ = 0;           // -u: /proc walked again after a task ended (open_events)
   static constexpr std::uint32_t kUidRescansMax = 20;
   std::vector<int> cgroup_fds_;             // -G: per attr, its cgroup's directory or -1; closed by the destructor
-  std::string cgroup_mount_;                // --all-cgroups: where the cgroups are named from
+  std::string cgroup_mount_;                // -G, --all-cgroups: where the cgroups are named from
   std::uint64_t cgroups_synthesized_ = 0;   // CGROUP records written
   ControlFds control_fds_;                  // --control; closed by the destructor
   std::unique_ptr<ControlServer> control_;  // serves them on the polling thread
@@ -1221,26 +1221,22 @@ bool Recording::open_control() {
 // uses (cgroup_mount_for_events(): a v1 perf_event mount, else cgroup2),
 // opened for the events' lifetime (the -D dummy counts every task).
 bool Recording::open_cgroups() {
-  if (o_.all_cgroups) {
-    // perf 6.1 fails without a mount ("cannot find cgroup mount point"
-    // stops its synthesis): ours the same, before anything is opened.
-    if (const std::string problem = cgroup_mount_for_events(cgroup_mount_); !problem.empty()) {
-      return fail(kExitUnavailable, "--all-cgroups: " + problem);
-    }
+  if (o_.cgroups.empty() && !o_.all_cgroups) return true;
+  // perf 6.1 fails without a mount for either (--all-cgroups: "cannot
+  // find cgroup mount point" stops its synthesis): ours the same, before
+  // anything is opened.
+  if (const std::string problem = cgroup_mount_for_events(cgroup_mount_); !problem.empty()) {
+    return fail(kExitUnavailable, std::string(o_.cgroups.empty() ? "--all-cgroups" : "-G/--cgroup") + ": " + problem);
   }
   if (o_.cgroups.empty()) return true;
   VERIFY(o_.cgroups.size() + (o_.delayed() ? 1 : 0) == attrs_.size());
-  std::string mount;
-  if (const std::string problem = cgroup_mount_for_events(mount); !problem.empty()) {
-    return fail(kExitUnavailable, "-G/--cgroup: " + problem);
-  }
   if (o_.delayed()) cgroup_fds_.push_back(-1);
   for (const std::string& name : o_.cgroups) {
     if (name.empty()) {
       cgroup_fds_.push_back(-1);
       continue;
     }
-    const std::string path = mount + "/" + name;
+    const std::string path = cgroup_mount_ + "/" + name;
     const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) {
       const int error = errno;
