@@ -544,7 +544,7 @@ void add_sampling_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
 }
 
 // What each sample carries beyond the fixed fields, and counting: -d,
-// --phys-data, -W, --transaction, --user-regs, -I, --running-time, -n, -s,
+// --phys-data, -W, --transaction, --data-page-size, --code-page-size, --user-regs, -I, --running-time, -n, -s,
 // -b, -j (perf 6.1's meanings: evsel__config).
 void add_sample_field_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
   app.add_flag("-d,--data", o.sample_addr,
@@ -554,6 +554,11 @@ void add_sample_field_options(CLI::App& app, RecordOptions& o, RawOptions& raw) 
   app.add_flag("-W,--weight", o.sample_weight, "sample the weight (WEIGHT_STRUCT on x86; 0 for a software event), as perf");
   app.add_flag("--transaction", o.sample_transaction,
                "sample the transaction flags (TRANSACTION; 0 for a software event), as perf");
+  app.add_flag("--data-page-size", o.sample_data_page_size,
+               "sample the size of the page holding the data address (DATA_PAGE_SIZE; 0 where the kernel has none), "
+               "as perf");
+  app.add_flag("--code-page-size", o.sample_code_page_size,
+               "sample the size of the page holding the sampled instruction (CODE_PAGE_SIZE), as perf");
   app.add_option("--user-regs", raw.user_regs,
                  "sample these user registers (--user-regs=AX,SP; bare: all; --user-regs=? lists them), as perf")
       ->allow_extra_args(false);
@@ -639,10 +644,20 @@ void add_output_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
                "build-ids in the kernel's MMAP2 records (default where the kernel has them); with --no-buildid-mmap "
                "read from the files at the end, as perf's default, which spares a perf record running beside "
                "(docs/recorder.md, Build-ids)");
+}
+
+// The side-band: what is synthesized from /proc at each file's start (--synth,
+// --proc-map-timeout), and the kernel's side-band records asked for
+// (--no-bpf-event, --all-cgroups, --namespaces).
+void add_side_band_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
   app.add_option("--synth", raw.synth,
                  "which records of the tasks already running are synthesized from /proc: no (none), task (COMM), "
                  "mmap (COMM and MMAP2), cgroup (CGROUP, with --all-cgroups) or all (default); comma-separated, "
                  "as perf's; the kernel's mapping always");
+  app.add_option("--proc-map-timeout", o.proc_map_timeout_ms,
+                 "read each running task's mappings for at most MS ms (default 500); once over, its last mapping "
+                 "read is marked PROC_MAP_PARSE_TIMEOUT and the rest left out, as perf")
+      ->check(CLI::Range(std::uint32_t{0}, UINT32_MAX));
   app.add_flag("--no-bpf-event", raw.no_bpf_event,
                "as perf's: no BPF programs' events (PERF_RECORD_BPF_EVENT, KSYMBOL); ours never records them "
                "(docs/recorder.md, D6), so this asks for what it does");
@@ -652,6 +667,10 @@ void add_output_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
   app.add_flag("--namespaces", o.namespaces,
                "PERF_RECORD_NAMESPACES: each task's namespaces (new tasks from the kernel, those running "
                "synthesized), as perf");
+}
+
+// Wakeups and the dry run.
+void add_run_options(CLI::App& app, RecordOptions& o) {
   app.add_flag("--no-buffering", o.no_buffering,
                "a wakeup after every sample (wakeup_events 1) instead of at half the ring, as perf");
   app.add_flag("--dry-run", o.dry_run, "check the options and the events, then exit (0): nothing opened or written, as perf");
@@ -1262,6 +1281,8 @@ int parse_record_command_line(int argc, char** argv, RecordOptions& out) {
   RawOptions raw;
   add_sampling_options(app, o, raw);
   add_output_options(app, o, raw);
+  add_side_band_options(app, o, raw);
+  add_run_options(app, o);
   add_sample_field_options(app, o, raw);
   app.prefix_command(true);
   std::vector<char*> args = with_bare_optional_values(argc, argv, split);
@@ -1375,8 +1396,8 @@ std::string check_options(const RecordOptions& o) {
 namespace {
 
 // The sample fields and counting options of perf 6.1's evsel__config:
-// -d, --phys-data, -W, --transaction, --user-regs, -I, -b/-j, --running-time,
-// -s. Every event alike, ours' -D dummy too (D18: one sample layout), but
+// -d, --phys-data, -W, --transaction, --data-page-size, --code-page-size,
+// --user-regs, -I, -b/-j, --running-time, -s. Every event alike, ours' -D dummy too (D18: one sample layout), but
 // for branch stacks, which perf leaves off a dummy (the kernel refuses
 // them there).
 void set_sample_fields(const RecordOptions& o, perf_event_attr& attr) {
@@ -1391,6 +1412,8 @@ void set_sample_fields(const RecordOptions& o, perf_event_attr& attr) {
 #endif
   }
   if (o.sample_transaction) attr.sample_type |= PERF_SAMPLE_TRANSACTION;
+  if (o.sample_data_page_size) attr.sample_type |= PERF_SAMPLE_DATA_PAGE_SIZE;  // every event, no -d needed
+  if (o.sample_code_page_size) attr.sample_type |= PERF_SAMPLE_CODE_PAGE_SIZE;
   if (o.user_regs != 0) {
     attr.sample_type |= PERF_SAMPLE_REGS_USER;
     attr.sample_regs_user |= o.user_regs;

@@ -202,6 +202,8 @@ struct RecordOptions {
   bool sample_phys_addr = false;      // --phys-data: PHYS_ADDR
   bool sample_weight = false;         // -W/--weight: WEIGHT_STRUCT on x86 (perf's arch_evsel__set_sample_weight), else WEIGHT
   bool sample_transaction = false;    // --transaction: TRANSACTION
+  bool sample_data_page_size = false;  // --data-page-size: DATA_PAGE_SIZE
+  bool sample_code_page_size = false;  // --code-page-size: CODE_PAGE_SIZE
   std::uint64_t user_regs = 0;        // --user-regs: REGS_USER, sample_regs_user |= this (not on a dummy)
   std::uint64_t intr_regs = 0;        // -I/--intr-regs: REGS_INTR, sample_regs_intr (not on a dummy)
   bool running_time = false;          // --running-time: read_format TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING
@@ -231,6 +233,9 @@ struct RecordOptions {
   // and their MMAP2 (which needs the tasks'); both by default.
   bool synth_tasks = true;
   bool synth_mmaps = true;
+  // --proc-map-timeout: how long one task's /proc maps may take to read
+  // before its mappings are cut (perf's default 500 ms; unsigned int there).
+  std::uint32_t proc_map_timeout_ms = 500;
   bool synth_cgroups = true;          // --synth's cgroup kind (all by default): CGROUP records with --all-cgroups
   // --all-cgroups: PERF_SAMPLE_CGROUP on every event, attr.cgroup on the
   // side-band event (the kernel's CGROUP records of cgroups made while

@@ -1066,14 +1066,15 @@ int Recording::synthesize(std::uint32_t file_index, bool first_of_file) {
   // file): the command's tasks of this moment too.
   const bool later = file_index > 0 || !first_of_file;
   const bool ns = o_.namespaces;
+  const ProcessSynthesis how{kinds, ns, std::uint64_t{o_.proc_map_timeout_ms} * 1'000'000};
   if (!o_.synth_tasks) {
     // --synth=no: the kernel's mapping alone, as perf's record__synthesize.
   } else if (o_.cpu_wide()) {
-    synthesize_all_processes(kinds, *builder_, synthesis_, ns);
+    synthesize_all_processes(how, *builder_, synthesis_);
   } else if (o_.attach()) {
-    for (const pid_t pid : processes_) synthesize_process(pid, kinds, *builder_, synthesis_, ns);
+    for (const pid_t pid : processes_) synthesize_process(pid, how, *builder_, synthesis_);
   } else if (later && has_command_ && command_.pid() > 0) {
-    for (const pid_t pid : process_tree(command_.pid())) synthesize_process(pid, kinds, *builder_, synthesis_, ns);
+    for (const pid_t pid : process_tree(command_.pid())) synthesize_process(pid, how, *builder_, synthesis_);
   }
   if (!later && has_command_ && command_.pid() > 0) {
     // The command, held before its exec: its COMM ("perf-exec") and its
@@ -1184,6 +1185,13 @@ void Recording::synthesize_first_file() {
     fail(kExitIoError, output_error_message(ws.error, disk_->current_path(), ws.error_context));
   }
   if (!kernel_warning_.empty() && !o_.quiet) print_line("warning: " + kernel_warning_);
+  if (synthesis_.maps_cut > 0 && !o_.quiet) {
+    // One line for them all (perf prints one per process).
+    print_line("warning: the mappings of " + std::to_string(synthesis_.maps_cut) + " running task(s) (pid " +
+               std::to_string(synthesis_.first_cut) + (synthesis_.maps_cut > 1 ? ", ..." : "") + ") took over " +
+               std::to_string(o_.proc_map_timeout_ms) +
+               " ms to read: the rest of each is left out (PROC_MAP_PARSE_TIMEOUT; raise --proc-map-timeout)");
+  }
 }
 
 // -a, -C, -p, -t: the events are enabled; a command is let go (its exec
@@ -1762,7 +1770,9 @@ void Recording::print_costs() const {
   print_control();
   print_line("synthesized: " + std::to_string(synthesis_.processes) + " processes, " +
              std::to_string(synthesis_.threads) + " threads, " + std::to_string(synthesis_.maps) + " mappings" +
-             (o_.all_cgroups ? ", " + std::to_string(cgroups_synthesized_) + " cgroups" : ""));
+             (o_.all_cgroups ? ", " + std::to_string(cgroups_synthesized_) + " cgroups" : "") +
+             (synthesis_.maps_cut > 0 ? ", " + std::to_string(synthesis_.maps_cut) + " cut by --proc-map-timeout"
+                                      : ""));
   print_line("cpu time: " + seconds_text(cpu_ns(usage_.ru_utime)) + " s user, " +
              seconds_text(cpu_ns(usage_.ru_stime)) + " s system, in " + seconds_text(elapsed_ns_) +
              " s of recording (before the read-back)");

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <climits>
 #include <cstring>
 #include <fstream>
@@ -255,7 +256,7 @@ void RecordBuilder::add_kernel_mmap(std::uint64_t start_address, std::uint64_t l
   finish_record(start, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL);
 }
 
-void RecordBuilder::add_mmap2(std::uint32_t pid, std::uint32_t tid, const MapEntry& map) {
+void RecordBuilder::add_mmap2(std::uint32_t pid, std::uint32_t tid, const MapEntry& map, std::uint16_t extra_misc) {
   const std::size_t start = bytes_.size();
   bytes_.resize(start + sizeof(perf_event_header));
   const std::uint64_t length = map.end - map.start;
@@ -275,7 +276,7 @@ void RecordBuilder::add_mmap2(std::uint32_t pid, std::uint32_t tid, const MapEnt
   append_string(map.path.empty() ? std::string_view("//anon") : std::string_view(map.path).substr(0, 4095));
   const std::uint16_t misc = (map.prot & PROT_EXEC) != 0 ? PERF_RECORD_MISC_USER
                                                           : (PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_DATA);
-  finish_record(start, PERF_RECORD_MMAP2, misc);
+  finish_record(start, PERF_RECORD_MMAP2, static_cast<std::uint16_t>(misc | extra_misc));
 }
 
 void RecordBuilder::add_id_index(std::span<const IdIndexEntry> entries) {
@@ -348,7 +349,38 @@ bool synthesize_held_command(pid_t pid, RecordBuilder& builder, bool namespaces)
   return true;
 }
 
-bool synthesize_process(pid_t pid, MapKinds kinds, RecordBuilder& builder, SynthesisStats& stats, bool namespaces) {
+namespace {
+
+// The MMAP2 records of process `pid`'s mappings of `how.kinds`, read from
+// its maps within `how.map_timeout_ns` (see ProcessSynthesis); the number
+// written.
+std::uint64_t synthesize_maps(pid_t pid, const ProcessSynthesis& how, RecordBuilder& builder, SynthesisStats& stats) {
+  if (how.kinds == MapKinds::none) return 0;  // --synth=task: COMM only
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  const auto start = std::chrono::steady_clock::now();
+  std::string line;
+  std::uint64_t count = 0;
+  for (std::size_t n = 0; n < kLinesMax && maps && std::getline(maps, line); n++) {
+    MapEntry map;
+    if (!parse_maps_line(line, map)) continue;
+    const auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
+    if (static_cast<std::uint64_t>(took.count()) > how.map_timeout_ns) {
+      builder.add_mmap2(static_cast<std::uint32_t>(pid), static_cast<std::uint32_t>(pid), map,
+                        PERF_RECORD_MISC_PROC_MAP_PARSE_TIMEOUT);
+      if (stats.maps_cut++ == 0) stats.first_cut = pid;
+      return count + 1;
+    }
+    // perf: executable mappings; with mmap_data also the readable ones.
+    if ((map.prot & PROT_EXEC) == 0 && (how.kinds == MapKinds::executable || (map.prot & PROT_READ) == 0)) continue;
+    builder.add_mmap2(static_cast<std::uint32_t>(pid), static_cast<std::uint32_t>(pid), map);
+    count++;
+  }
+  return count;
+}
+
+}  // namespace
+
+bool synthesize_process(pid_t pid, const ProcessSynthesis& how, RecordBuilder& builder, SynthesisStats& stats) {
   const std::string dir = "/proc/" + std::to_string(pid);
   const std::size_t rollback = builder.bytes().size();
   const std::vector<pid_t> threads = numeric_entries(dir + "/task");
@@ -358,7 +390,7 @@ bool synthesize_process(pid_t pid, MapKinds kinds, RecordBuilder& builder, Synth
     if (!read_first_line(dir + "/task/" + std::to_string(tid) + "/comm", comm)) continue;  // exited
     builder.add_comm(static_cast<std::uint32_t>(pid), static_cast<std::uint32_t>(tid), comm);
     NamespaceLink links[kNamespaces];
-    if (namespaces && namespace_links(tid, links)) {
+    if (how.namespaces && namespace_links(tid, links)) {
       builder.add_namespaces(static_cast<std::uint32_t>(pid), static_cast<std::uint32_t>(tid), links);
     }
     thread_count++;
@@ -368,26 +400,14 @@ bool synthesize_process(pid_t pid, MapKinds kinds, RecordBuilder& builder, Synth
     VERIFY(builder.bytes().size() == rollback);
     return false;
   }
-  std::ifstream maps;
-  if (kinds != MapKinds::none) maps.open(dir + "/maps");  // --synth=task: COMM only
-  std::string line;
-  std::uint64_t map_count = 0;
-  for (std::size_t n = 0; n < kLinesMax && maps.is_open() && maps && std::getline(maps, line); n++) {
-    MapEntry map;
-    if (!parse_maps_line(line, map)) continue;
-    // perf: executable mappings; with mmap_data also the readable ones.
-    if ((map.prot & PROT_EXEC) == 0 && (kinds == MapKinds::executable || (map.prot & PROT_READ) == 0)) continue;
-    builder.add_mmap2(static_cast<std::uint32_t>(pid), static_cast<std::uint32_t>(pid), map);
-    map_count++;
-  }
+  stats.maps += synthesize_maps(pid, how, builder, stats);
   stats.processes++;
   stats.threads += thread_count;
-  stats.maps += map_count;
   return true;
 }
 
-void synthesize_all_processes(MapKinds kinds, RecordBuilder& builder, SynthesisStats& stats, bool namespaces) {
-  for (const pid_t pid : numeric_entries("/proc")) synthesize_process(pid, kinds, builder, stats, namespaces);
+void synthesize_all_processes(const ProcessSynthesis& how, RecordBuilder& builder, SynthesisStats& stats) {
+  for (const pid_t pid : numeric_entries("/proc")) synthesize_process(pid, how, builder, stats);
 }
 
 std::vector<pid_t> threads_of(pid_t pid) {

@@ -92,7 +92,9 @@ class RecordBuilder {
   void add_comm(std::uint32_t pid, std::uint32_t tid, std::string_view comm);
   // PERF_RECORD_MMAP with pid -1 (the kernel).
   void add_kernel_mmap(std::uint64_t start, std::uint64_t length, std::uint64_t pgoff, std::string_view name);
-  void add_mmap2(std::uint32_t pid, std::uint32_t tid, const MapEntry& map);
+  // `extra_misc`: PERF_RECORD_MISC_PROC_MAP_PARSE_TIMEOUT on the last
+  // mapping read before --proc-map-timeout ran out.
+  void add_mmap2(std::uint32_t pid, std::uint32_t tid, const MapEntry& map, std::uint16_t extra_misc = 0);
   // PERF_RECORD_NAMESPACES {pid, tid, nr, {dev, ino} per namespace} (--namespaces).
   void add_namespaces(std::uint32_t pid, std::uint32_t tid, std::span<const NamespaceLink> links);
   // PERF_RECORD_CGROUP {id, path} (--all-cgroups): a cgroup's id (its
@@ -134,6 +136,10 @@ struct SynthesisStats {
   std::uint64_t threads = 0;
   std::uint64_t maps = 0;
   std::uint64_t skipped = 0;  // exited during the scan, or unreadable
+  // Processes whose maps took longer to read than --proc-map-timeout: their
+  // MMAP2 records end early, the last one marked PROC_MAP_PARSE_TIMEOUT.
+  std::uint64_t maps_cut = 0;
+  pid_t first_cut = 0;  // the first such process
 };
 
 // The kernel's mapping. "" or a warning (kallsyms unreadable or hidden by
@@ -145,12 +151,27 @@ std::string synthesize_kernel_mmap(RecordBuilder& builder);
 // none (perf's --synth=task).
 enum class MapKinds : std::uint8_t { executable, executable_and_data, none };
 
-// One process: COMM for each thread (with `namespaces`, --namespaces, a
-// NAMESPACES record after each, as perf's __event__synthesize_thread),
-// MMAP2 for each mapping of `kinds`. false if it exited (or is
-// unreadable); the builder is then unchanged.
-bool synthesize_process(pid_t pid, MapKinds kinds, RecordBuilder& builder, SynthesisStats& stats,
-                        bool namespaces = false);
+// How each process is synthesized: its mappings of `kinds`; with
+// `namespaces` (--namespaces) a NAMESPACES record after each COMM; its
+// maps read for at most `map_timeout_ns` (--proc-map-timeout, perf's 500 ms
+// by default): as perf's perf_event__synthesize_mmap_events, once a line
+// was read later than that, that mapping is written whatever its kind,
+// marked PERF_RECORD_MISC_PROC_MAP_PARSE_TIMEOUT, and the rest is left out.
+inline constexpr std::uint64_t kNoMapTimeout = UINT64_MAX;
+struct ProcessSynthesis {
+  MapKinds kinds = MapKinds::executable;
+  bool namespaces = false;
+  std::uint64_t map_timeout_ns = kNoMapTimeout;
+};
+
+// One process: COMM for each thread (and NAMESPACES, as perf's
+// __event__synthesize_thread), then MMAP2 for its mappings. false if it
+// exited (or is unreadable); the builder is then unchanged.
+bool synthesize_process(pid_t pid, const ProcessSynthesis& how, RecordBuilder& builder, SynthesisStats& stats);
+inline bool synthesize_process(pid_t pid, MapKinds kinds, RecordBuilder& builder, SynthesisStats& stats,
+                               bool namespaces = false) {
+  return synthesize_process(pid, ProcessSynthesis{kinds, namespaces, kNoMapTimeout}, builder, stats);
+}
 
 // A command held before its exec (pid = tid, one thread): its COMM from
 // /proc (the name it was given, "perf-exec" for ringsim-record's as for
@@ -167,8 +188,7 @@ inline constexpr std::uint64_t kCgroupsMax = 100'000;
 std::uint64_t synthesize_cgroups(const std::string& mount, RecordBuilder& builder);
 
 // Every process in /proc.
-void synthesize_all_processes(MapKinds kinds, RecordBuilder& builder, SynthesisStats& stats,
-                              bool namespaces = false);
+void synthesize_all_processes(const ProcessSynthesis& how, RecordBuilder& builder, SynthesisStats& stats);
 
 // `root` and its descendants now (from /proc/*/stat).
 std::vector<pid_t> process_tree(pid_t root);

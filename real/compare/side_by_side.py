@@ -362,6 +362,9 @@ def sample_field_cases():
     return [
         Case("-d -e page-faults", "page-faults", ["-e", "page-faults", "-d"], fast=True),
         Case("--phys-data -e page-faults", "page-faults", ["-e", "page-faults", "--phys-data"]),
+        Case("--data-page-size --code-page-size -e page-faults", "page-faults",
+             ["-e", "page-faults", "--data-page-size", "--code-page-size"]),
+        Case("--proc-map-timeout 0 -a", "cpu-clock", ["-e", "cpu-clock", "--proc-map-timeout", "0"], mode="a"),
         Case("-W", "cpu-clock", ["-e", "cpu-clock", "-W"]),
         Case("--transaction", "cpu-clock", ["-e", "cpu-clock", "--transaction"]),
         Case("--user-regs=ax,sp", "cpu-clock", ["-e", "cpu-clock", "--user-regs=ax,sp"]),

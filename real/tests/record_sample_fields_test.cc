@@ -14,6 +14,7 @@
 // deadlines only turn a hang into a failure.
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -103,6 +104,37 @@ TEST(RecordSampleFields, PageFaultAddressesResolveAsInPerfsFile) {
     }
     EXPECT_EQ(model_samples(file), lines.size()) << "the model's walk of the same samples";
   }
+}
+
+// --data-page-size, --code-page-size: DATA_PAGE_SIZE and CODE_PAGE_SIZE,
+// the last fields of a sample (after CGROUP): perf script prints both for
+// every sample of ours as of its own file (it refuses a field whose bit is
+// not set), the same sizes, and the model walks the same samples. The
+// fields after a dwarf stack dump, moved by --cut-stacks, still read.
+TEST(RecordSampleFields, PageSizesAreSampledAsPerfSamplesThem) {
+  REQUIRE_PERF();
+  const std::string dir = testing::temp_dir("page-sizes");
+  // No -d: the data address is the kernel's (a page fault's), asked or not.
+  const std::vector<std::string> options = {"-e", "page-faults", "-c", "1", "--data-page-size", "--code-page-size"};
+  record_both(dir, options, {"/bin/true"});
+  const std::string cut = dir + "/cut.data";
+  const RunResult r = testing::run_record(
+      concat(concat({"-q", "-o", cut, "--call-graph", "dwarf,1024", "--cut-stacks", "512"}, options), {"--", "/bin/true"}));
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  std::map<std::string, std::set<std::string>> sizes;  // file -> "data code" pairs seen
+  for (const std::string& file : {dir + "/ours.data", dir + "/perf.data", cut}) {
+    SCOPED_TRACE(file);
+    const std::vector<std::string> lines = script_lines(file, "data_page_size,code_page_size");
+    ASSERT_GT(lines.size(), 10u);
+    for (const std::string& line : lines) {
+      const std::size_t first = line.find_first_not_of(' ');
+      ASSERT_NE(first, std::string::npos) << "an empty line";
+      sizes[file].insert(line.substr(first));
+    }
+    EXPECT_EQ(model_samples(file), lines.size()) << "the model's walk of the same samples";
+  }
+  EXPECT_EQ(sizes[dir + "/ours.data"], sizes[dir + "/perf.data"]);
+  EXPECT_EQ(sizes[cut], sizes[dir + "/perf.data"]);
 }
 
 // Every field at once (ADDR before CPU; DATA_SRC, PHYS_ADDR, WEIGHT_STRUCT,

@@ -33,6 +33,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -541,6 +542,94 @@ TEST(RecordSummary, SynthAsksForTheKindsPerfSynthesizes) {
     EXPECT_TRUE(r.exited && r.exit_code == 64) << r.text();
     EXPECT_EQ(testing::lines_with(r.err, "error:").size(), 1u) << r.err;
   }
+}
+
+// The MMAP2 records of process `pid` in `file`: how many, how many carry
+// PERF_RECORD_MISC_PROC_MAP_PARSE_TIMEOUT, and the start of the last of
+// those (the model's walk).
+struct Mmap2s {
+  std::uint64_t all = 0;
+  std::uint64_t cut = 0;
+  std::uint64_t cut_start = 0;
+};
+Mmap2s mmap2s_of(const std::string& file, pid_t pid) {
+  model::PerfDataFile parsed;
+  EXPECT_EQ(model::read_perf_data(file, parsed), "") << file;
+  Mmap2s out;
+  parsed.for_each_record([&](const model::PerfRecord& r) {
+    std::uint32_t record_pid = 0;
+    if (r.type != PERF_RECORD_MMAP2 || r.bytes.size() < 24) return;
+    std::memcpy(&record_pid, r.bytes.data() + 8, sizeof record_pid);
+    if (record_pid != static_cast<std::uint32_t>(pid)) return;
+    out.all++;
+    if ((r.misc & PERF_RECORD_MISC_PROC_MAP_PARSE_TIMEOUT) == 0) return;
+    out.cut++;
+    std::memcpy(&out.cut_start, r.bytes.data() + 16, sizeof out.cut_start);
+  });
+  return out;
+}
+
+// --proc-map-timeout as perf's: a task's maps read for longer than it are
+// cut after the line that ran over, that mapping marked
+// PROC_MAP_PARSE_TIMEOUT. With 0 ms every task's first line runs over (perf
+// tests elapsed > timeout): one marked MMAP2 for the attached process in
+// perf's file and in ours; with the default (500 ms) none marked and the
+// same mappings in both. Ours says so in one warning line and in the
+// summary; 4294967296 ms is more than perf's unsigned int and refused.
+TEST(RecordSummary, ProcMapTimeoutCutsTheMapsAsPerfs) {
+  REQUIRE_PERF();
+  const std::string dir = testing::temp_dir("summary-map-timeout");
+  Process target;
+  ASSERT_TRUE(target.start({"sleep", "30"}).ok());
+  // Exec'd: its maps are sleep's (not this test's copy).
+  ASSERT_TRUE(testing::wait_until([&] {
+    std::ifstream comm("/proc/" + std::to_string(target.pid()) + "/comm");
+    std::string name;
+    return std::getline(comm, name) && name == "sleep";
+  }));
+  for (const std::string timeout : {"0", "500"}) {
+    SCOPED_TRACE("--proc-map-timeout " + timeout);
+    const std::vector<std::string> args = {"-p", std::to_string(target.pid()), "-e", "cpu-clock",
+                                           "--proc-map-timeout", timeout};
+    const std::string ours_out = dir + "/ours.data";
+    const std::string perf_out = dir + "/perf.data";
+    const RunResult ours = testing::run_record(concat(args, {"-o", ours_out, "--", "sleep", "0.05"}));
+    ASSERT_TRUE(ours.exited && ours.exit_code == 0) << ours.text();
+    const RunResult perf = testing::run_perf_record(
+        concat(concat({testing::perf_path(), "record", "-q"}, args), {"-o", perf_out, "--", "sleep", "0.05"}));
+    ASSERT_TRUE(perf.exited && perf.exit_code == 0) << perf.text();
+    const Mmap2s o = mmap2s_of(ours_out, target.pid());
+    const Mmap2s p = mmap2s_of(perf_out, target.pid());
+    if (timeout == "0") {
+      EXPECT_EQ(p.all, 1u);
+      EXPECT_EQ(p.cut, 1u);
+      EXPECT_EQ(o.all, 1u);
+      EXPECT_EQ(o.cut, 1u);
+      EXPECT_EQ(o.cut_start, p.cut_start) << "the same mapping: the first line, whatever its kind";
+      // perf report counts the cut maps (nr_proc_map_timeout) in ours' file.
+      const RunResult report = testing::run({testing::perf_path(), "report", "--stdio", "-i", ours_out});
+      EXPECT_NE((report.out + report.err).find("1 map information files for pre-existing threads"), std::string::npos)
+          << report.text();
+      EXPECT_EQ(testing::lines_with(ours.err, "warning: the mappings of 1 running task(s) (pid " +
+                                                  std::to_string(target.pid()) + ") took over 0 ms")
+                    .size(),
+                1u)
+          << ours.err;
+      EXPECT_NE(line_of(ours.err, "synthesized: ").find(", 1 cut by --proc-map-timeout"), std::string::npos)
+          << ours.err;
+    } else {
+      EXPECT_GE(p.all, 2u);
+      EXPECT_EQ(p.cut, 0u);
+      EXPECT_EQ(o.all, p.all);
+      EXPECT_EQ(o.cut, 0u);
+      EXPECT_EQ(ours.err.find("--proc-map-timeout"), std::string::npos) << ours.err;
+    }
+  }
+  target.signal(SIGKILL);
+  target.wait();
+  const RunResult bad = testing::run_record({"--proc-map-timeout", "4294967296", "-o", dir + "/bad.data", "--", "true"});
+  EXPECT_TRUE(bad.exited && bad.exit_code == 64) << bad.text();
+  EXPECT_EQ(testing::lines_with(bad.err, "error:").size(), 1u) << bad.err;
 }
 
 // A command perf forks is named "perf-exec" until its exec, and perf

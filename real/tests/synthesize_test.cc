@@ -289,10 +289,64 @@ TEST(Synthesize, ProcessesOfUserLeaveOutZombies) {
   EXPECT_EQ(std::find(mine.begin(), mine.end(), ::getpid()), mine.end()) << "the one left out";
 }
 
+// --proc-map-timeout: once a maps line is read after the timeout, that
+// mapping is written whatever its kind (sleep's first segment, read-only:
+// Debian links with separate code), marked PROC_MAP_PARSE_TIMEOUT, and the
+// rest left out, as perf's perf_event__synthesize_mmap_events. A timeout
+// of 0 ms runs out at the first line (perf's test: elapsed > timeout); the
+// default does not.
+TEST(Synthesize, AMapsReadPastTheTimeoutEndsAtTheMarkedMapping) {
+  Process sleeper;
+  ASSERT_TRUE(sleeper.start({"sleep", "30"}).ok());
+  const std::string dir = "/proc/" + std::to_string(sleeper.pid());
+  std::string first_line;
+  for (int i = 0; i < 5000; i++) {  // exec'd (bounded: 5 s)
+    std::ifstream comm(dir + "/comm");
+    std::string name;
+    if (std::getline(comm, name) && name == "sleep") break;
+    usleep(1000);
+  }
+  std::ifstream maps(dir + "/maps");
+  ASSERT_TRUE(std::getline(maps, first_line));
+  MapEntry first;
+  ASSERT_TRUE(parse_maps_line(first_line, first)) << first_line;
+  ASSERT_EQ(first.prot & PROT_EXEC, 0u) << "sleep's first segment should not be executable: " << first_line;
+  for (const std::uint64_t timeout_ns : {std::uint64_t{0}, kNoMapTimeout}) {
+    SCOPED_TRACE("timeout " + std::to_string(timeout_ns));
+    RecordBuilder builder(kSampleType, true);
+    SynthesisStats stats;
+    ASSERT_TRUE(synthesize_process(sleeper.pid(), ProcessSynthesis{MapKinds::executable, false, timeout_ns}, builder,
+                                   stats));
+    model::PerfDataFile file;
+    std::vector<std::uint16_t> miscs;
+    std::vector<std::uint64_t> starts;
+    for (const model::PerfRecord& r : walk(builder, file)) {
+      if (r.type != PERF_RECORD_MMAP2) continue;
+      miscs.push_back(load<std::uint16_t>(r.bytes, 4));
+      starts.push_back(load<std::uint64_t>(r.bytes, 16));
+    }
+    if (timeout_ns == 0) {
+      ASSERT_EQ(miscs.size(), 1u);
+      EXPECT_NE(miscs[0] & PERF_RECORD_MISC_PROC_MAP_PARSE_TIMEOUT, 0u);
+      EXPECT_EQ(starts[0], first.start) << "the first line, whatever its kind: " << first_line;
+      EXPECT_EQ(stats.maps, 1u);
+      EXPECT_EQ(stats.maps_cut, 1u);
+      EXPECT_EQ(stats.first_cut, sleeper.pid());
+    } else {
+      ASSERT_GE(miscs.size(), 2u);
+      for (const std::uint16_t misc : miscs) EXPECT_EQ(misc & PERF_RECORD_MISC_PROC_MAP_PARSE_TIMEOUT, 0u);
+      EXPECT_EQ(std::count(starts.begin(), starts.end(), first.start), 0) << "not executable: left out";
+      EXPECT_EQ(stats.maps_cut, 0u);
+    }
+  }
+  sleeper.signal(SIGKILL);
+  sleeper.wait();
+}
+
 TEST(Synthesize, AllProcessesAndTheKernel) {
   RecordBuilder builder(kSampleType, true);
   SynthesisStats stats;
-  synthesize_all_processes(MapKinds::executable, builder, stats);
+  synthesize_all_processes(ProcessSynthesis{}, builder, stats);
   EXPECT_GE(stats.processes, 2u);  // init and this one at least
   const std::string warning = synthesize_kernel_mmap(builder);
   if (geteuid() != 0) {
