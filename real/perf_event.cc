@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <mutex>
+#include <span>
 #include <utility>
 
 #include "core/verify.h"
@@ -166,6 +168,156 @@ std::string PerfEvent::describe() const {
   return name;
 }
 
+namespace {
+
+struct BitName {
+  std::uint64_t bit;
+  const char* name;
+};
+
+// perf's __p_bits: the names of the bits set, in the table's order.
+std::string bit_names(std::uint64_t value, std::span<const BitName> names) {
+  std::string out;
+  for (const BitName& n : names) {
+    if ((value & n.bit) == 0) continue;
+    if (!out.empty()) out += '|';
+    out += n.name;
+  }
+  return out;
+}
+
+#define RS_BIT(prefix, n) BitName{prefix##n, #n}
+constexpr BitName kSampleTypeNames[] = {
+    RS_BIT(PERF_SAMPLE_, IP),           RS_BIT(PERF_SAMPLE_, TID),           RS_BIT(PERF_SAMPLE_, TIME),
+    RS_BIT(PERF_SAMPLE_, ADDR),         RS_BIT(PERF_SAMPLE_, READ),          RS_BIT(PERF_SAMPLE_, CALLCHAIN),
+    RS_BIT(PERF_SAMPLE_, ID),           RS_BIT(PERF_SAMPLE_, CPU),           RS_BIT(PERF_SAMPLE_, PERIOD),
+    RS_BIT(PERF_SAMPLE_, STREAM_ID),    RS_BIT(PERF_SAMPLE_, RAW),           RS_BIT(PERF_SAMPLE_, BRANCH_STACK),
+    RS_BIT(PERF_SAMPLE_, REGS_USER),    RS_BIT(PERF_SAMPLE_, STACK_USER),    RS_BIT(PERF_SAMPLE_, IDENTIFIER),
+    RS_BIT(PERF_SAMPLE_, REGS_INTR),    RS_BIT(PERF_SAMPLE_, DATA_SRC),      RS_BIT(PERF_SAMPLE_, WEIGHT),
+    RS_BIT(PERF_SAMPLE_, PHYS_ADDR),    RS_BIT(PERF_SAMPLE_, AUX),           RS_BIT(PERF_SAMPLE_, CGROUP),
+    RS_BIT(PERF_SAMPLE_, DATA_PAGE_SIZE), RS_BIT(PERF_SAMPLE_, CODE_PAGE_SIZE), RS_BIT(PERF_SAMPLE_, WEIGHT_STRUCT)};
+constexpr BitName kBranchNames[] = {
+    RS_BIT(PERF_SAMPLE_BRANCH_, USER),      RS_BIT(PERF_SAMPLE_BRANCH_, KERNEL),     RS_BIT(PERF_SAMPLE_BRANCH_, HV),
+    RS_BIT(PERF_SAMPLE_BRANCH_, ANY),       RS_BIT(PERF_SAMPLE_BRANCH_, ANY_CALL),   RS_BIT(PERF_SAMPLE_BRANCH_, ANY_RETURN),
+    RS_BIT(PERF_SAMPLE_BRANCH_, IND_CALL),  RS_BIT(PERF_SAMPLE_BRANCH_, ABORT_TX),   RS_BIT(PERF_SAMPLE_BRANCH_, IN_TX),
+    RS_BIT(PERF_SAMPLE_BRANCH_, NO_TX),     RS_BIT(PERF_SAMPLE_BRANCH_, COND),       RS_BIT(PERF_SAMPLE_BRANCH_, CALL_STACK),
+    RS_BIT(PERF_SAMPLE_BRANCH_, IND_JUMP),  RS_BIT(PERF_SAMPLE_BRANCH_, CALL),       RS_BIT(PERF_SAMPLE_BRANCH_, NO_FLAGS),
+    RS_BIT(PERF_SAMPLE_BRANCH_, NO_CYCLES), RS_BIT(PERF_SAMPLE_BRANCH_, TYPE_SAVE),  RS_BIT(PERF_SAMPLE_BRANCH_, HW_INDEX),
+    RS_BIT(PERF_SAMPLE_BRANCH_, PRIV_SAVE)};
+constexpr BitName kReadFormatNames[] = {RS_BIT(PERF_FORMAT_, TOTAL_TIME_ENABLED), RS_BIT(PERF_FORMAT_, TOTAL_TIME_RUNNING),
+                                        RS_BIT(PERF_FORMAT_, ID), RS_BIT(PERF_FORMAT_, GROUP),
+                                        RS_BIT(PERF_FORMAT_, LOST)};
+#undef RS_BIT
+
+class AttrLines {
+ public:
+  void add(const char* name, const std::string& value) {
+    char line[512];
+    std::snprintf(line, sizeof line, "  %-32s %s\n", name, value.c_str());
+    text_ += line;
+  }
+  void unsigned_field(const char* name, std::uint64_t v) {
+    if (v != 0) add(name, std::to_string(v));
+  }
+  void hex_field(const char* name, std::uint64_t v) {
+    if (v == 0) return;
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "%#llx", static_cast<unsigned long long>(v));
+    add(name, hex);
+  }
+  void bits_field(const char* name, std::uint64_t v, std::span<const BitName> names) {
+    if (v != 0) add(name, bit_names(v, names));
+  }
+  std::string take() { return std::move(text_); }
+
+ private:
+  std::string text_;
+};
+
+// The flag bits, in perf_event_attr__fprintf's order.
+void add_flag_bits(const perf_event_attr& a, AttrLines& l) {
+  const std::pair<const char*, std::uint64_t> flags[] = {
+      {"disabled", a.disabled},         {"inherit", a.inherit},
+      {"pinned", a.pinned},             {"exclusive", a.exclusive},
+      {"exclude_user", a.exclude_user}, {"exclude_kernel", a.exclude_kernel},
+      {"exclude_hv", a.exclude_hv},     {"exclude_idle", a.exclude_idle},
+      {"mmap", a.mmap},                 {"comm", a.comm},
+      {"freq", a.freq},                 {"inherit_stat", a.inherit_stat},
+      {"enable_on_exec", a.enable_on_exec}, {"task", a.task},
+      {"watermark", a.watermark},       {"precise_ip", a.precise_ip},
+      {"mmap_data", a.mmap_data},       {"sample_id_all", a.sample_id_all},
+      {"exclude_host", a.exclude_host}, {"exclude_guest", a.exclude_guest},
+      {"exclude_callchain_kernel", a.exclude_callchain_kernel},
+      {"exclude_callchain_user", a.exclude_callchain_user},
+      {"mmap2", a.mmap2},               {"comm_exec", a.comm_exec},
+      {"use_clockid", a.use_clockid},   {"context_switch", a.context_switch},
+      {"write_backward", a.write_backward}, {"namespaces", a.namespaces},
+      {"ksymbol", a.ksymbol},           {"bpf_event", a.bpf_event},
+      {"aux_output", a.aux_output},     {"cgroup", a.cgroup},
+      {"text_poke", a.text_poke},       {"build_id", a.build_id},
+      {"inherit_thread", a.inherit_thread}, {"remove_on_exec", a.remove_on_exec},
+      {"sigtrap", a.sigtrap}};
+  for (const auto& [name, value] : flags) l.unsigned_field(name, value);
+}
+
+std::mutex g_trace_mutex;
+std::FILE* g_trace = nullptr;           // guarded by g_trace_mutex
+perf_event_attr g_traced_attr{};        // the last attr written
+bool g_traced_any = false;
+
+void trace_open(const perf_event_attr& attr, pid_t pid, int cpu, int group_fd, unsigned long flags, long fd,
+                int error) {
+  const std::lock_guard<std::mutex> lock(g_trace_mutex);
+  if (g_trace == nullptr) return;
+  if (!g_traced_any || std::memcmp(&attr, &g_traced_attr, sizeof attr) != 0) {
+    const char* dashes = "------------------------------------------------------------\n";
+    std::fprintf(g_trace, "%sperf_event_attr:\n%s%s", dashes, attr_text(attr).c_str(), dashes);
+    g_traced_attr = attr;
+    g_traced_any = true;
+  }
+  std::fprintf(g_trace, "sys_perf_event_open: pid %d  cpu %d  group_fd %d  flags %#lx", static_cast<int>(pid), cpu,
+               group_fd, flags);
+  if (fd >= 0) {
+    std::fprintf(g_trace, " = %ld\n", fd);
+  } else {
+    std::fprintf(g_trace, "\nsys_perf_event_open failed, error %d\n", -error);
+  }
+  std::fflush(g_trace);
+}
+
+}  // namespace
+
+std::string attr_text(const perf_event_attr& a) {
+  AttrLines l;
+  l.add("type", std::to_string(a.type));
+  l.unsigned_field("size", a.size);
+  l.hex_field("config", a.config);
+  l.unsigned_field("{ sample_period, sample_freq }", a.sample_period);
+  l.bits_field("sample_type", a.sample_type, kSampleTypeNames);
+  l.bits_field("read_format", a.read_format, kReadFormatNames);
+  add_flag_bits(a, l);
+  l.unsigned_field("{ wakeup_events, wakeup_watermark }", a.wakeup_events);
+  l.unsigned_field("bp_type", a.bp_type);
+  l.hex_field("{ bp_addr, config1 }", a.bp_addr);
+  l.hex_field("{ bp_len, config2 }", a.bp_len);
+  l.bits_field("branch_sample_type", a.branch_sample_type, kBranchNames);
+  l.hex_field("sample_regs_user", a.sample_regs_user);
+  l.unsigned_field("sample_stack_user", a.sample_stack_user);
+  if (a.clockid != 0) l.add("clockid", std::to_string(a.clockid));
+  l.hex_field("sample_regs_intr", a.sample_regs_intr);
+  l.unsigned_field("aux_watermark", a.aux_watermark);
+  l.unsigned_field("sample_max_stack", a.sample_max_stack);
+  l.unsigned_field("aux_sample_size", a.aux_sample_size);
+  l.unsigned_field("sig_data", a.sig_data);
+  return l.take();
+}
+
+void trace_event_opens(std::FILE* out) {
+  const std::lock_guard<std::mutex> lock(g_trace_mutex);
+  g_trace = out;
+  g_traced_any = false;
+}
+
 Error PerfEvent::open(const perf_event_attr& attr, const EventTarget& target, PerfEvent& out, int group_fd) {
   out.close();
   out.attr_ = attr;
@@ -179,10 +331,12 @@ Error PerfEvent::open(const perf_event_attr& attr, const EventTarget& target, Pe
   // On E2BIG the kernel writes the size it expects into attr.size.
   const perf_event_attr requested = out.attr_;
   const bool cgroup = target.cgroup_fd >= 0;
-  const long fd = ::syscall(SYS_perf_event_open, &out.attr_, cgroup ? target.cgroup_fd : target.pid, target.cpu,
-                            group_fd, PERF_FLAG_FD_CLOEXEC | (cgroup ? PERF_FLAG_PID_CGROUP : 0));
+  const pid_t pid = cgroup ? target.cgroup_fd : target.pid;
+  const unsigned long flags = PERF_FLAG_FD_CLOEXEC | (cgroup ? PERF_FLAG_PID_CGROUP : 0);
+  const long fd = ::syscall(SYS_perf_event_open, &out.attr_, pid, target.cpu, group_fd, flags);
+  const int error = fd < 0 ? errno : 0;
+  trace_open(requested, pid, target.cpu, group_fd, flags, fd, error);
   if (fd < 0) {
-    const int error = errno;
     VERIFY(error != 0);
     const std::string advice = open_advice(error, requested, target, out.attr_.size);
     out.attr_ = requested;

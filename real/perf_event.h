@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "real/error.h"
@@ -136,5 +137,20 @@ class PerfEvent {
 
 // The page size the kernel maps perf rings in.
 std::uint64_t page_size_bytes();
+
+// `attr` as perf 6.1's perf_event_attr__fprintf prints it (its -vv, and
+// perf evlist -v's fields): one "  NAME VALUE" line per field that is not
+// zero (the type always), in perf's order, NAME padded to 32 columns;
+// sample_type, read_format and branch_sample_type as perf's bit names
+// joined by '|'.
+std::string attr_text(const perf_event_attr& attr);
+
+// -vv: every perf_event_open from now on written to `out` as perf's -vv
+// writes it: the attr between two dashed lines (when it differs from the
+// last one written), then "sys_perf_event_open: pid P  cpu C  group_fd G
+// flags F = FD", or the call without " = FD" and "sys_perf_event_open
+// failed, error -E". nullptr stops it. Opens on several threads at once
+// are written one after the other.
+void trace_event_opens(std::FILE* out);
 
 }  // namespace ringsim::real

@@ -631,6 +631,9 @@ void add_output_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
                  "with --call-graph dwarf: cut the samples' user stack dumps: off (default), pressure (while the "
                  "staging buffer is more than half full, the fuller the shorter), or BYTES (always, to that many)");
   app.add_flag("-q,--quiet", o.quiet, "print errors only");
+  app.add_flag("-v,--verbose", o.verbose,
+               "-v: the settings perf's -v prints (nr_cblocks, comp level, mmap size); -vv: also every "
+               "perf_event_open, its attr and its outcome, as perf's -vv; -q wins");
   app.add_option("--buildid-dir", o.buildid_dir, "the build-id cache to copy the sampled binaries into (default ~/.debug)");
   app.add_flag("-N,--no-buildid-cache", o.no_buildid_cache, "do not copy the sampled binaries into the build-id cache");
   app.add_flag("--buildid-all", o.buildid_all,

@@ -180,6 +180,10 @@ struct RecordOptions {
   // --control fifo:CTL[,ACK] or fd:CTL[,ACK] (real/control.h); "" for none.
   std::string control;
   bool quiet = false;                 // only errors
+  // -v, -vv (perf's): 1 prints the settings perf's -v prints (nr_cblocks,
+  // comp level, mmap size); 2 also every perf_event_open with its attr, as
+  // perf's -vv. -q wins (as perf's, whose -q sets verbose -1).
+  int verbose = 0;
   // -k: the clock the kernel stamps samples with (perf's parse_clockid:
   // monotonic, monotonic_raw, realtime, boottime, tai, their short names
   // mono, raw, real, boot, a CLOCK_ prefix, or the number); CLOCKID and

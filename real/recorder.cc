@@ -611,6 +611,12 @@ int Recording::run() {
   if (o_.per_thread_ignored && !o_.quiet) {
     print_line("warning: --per-thread is ignored with -a/-C, as perf does: one ring per CPU");
   }
+  const int verbose = o_.quiet ? 0 : o_.verbose;
+  if (verbose >= 1) {
+    // As perf's cmd_record with -v (pr_debug): its names, ours' values.
+    std::fprintf(stderr, "nr_cblocks: %u\ncomp level: %d\n", o_.aio_cblocks, o_.compression_level);
+  }
+  if (verbose >= 2) trace_event_opens(stderr);
   if (o_.dry_run) {
     if (make_event_attrs() && choose_cpus()) return kExitOk;
     print_error(error_line_);
@@ -828,7 +834,14 @@ bool Recording::open_events() {
                                             ? per_thread_ring_specs(attrs, tasks_, o_.mmap_pages, leaders)
                                             : shared_ring_specs(attrs, tasks_, cpus_, o_.mmap_pages, leaders, cgroup_fds_);
     const Error e = RealSession::open(specs, session_);
-    if (e.ok()) return true;
+    if (e.ok()) {
+      // perf's -v: the size of each ring's mapping, control page included.
+      if (o_.verbose >= 1 && !o_.quiet) {
+        std::fprintf(stderr, "mmap size %lluB\n",
+                     static_cast<unsigned long long>((o_.mmap_pages + 1) * page_size_bytes()));
+      }
+      return true;
+    }
     // -u: a process of the user ended between the /proc walk and its
     // events (perf ignores it: ignore_missing_thread): walk again.
     if (e.error == ESRCH && o_.uid >= 0 && uid_rescans_ < kUidRescansMax) {
@@ -1821,6 +1834,7 @@ int record(const RecordOptions& options) {
     status = recording.run();
     command_signal = recording.command_signal();
   }
+  trace_event_opens(nullptr);  // -vv's
   // As perf record (__cmd_record, record__sig_exit): a command ended by a
   // signal (also the SIGTERM the recorder sends it when stopped first)
   // ends the recorder by that signal; else a stop signal the recorder

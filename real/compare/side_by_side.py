@@ -266,6 +266,7 @@ def mode_cases():
         Case("-P -c 10 -e page-faults", "page-faults", ["-e", "page-faults", "-P", "-c", "10"]),
         Case("-R", "cpu-clock", ["-e", "cpu-clock", "-R"]),
         Case("--no-buffering", "cpu-clock", ["-e", "cpu-clock", "--no-buffering"]),
+        Case("(verbose) -vv", "cpu-clock", ["-e", "cpu-clock", "-vv"]),
         Case("--namespaces", "cpu-clock", ["-e", "cpu-clock", "--namespaces"]),
         Case("--namespaces -a", "cpu-clock", ["-e", "cpu-clock", "--namespaces", "-a"], mode="a"),
         Case("--all-cgroups -a", "cpu-clock", ["-e", "cpu-clock", "--all-cgroups", "-a"], mode="a"),

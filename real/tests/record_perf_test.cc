@@ -209,6 +209,102 @@ TEST(RecordWithPerf, TheExitStatusIsTheCommandsAsPerfs) {
   }
 }
 
+// -vv's attr blocks ("perf_event_attr:" between dashed lines, "  NAME
+// VALUE" lines), each as a sorted list of "NAME: VALUE".
+std::vector<std::vector<std::string>> verbose_attrs(const std::string& err) {
+  std::vector<std::vector<std::string>> out;
+  std::istringstream lines(err);
+  std::string line;
+  bool in_block = false;
+  while (std::getline(lines, line)) {
+    if (line == "perf_event_attr:") {
+      in_block = true;
+      out.emplace_back();
+    } else if (line.rfind("----", 0) == 0) {
+      in_block = false;
+    } else if (in_block && line.size() > 35 && line.rfind("  ", 0) == 0) {
+      const std::size_t end = line.find_last_not_of(' ', 33);  // the name, padded to 32 after two spaces
+      const std::size_t value = line.find_first_not_of(' ', end + 1);
+      out.back().push_back(line.substr(2, end - 1) + ": " + line.substr(value));
+    }
+  }
+  for (auto& block : out) std::sort(block.begin(), block.end());
+  return out;
+}
+
+// perf evlist -v's line of each event: "NAME: FIELD: VALUE, FIELD: VALUE,
+// ..." as a sorted list of "FIELD: VALUE" (perf's own printer of the
+// attrs the file holds).
+std::vector<std::vector<std::string>> evlist_attrs(const std::string& file) {
+  const RunResult r = testing::run({testing::perf_path(), "evlist", "-v", "-i", file});
+  EXPECT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  std::vector<std::vector<std::string>> out;
+  std::istringstream lines(r.out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const std::size_t start = line.find(": ");
+    if (start == std::string::npos) continue;
+    std::vector<std::string> fields;
+    std::size_t at = start + 2;
+    // Bounded: each step consumes one field. (Only the "{ a, b }" names
+    // hold ", ".)
+    while (at < line.size()) {
+      const std::size_t from = line[at] == '{' ? std::min(line.find('}', at), line.size()) : at;
+      const std::size_t end = std::min(line.find(", ", from), line.size());
+      fields.push_back(line.substr(at, end - at));
+      at = end + 2;
+    }
+    std::sort(fields.begin(), fields.end());
+    out.push_back(fields);
+  }
+  return out;
+}
+
+// -v and -vv as perf's: -v prints perf's nr_cblocks, comp level and mmap
+// size lines (the mmap size perf prints for the same -m); -vv every
+// perf_event_open: its attr in perf's format (each event's block is the
+// line perf evlist -v prints for it from ours' file, field for field) and
+// one "sys_perf_event_open: pid P  cpu C  group_fd G  flags F = FD" per
+// ring; a refused open (cycles, no PMU here) is "sys_perf_event_open
+// failed, error -2" in both before both fall back; -q silences them.
+TEST(RecordWithPerf, VerboseShowsTheSettingsAndEachOpenAsPerfs) {
+  REQUIRE_PERF();
+  const std::string dir = testing::temp_dir("verbose");
+  const std::vector<std::string> args = {"-vv", "-e", "page-faults", "-c", "1", "-m", "8"};
+  const RunResult ours = testing::run_record(concat(args, {"-o", dir + "/ours.data", "--", "true"}));
+  ASSERT_TRUE(ours.exited && ours.exit_code == 0) << ours.text();
+  const RunResult perf = testing::run_perf_record(
+      concat(concat({testing::perf_path(), "record"}, args), {"-o", dir + "/perf.data", "--", "true"}));
+  ASSERT_TRUE(perf.exited && perf.exit_code == 0) << perf.text();
+  for (const std::string line : {"nr_cblocks: 0", "comp level: 0", "mmap size 36864B"}) {
+    EXPECT_EQ(testing::lines_with(ours.err, line).size(), 1u) << line << "\n" << ours.err;
+    EXPECT_GE(testing::lines_with(perf.err, line).size(), 1u) << line << "\n" << perf.err;
+  }
+  const auto printed = verbose_attrs(ours.err);
+  const auto in_file = evlist_attrs(dir + "/ours.data");
+  ASSERT_FALSE(in_file.empty());
+  for (const auto& event : in_file) {
+    EXPECT_NE(std::find(printed.begin(), printed.end(), event), printed.end())
+        << "no -vv block is perf evlist -v's " << ::testing::PrintToString(event) << "\n" << ours.err;
+  }
+  const auto opened = testing::lines_with(ours.err, "sys_perf_event_open: pid ");
+  EXPECT_GE(opened.size(), 2u) << ours.err;  // a ring per CPU, the command's task
+  for (const std::string& line : opened) EXPECT_NE(line.find("  flags 0x8 = "), std::string::npos) << line;
+
+  const std::vector<std::string> refused = {"-vv", "-e", "cycles"};
+  const RunResult ours_cycles = testing::run_record(concat(refused, {"-o", dir + "/ours2.data", "--", "true"}));
+  const RunResult perf_cycles = testing::run_perf_record(
+      concat(concat({testing::perf_path(), "record"}, refused), {"-o", dir + "/perf2.data", "--", "true"}));
+  EXPECT_GE(testing::lines_with(ours_cycles.err, "sys_perf_event_open failed, error -2").size(), 1u)
+      << ours_cycles.text();
+  EXPECT_GE(testing::lines_with(perf_cycles.err, "sys_perf_event_open failed, error -2").size(), 1u)
+      << perf_cycles.text();
+
+  const RunResult quiet = testing::run_record({"-q", "-vv", "-e", "page-faults", "-o", dir + "/q.data", "--", "true"});
+  ASSERT_TRUE(quiet.exited && quiet.exit_code == 0) << quiet.text();
+  EXPECT_EQ(quiet.err, "");
+}
+
 TEST(RecordWithPerf, SystemWideWithFramePointerChains) {
   REQUIRE_PERF();
   const std::string out = testing::temp_dir("system-wide") + "/perf.data";
