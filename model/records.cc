@@ -13,7 +13,8 @@ std::string walk_records(std::span<const std::byte> bytes, const std::function<v
     r.misc = load<std::uint16_t>(bytes.data() + offset + 4);
     r.size = load<std::uint16_t>(bytes.data() + offset + 6);
     r.offset = offset;
-    if (r.size < kHeaderBytes || r.size % 8 != 0 || r.size > size - offset) {
+    const bool aligned = r.size % 8 == 0 || r.type == kTypeCompressed;
+    if (r.size < kHeaderBytes || !aligned || r.size > size - offset) {
       return "the record at offset " + std::to_string(offset) + " has an invalid size " + std::to_string(r.size);
     }
     std::uint64_t length = r.size;

@@ -23,6 +23,9 @@ T load(const std::byte* at) {
 inline constexpr std::uint32_t kTypeLost = 2;        // PERF_RECORD_LOST
 inline constexpr std::uint32_t kTypeSample = 9;      // PERF_RECORD_SAMPLE
 inline constexpr std::uint32_t kTypeAuxtrace = 71;   // PERF_RECORD_AUXTRACE (perf.data)
+// PERF_RECORD_COMPRESSED (perf.data, perf record -z): a header and zstd
+// bytes, its size not padded to 8 (perf 6.1 writes and reads it so).
+inline constexpr std::uint32_t kTypeCompressed = 81;
 inline constexpr std::uint32_t kTypeUserFirst = 64;  // perf.data's own types: no sample_id
 inline constexpr std::uint64_t kHeaderBytes = 8;
 inline constexpr std::uint64_t kAuxtraceHeaderBytes = 48;
@@ -36,7 +39,8 @@ struct PerfRecord {
   std::span<const std::byte> bytes;  // the whole record (AUXTRACE: with its data)
 };
 
-// Calls on_record for each record of `bytes` in order. Stops at the first
+// Calls on_record for each record of `bytes` in order (a COMPRESSED one
+// as it is: its size may be any from 8 up). Stops at the first
 // malformed one and returns the problem ("" when every byte is in a whole
 // record). A PERF_RECORD_AUXTRACE's data follows its 48-byte header.
 std::string walk_records(std::span<const std::byte> bytes, const std::function<void(const PerfRecord&)>& on_record);
