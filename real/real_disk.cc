@@ -6,12 +6,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <utility>
+#include <vector>
 
 #include "core/verify.h"
 #include "real/error.h"
@@ -37,6 +39,64 @@ std::string directory_of(const std::string& path) {
 }
 
 }  // namespace
+
+Error start_aio_helpers(std::uint32_t count) {
+  VERIFY(count > 0 && count <= 64);
+  aioinit init{};
+  init.aio_threads = static_cast<int>(count);
+  init.aio_num = 64;
+  init.aio_idle_time = 1 << 30;  // seconds: about 34 years
+  ::aio_init(&init);
+  std::vector<int> fds(2 * count, -1);
+  std::vector<aiocb> cbs(count);
+  std::vector<char> bytes(count);
+  // One byte into request i's pipe: its read completes.
+  const auto wake = [&](std::uint32_t i) { return ::write(fds[2 * i + 1], "x", 1) == 1; };
+  const auto close_all = [&] {
+    for (const int fd : fds) {
+      if (fd >= 0) ::close(fd);
+    }
+  };
+  for (std::uint32_t i = 0; i < count; i++) {
+    if (::pipe2(&fds[2 * i], O_CLOEXEC) != 0) {
+      const int error = errno;
+      close_all();
+      return Error{error, std::string("--exclude-perf with --aio: pipe2: ") + std::strerror(error)};
+    }
+    cbs[i] = aiocb{};
+    cbs[i].aio_fildes = fds[2 * i];
+    cbs[i].aio_buf = &bytes[i];
+    cbs[i].aio_nbytes = 1;
+    // Each blocks in read(2) on a helper of its own: glibc starts one per
+    // request while none is idle.
+    if (::aio_read(&cbs[i]) != 0) {
+      const int error = errno;
+      for (std::uint32_t k = 0; k < i; k++) {
+        if (wake(k)) (void)::aio_suspend(std::array<const aiocb*, 1>{&cbs[k]}.data(), 1, nullptr);
+      }
+      close_all();
+      return Error{error, std::string("--exclude-perf with --aio: aio_read: ") + std::strerror(error)};
+    }
+  }
+  Error result;
+  for (std::uint32_t i = 0; i < count; i++) {
+    if (!wake(i)) result = Error{errno, std::string("--exclude-perf with --aio: write to a pipe: ") + std::strerror(errno)};
+  }
+  for (std::uint32_t i = 0; i < count; i++) {
+    const aiocb* wait[] = {&cbs[i]};
+    // Bounded: each pass waits for the request, which the byte written
+    // above completes.
+    for (int tries = 0; ::aio_error(&cbs[i]) == EINPROGRESS && tries < 1000; tries++) {
+      const timespec second{1, 0};
+      (void)::aio_suspend(wait, 1, &second);
+    }
+    if (::aio_error(&cbs[i]) == EINPROGRESS || ::aio_return(&cbs[i]) != 1) {
+      result = Error{EIO, "--exclude-perf with --aio: a helper thread's read did not complete"};
+    }
+  }
+  close_all();
+  return result;
+}
 
 std::string output_path(const std::string& path, std::uint32_t index) {
   if (index == 0) return path;

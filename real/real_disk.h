@@ -67,6 +67,7 @@
 #include <vector>
 
 #include "core/backend.h"
+#include "real/error.h"
 
 namespace ringsim::real {
 
@@ -76,6 +77,16 @@ std::string output_path(const std::string& path, std::uint32_t index);
 // One line: what went wrong with output file `path` (errno `error`) while
 // doing `what`, and what to do about it.
 std::string output_error_message(int error, const std::string& path, const std::string& what);
+
+// glibc runs POSIX AIO on helper threads it starts at the first requests
+// and ends after a second idle: their ids are not known beforehand (a
+// tracepoint filter naming the recorder's threads, --exclude-perf, misses
+// them). This starts `count` helpers now (one request blocked on a pipe of
+// its own each, then let go) and keeps them: glibc's aio_init with at most
+// `count` helper threads, idle for ever, so every later request runs on
+// one of these. Call it before any other AIO request of the process.
+// Error (one line) if a pipe, a request or the wait fails.
+Error start_aio_helpers(std::uint32_t count);
 
 struct DiskCounters {
   std::uint64_t files_opened = 0;

@@ -485,6 +485,7 @@ class Recording {
   bool set_filters() { return set_filters({}); }
   bool set_filters(std::span<const pid_t> own_threads);
   bool exclude_own_threads();
+  bool start_aio_helpers_to_exclude();
   bool open_trigger();
   bool fall_back(const Error& e);
   bool describe_events();
@@ -624,7 +625,7 @@ int Recording::run() {
   }
   const bool ready = make_event_attrs() && open_control() && open_cgroups() && choose_cpus() && find_tasks() && install_signals() &&
                      start_command() && set_priority() && open_events() && set_filters() && open_trigger() &&
-                     describe_events() && open_output();
+                     describe_events() && start_aio_helpers_to_exclude() && open_output();
   if (!ready) {
     print_error(error_line_);
     return status_;
@@ -910,6 +911,19 @@ bool Recording::exclude_own_threads() {
   const std::vector<pid_t> own = threads_of(::getpid());
   if (own.empty()) return fail(kExitOsError, "--exclude-perf: /proc/self/task: the recorder's threads not found");
   return set_filters(own);
+}
+
+// --exclude-perf with --aio: glibc's AIO helper threads, which it starts at
+// the first requests and ends when idle, started now and kept (before the
+// output's first write), so that the filter set when the events start
+// names them too (before 2026-11-27 their pwrite64 calls were in the
+// file). Two: a file being finished and the next.
+bool Recording::start_aio_helpers_to_exclude() {
+  if (o_.aio_cblocks == 0 || std::none_of(o_.event_filters.begin(), o_.event_filters.end(), excludes_self)) {
+    return true;
+  }
+  if (const Error e = start_aio_helpers(2); !e.ok()) return fail(kExitOsError, e.message);
+  return true;
 }
 
 // --switch-output-event: its events where perf's side-band thread opens
