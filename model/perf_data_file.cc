@@ -178,7 +178,7 @@ std::string read_perf_data(const std::string& path, PerfDataFile& out) {
 }
 
 std::string PerfDataFile::for_each_record(const std::function<void(const PerfRecord&)>& on_record) const {
-  const std::string problem = walk_records(data, on_record);
+  const std::string problem = walk_file_records(data, on_record);
   return problem.empty() ? "" : "data section: " + problem;
 }
 

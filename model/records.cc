@@ -2,7 +2,10 @@
 
 namespace ringsim::model {
 
-std::string walk_records(std::span<const std::byte> bytes, const std::function<void(const PerfRecord&)>& on_record) {
+namespace {
+
+std::string walk(std::span<const std::byte> bytes, const std::function<void(const PerfRecord&)>& on_record,
+                 bool compressed_unpadded) {
   const std::uint64_t size = bytes.size();
   std::uint64_t offset = 0;
   // Every record takes at least 8 bytes: at most size / 8 steps.
@@ -13,7 +16,7 @@ std::string walk_records(std::span<const std::byte> bytes, const std::function<v
     r.misc = load<std::uint16_t>(bytes.data() + offset + 4);
     r.size = load<std::uint16_t>(bytes.data() + offset + 6);
     r.offset = offset;
-    const bool aligned = r.size % 8 == 0 || r.type == kTypeCompressed;
+    const bool aligned = r.size % 8 == 0 || (compressed_unpadded && r.type == kTypeCompressed);
     if (r.size < kHeaderBytes || !aligned || r.size > size - offset) {
       return "the record at offset " + std::to_string(offset) + " has an invalid size " + std::to_string(r.size);
     }
@@ -31,6 +34,17 @@ std::string walk_records(std::span<const std::byte> bytes, const std::function<v
     offset += length;
   }
   return "";
+}
+
+}  // namespace
+
+std::string walk_records(std::span<const std::byte> bytes, const std::function<void(const PerfRecord&)>& on_record) {
+  return walk(bytes, on_record, false);
+}
+
+std::string walk_file_records(std::span<const std::byte> bytes,
+                              const std::function<void(const PerfRecord&)>& on_record) {
+  return walk(bytes, on_record, true);
 }
 
 }  // namespace ringsim::model

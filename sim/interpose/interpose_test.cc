@@ -550,7 +550,7 @@ TEST_F(Interpose, PerfRecordCompressedIsJudgedInsideItsZstdStream) {
     EXPECT_EQ(std::stoull(first.out.substr(found_at + 8)), written) << first.out;
     // The data section holds COMPRESSED records (type 81).
     std::uint64_t compressed = 0;
-    const std::string walk = ringsim::model::walk_records(
+    const std::string walk = ringsim::model::walk_file_records(
         std::as_bytes(std::span(first.data.data(), first.data.size())),
         [&](const ringsim::model::PerfRecord& r) { compressed += r.type == ringsim::model::kTypeCompressed; });
     EXPECT_EQ(walk, "");
