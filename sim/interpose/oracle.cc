@@ -74,16 +74,18 @@ class CompressedStream {
     const std::span<const std::byte> payload = record.bytes.subspan(model::kHeaderBytes);
     ZSTD_inBuffer in{payload.data(), payload.size(), 0};
     const std::size_t before = pending_.size();
-    // Bounded: each step consumes input or fills the output it was given,
-    // and the output is bounded by kMaxRecordExpandBytes.
+    // Bounded: a step that neither takes input nor gives output ends it,
+    // the input is finite and the output at most kMaxRecordExpandBytes.
     for (bool more = true; more;) {
       const std::size_t at = pending_.size();
       if (at - before >= kMaxRecordExpandBytes) return where + ": decompresses to more than 1 GiB";
       pending_.resize(at + kStepBytes);
       ZSTD_outBuffer out{pending_.data() + at, kStepBytes, 0};
+      const std::size_t taken = in.pos;
       const std::size_t rc = ZSTD_decompressStream(dctx_, &out, &in);
       pending_.resize(at + out.pos);
       if (ZSTD_isError(rc)) return where + ": zstd: " + ZSTD_getErrorName(rc);
+      if (in.pos == taken && out.pos == 0 && in.pos < in.size) return where + ": zstd made no progress";
       more = in.pos < in.size || out.pos == out.size;
     }
     if (pending_.size() == before) {
