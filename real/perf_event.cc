@@ -428,25 +428,50 @@ Error PerfEvent::read_count(std::uint64_t& value_out) const {
 Error PerfEvent::read_lost(std::uint64_t& lost_out) const {
   if (fd_ < 0) return Error{EBADF, "read of " + describe() + ": EBADF: the event is not open"};
   const std::uint64_t format = attr_.read_format;
-  if ((format & PERF_FORMAT_LOST) == 0 || (format & PERF_FORMAT_GROUP) != 0) {
-    return Error{EINVAL, "read of " + describe() + ": EINVAL: read_format has no PERF_FORMAT_LOST or is a group's"};
+  const bool group = (format & PERF_FORMAT_GROUP) != 0;
+  if ((format & PERF_FORMAT_LOST) == 0 || (group && (format & PERF_FORMAT_ID) == 0)) {
+    return Error{EINVAL, "read of " + describe() + ": EINVAL: read_format has no PERF_FORMAT_LOST, or is a "
+                         "group's without PERF_FORMAT_ID"};
   }
-  // { value; time_enabled?; time_running?; id?; lost } (perf_event_open(2)).
-  std::uint64_t values[5] = {};
-  std::size_t lost_at = 1;
-  for (const std::uint64_t bit : {std::uint64_t{PERF_FORMAT_TOTAL_TIME_ENABLED},
-                                  std::uint64_t{PERF_FORMAT_TOTAL_TIME_RUNNING}, std::uint64_t{PERF_FORMAT_ID}}) {
-    if ((format & bit) != 0) lost_at++;
-  }
-  const ssize_t want = static_cast<ssize_t>((lost_at + 1) * sizeof values[0]);
+  const std::size_t times = ((format & PERF_FORMAT_TOTAL_TIME_ENABLED) != 0 ? 1 : 0) +
+                            ((format & PERF_FORMAT_TOTAL_TIME_RUNNING) != 0 ? 1 : 0);
+  const std::size_t ids = (format & PERF_FORMAT_ID) != 0 ? 1 : 0;
+  // perf_event_open(2): { value; time_enabled?; time_running?; id?; lost },
+  // or with PERF_FORMAT_GROUP { nr; time_enabled?; time_running?;
+  // { value; id; lost } x nr }, of the group this event is in now (its
+  // leader's: nr counts the members still open).
+  constexpr std::size_t kMembersMax = 256;
+  std::uint64_t values[3 + 3 * kMembersMax] = {};
   const ssize_t got = ::read(fd_, values, sizeof values);
-  if (got != want) {
-    const int error = got < 0 ? errno : EIO;
-    return Error{error, "read of " + describe() + ": " + errno_text(error) + " (" + std::to_string(got) +
-                            " bytes of " + std::to_string(want) + ": value, ..., lost)"};
+  if (got < 0) {
+    const int error = errno;
+    return Error{error, "read of " + describe() + ": " + errno_text(error)};
   }
-  lost_out = values[lost_at];
-  return Error{};
+  const std::size_t words = static_cast<std::size_t>(got) / sizeof values[0];
+  if (!group) {
+    const std::size_t lost_at = 1 + times + ids;
+    if (words != lost_at + 1) {
+      return Error{EIO, "read of " + describe() + ": EIO: " + std::to_string(got) + " bytes, not " +
+                            std::to_string((lost_at + 1) * sizeof values[0]) + " (value, ..., lost)"};
+    }
+    lost_out = values[lost_at];
+    return Error{};
+  }
+  std::uint64_t own = 0;
+  if (const Error e = id(own); !e.ok()) return e;
+  const std::uint64_t nr = values[0];
+  if (nr > kMembersMax || words != 1 + times + 3 * nr) {
+    return Error{EIO, "read of " + describe() + ": EIO: " + std::to_string(got) + " bytes for a group of " +
+                          std::to_string(nr) + " (nr, ..., {value, id, lost} each)"};
+  }
+  for (std::uint64_t m = 0; m < nr; m++) {
+    const std::uint64_t* entry = values + 1 + times + 3 * m;
+    if (entry[1] != own) continue;
+    lost_out = entry[2];
+    return Error{};
+  }
+  return Error{EIO, "read of " + describe() + ": EIO: its id " + std::to_string(own) + " is not in its group's " +
+                        std::to_string(nr) + " values"};
 }
 
 Error PerfEvent::map(std::uint64_t data_pages) {

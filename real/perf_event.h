@@ -86,8 +86,8 @@ class PerfEvent {
   // read(2) of the counter: its value (the first u64 of the read format).
   Error read_count(std::uint64_t& value_out) const;
   // read(2) of an event opened with PERF_FORMAT_LOST in its read_format
-  // (and no PERF_FORMAT_GROUP): the samples the kernel could not write for
-  // it (Linux 6.0+).
+  // (with PERF_FORMAT_GROUP also PERF_FORMAT_ID: its own entry, found by
+  // its id): the samples the kernel could not write for it (Linux 6.0+).
   Error read_lost(std::uint64_t& lost_out) const;
 
   // Maps 1 + data_pages pages: the control page and the data area.

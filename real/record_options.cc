@@ -77,15 +77,18 @@ namespace {
 // u, k, h (user space, kernel, hypervisor: any of them excludes the
 // others), G, H (guest, host: either excludes the other), I (not the idle
 // task), p (up to 3: precise_ip; asks exclude_guest), P (the most precise:
-// 3), D (pinned), e (exclusive). u asks exclude_guest too. S (sample read),
-// W (weak group) and b (BPF counter) are refused: this recorder does not
-// read counters in samples, has no groups and no BPF.
-std::string parse_modifiers(std::string_view text, std::string_view modifiers, perf_event_attr& attr) {
+// 3), D (pinned), e (exclusive). u asks exclude_guest too. S (sample read)
+// and W (weak group) go to *extra (refused where extra is null: events
+// other than -e's); b (BPF counter) is refused: this recorder has no BPF.
+std::string parse_modifiers(std::string_view text, std::string_view modifiers, perf_event_attr& attr,
+                            EventModifiers* extra) {
   const auto bad = [&](char c, const std::string& why) {
     return "-e " + std::string(text) + ": modifier '" + std::string(1, c) + "' " + why +
-           " (u, k, h, G, H, I, p, pp, ppp, P, D, e)";
+           " (u, k, h, G, H, I, p, pp, ppp, P, D, e, S, W)";
   };
-  if (modifiers.empty()) return "-e " + std::string(text) + ": empty modifier list (u, k, h, G, H, I, p, P, D, e)";
+  if (modifiers.empty()) {
+    return "-e " + std::string(text) + ": empty modifier list (u, k, h, G, H, I, p, P, D, e, S, W)";
+  }
   bool exclude = false, exclude_gh = false;
   unsigned eu = 0, ek = 0, eh = 0, eg = 0, e_host = 0, precise = 0;
   for (const char c : modifiers) {
@@ -113,8 +116,14 @@ std::string parse_modifiers(std::string_view text, std::string_view modifiers, p
       case 'P': precise = 3; break;
       case 'D': attr.pinned = 1; break;
       case 'e': attr.exclusive = 1; break;
-      case 'S': return bad(c, "(sample read) is not supported: samples carry no counter values here");
-      case 'W': return bad(c, "(weak group) is not supported: no event groups");
+      case 'S':
+        if (extra == nullptr) return bad(c, "(sample read) is for -e's events only");
+        extra->sample_read = true;
+        break;
+      case 'W':
+        if (extra == nullptr) return bad(c, "(weak group) is for -e's events only");
+        extra->weak_group = true;
+        break;
       case 'b': return bad(c, "(BPF counter) is not supported");
       default: return bad(c, "is unknown");
     }
@@ -214,7 +223,7 @@ std::string split_event_list(std::string_view text, std::vector<std::string>& ou
   return "";
 }
 
-std::string parse_event(std::string_view text, perf_event_attr& attr) {
+std::string parse_event(std::string_view text, perf_event_attr& attr, EventModifiers* extra) {
   const std::size_t colon = text.find(':');
   const std::string_view name = text.substr(0, colon);
   const EventName* found = find_event_name(name);
@@ -255,7 +264,7 @@ std::string parse_event(std::string_view text, perf_event_attr& attr) {
   attr.pinned = 0;
   attr.exclusive = 0;
   if (!has_modifiers) return "";
-  return parse_modifiers(text, modifiers, attr);
+  return parse_modifiers(text, modifiers, attr, extra);
 }
 
 // An event's problem ("-e TEXT: ...") said of another option's event.
@@ -1361,7 +1370,8 @@ std::string check_events(const RecordOptions& o) {
   if (std::string problem = make_trigger_attrs(o, triggers); !problem.empty()) return problem;
   perf_event_attr attr{};
   for (const std::string& e : o.events) {
-    if (std::string problem = parse_event(e, attr); !problem.empty()) return problem;
+    EventModifiers extra;
+    if (std::string problem = parse_event(e, attr, &extra); !problem.empty()) return problem;
   }
   return "";
 }
@@ -1490,10 +1500,11 @@ void set_sampling(const RecordOptions& o, std::uint64_t register_mask, perf_even
 
 // The bits of one event.
 std::string make_event_attr(const RecordOptions& o, std::uint64_t register_mask, const std::string& event,
-                            bool first, perf_event_attr& attr) {
+                            bool first, perf_event_attr& attr, EventModifiers& extra) {
   attr = perf_event_attr{};
   attr.size = sizeof attr;
-  if (std::string problem = parse_event(event, attr); !problem.empty()) return problem;
+  extra = EventModifiers{};
+  if (std::string problem = parse_event(event, attr, &extra); !problem.empty()) return problem;
   set_sampling(o, register_mask, attr);
   if (o.no_buffering) {  // perf's evsel__config
     attr.watermark = 0;
@@ -1557,6 +1568,48 @@ std::string make_event_attr(const RecordOptions& o, std::uint64_t register_mask,
   return "";
 }
 
+// The modifier S, as perf 6.1's evsel__config: an event with it samples
+// the counters' values too (PERF_SAMPLE_READ, each with its id); in a
+// group of more than one, the whole group's (PERF_FORMAT_GROUP), without
+// inherit (a group read is of one task's counters); and the members of a
+// group whose leader has it do not sample (period 0, no frequency): the
+// leader's samples carry their counts (perf's leader sampling: perf report
+// makes each member's samples of them).
+std::string apply_sample_read(const RecordOptions& o, const std::vector<bool>& sample_read,
+                              std::vector<EventAttr>& attrs) {
+  VERIFY(sample_read.size() == attrs.size());
+  std::vector<std::size_t> members(attrs.size(), 1);  // per leader: its group's size
+  for (const EventAttr& e : attrs) {
+    if (e.leader >= 0) members[static_cast<std::size_t>(e.leader)]++;
+  }
+  for (std::size_t i = 0; i < attrs.size(); i++) {
+    if (!sample_read[i]) continue;
+    EventAttr& e = attrs[i];
+    if (o.overwrite) {
+      return "-e " + e.name + ": the modifier S (sample read) with --overwrite: not supported (the members of a "
+             "group that reads would write forward into backward rings)";
+    }
+    if (o.cut_stacks != RecordOptions::CutStacks::off) {
+      return "-e " + e.name + ": the modifier S (sample read) with --cut-stacks: not supported (the cutter finds "
+             "the stack dump from sample_type alone, and READ's size is not in it)";
+    }
+    const std::size_t leader = e.leader >= 0 ? static_cast<std::size_t>(e.leader) : i;
+    e.attr.sample_type |= PERF_SAMPLE_READ;
+    e.attr.read_format |= PERF_FORMAT_ID;
+    if (members[leader] > 1) {
+      e.attr.read_format |= PERF_FORMAT_GROUP;
+      e.attr.inherit = 0;
+    }
+  }
+  for (EventAttr& e : attrs) {
+    if (e.leader < 0 || !sample_read[static_cast<std::size_t>(e.leader)]) continue;
+    e.attr.freq = 0;
+    e.attr.sample_period = 0;
+    e.attr.sample_type = attrs[static_cast<std::size_t>(e.leader)].attr.sample_type;
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string make_trigger_attrs(const RecordOptions& o, std::vector<perf_event_attr>& out) {
@@ -1600,12 +1653,14 @@ std::string make_attrs(const RecordOptions& o, std::vector<EventAttr>& out) {
     bool all_user = true;
     for (const std::string& event : o.events) {
       perf_event_attr probe{};
-      if (std::string problem = parse_event(event, probe); !problem.empty()) return problem;
+      EventModifiers extra;
+      if (std::string problem = parse_event(event, probe, &extra); !problem.empty()) return problem;
       all_user = all_user && (probe.exclude_kernel != 0 || o.all_user);
     }
     EventAttr dummy;
     dummy.name = all_user ? "dummy:u" : "dummy:HG";
-    if (std::string problem = make_event_attr(o, mask, all_user ? "dummy:u" : "dummy", true, dummy.attr);
+    EventModifiers none;
+    if (std::string problem = make_event_attr(o, mask, all_user ? "dummy:u" : "dummy", true, dummy.attr, none);
         !problem.empty()) {
       return problem;
     }
@@ -1613,15 +1668,30 @@ std::string make_attrs(const RecordOptions& o, std::vector<EventAttr>& out) {
     attrs.push_back(dummy);
   }
   std::map<int, int> leaders;  // group number -> the leader's index in attrs
+  std::vector<bool> sample_read(attrs.size(), false);
   for (std::size_t i = 0; i < o.events.size(); i++) {
     EventAttr e;
     e.name = o.events[i];  // as perf: without the group's modifiers
     const int group = i < o.event_groups.size() ? o.event_groups[i] : -1;
     const std::string modifiers =
         group >= 0 && static_cast<std::size_t>(group) < o.group_modifiers.size() ? o.group_modifiers[group] : "";
-    if (std::string problem = make_event_attr(o, mask, with_modifiers(e.name, modifiers), attrs.empty(), e.attr);
+    EventModifiers extra;
+    if (std::string problem =
+            make_event_attr(o, mask, with_modifiers(e.name, modifiers), attrs.empty(), e.attr, extra);
         !problem.empty()) {
       return problem;
+    }
+    e.weak_group = extra.weak_group;
+    sample_read.push_back(extra.sample_read);
+    // perf 6.1 applies a group's modifiers to each member's attr as it
+    // already is (parse_events__modifier_group: get_event_modifier from
+    // the evsel), where a member without modifiers of its own excludes
+    // guests (event_attr_init): only the group's G or H undo that.
+    // ({cpu-clock,page-faults}:k: exclude_guest on both, in perf's file.)
+    if (!modifiers.empty() && modifiers.find_first_of("GH") == std::string::npos) {
+      perf_event_attr own{};
+      EventModifiers own_extra;
+      if (parse_event(e.name, own, &own_extra).empty() && own.exclude_guest != 0) e.attr.exclude_guest = 1;
     }
     if (group >= 0) {
       const auto [it, first] = leaders.emplace(group, static_cast<int>(attrs.size()));
@@ -1635,6 +1705,7 @@ std::string make_attrs(const RecordOptions& o, std::vector<EventAttr>& out) {
     }
     attrs.push_back(e);
   }
+  if (std::string problem = apply_sample_read(o, sample_read, attrs); !problem.empty()) return problem;
   // --overwrite with one event: perf's sample layout, neither IDENTIFIER
   // (one event needs none) nor CPU (perf samples it with -a, -C or
   // --sample-cpu), so that a snapshot of the same ring holds as many

@@ -267,6 +267,18 @@ struct EventAttr {
   perf_event_attr attr{};
   std::string name;
   int leader = -1;  // a group member: its leader's index among the attrs
+  // The modifier W (a weak group): when the kernel refuses this member in
+  // its group (EINVAL, EBADF), the group is broken up and its events
+  // opened alone, as perf's record__open (evlist__reset_weak_group).
+  bool weak_group = false;
+};
+
+// What an event's modifiers ask beyond its attr's bits: S (sample read:
+// the counters' values in each sample, PERF_SAMPLE_READ; in a group the
+// leader samples for all, as perf's leader sampling) and W (weak group).
+struct EventModifiers {
+  bool sample_read = false;
+  bool weak_group = false;
 };
 
 // A named event: perf_event_attr.type and .config.
@@ -287,8 +299,9 @@ const std::vector<EventName>& event_names();
 // "u" alone excludes the kernel and the hypervisor, as in perf). Fills type,
 // config and the exclude_* bits of `attr` (exclude_guest as perf 6.1: set
 // without modifiers, and with them only when u is one). "" or one line
-// naming the problem.
-std::string parse_event(std::string_view text, perf_event_attr& attr);
+// naming the problem. The modifiers S and W go to *extra; with extra null
+// they are refused (events other than -e's).
+std::string parse_event(std::string_view text, perf_event_attr& attr, EventModifiers* extra = nullptr);
 
 // Whether an -e text names a tracepoint: SYSTEM:NAME[:MODIFIERS] whose
 // SYSTEM is not one of event_names() (cpu-clock:u is an event with a

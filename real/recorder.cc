@@ -488,6 +488,7 @@ class Recording {
   bool start_aio_helpers_to_exclude();
   bool open_trigger();
   bool fall_back(const Error& e);
+  bool break_weak_groups();
   bool describe_events();
   bool open_output();
   void choose_staging_options();
@@ -820,6 +821,23 @@ bool Recording::fall_back(const Error& e) {
   return changed;
 }
 
+// The modifier W, as perf 6.1's record__open: when the kernel refuses a
+// group's member with EINVAL or EBADF and the member is a weak group's, the
+// group is broken up (evlist__reset_weak_group) and its events opened
+// alone; the members keep their attrs (not disabled, no enable_on_exec: as
+// perf's, they count from their open). Every weak group is broken, where
+// perf breaks the one its failing member is in: the error does not say
+// which member failed. False when there was none to break.
+bool Recording::break_weak_groups() {
+  bool broke = false;
+  for (EventAttr& a : attrs_) {
+    if (a.leader < 0 || !a.weak_group) continue;
+    a.leader = -1;
+    broke = true;
+  }
+  return broke;
+}
+
 bool Recording::open_events() {
   if (o_.command_target()) tasks_ = {command_.pid()};
   // The first attempt, then one per fallback (at most two: cycles, then
@@ -850,6 +868,11 @@ bool Recording::open_events() {
       tasks_.clear();
       processes_.clear();
       if (!find_tasks()) return false;
+      attempt--;
+      continue;
+    }
+    // A weak group {a,b}:W the kernel refused: its events alone (once).
+    if ((e.error == EINVAL || e.error == EBADF) && break_weak_groups()) {
       attempt--;
       continue;
     }

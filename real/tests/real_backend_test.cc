@@ -694,6 +694,40 @@ TEST(RealBackendErrors, MapRejectsBadPageCountsClearly) {
   EXPECT_EQ(error.error, EBUSY) << error.message;
 }
 
+// read_lost of a group's events (the modifier S: read_format GROUP|ID|
+// LOST): each event's own entry of the group's read, found by its id, the
+// lost count and not the value (the counters ran: a value read as the lost
+// count would not be 0); a group read without ids is refused.
+TEST(RealBackend, LostSamplesOfAGroupsEventsAreTheirOwnEntries) {
+  perf_event_attr attr = sampling_attr(PERF_COUNT_SW_CPU_CLOCK, 10 * kMs);
+  attr.read_format = PERF_FORMAT_LOST | PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED;
+  attr.sample_type |= PERF_SAMPLE_READ;
+  attr.disabled = 0;
+  PerfEvent leader, member;
+  ASSERT_TRUE(PerfEvent::open(attr, EventTarget{0, -1}, leader).ok());
+  perf_event_attr member_attr = attr;
+  member_attr.config = PERF_COUNT_SW_TASK_CLOCK;
+  member_attr.sample_period = 0;
+  ASSERT_TRUE(PerfEvent::open(member_attr, EventTarget{0, -1}, member, leader.fd()).ok());
+  spin_until([] { return false; }, 20 * kMs);
+  for (const PerfEvent* e : {&leader, &member}) {
+    std::uint64_t lost = 1;
+    const Error error = e->read_lost(lost);
+    ASSERT_TRUE(error.ok()) << error.message;
+    EXPECT_EQ(lost, 0u);
+  }
+  std::uint64_t value = 0;
+  ASSERT_TRUE(leader.read_count(value).ok());
+  EXPECT_EQ(value, 2u) << "a group read starts with nr";
+  PerfEvent no_ids;
+  attr.read_format = PERF_FORMAT_LOST | PERF_FORMAT_GROUP;
+  ASSERT_TRUE(PerfEvent::open(attr, EventTarget{0, -1}, no_ids).ok());
+  std::uint64_t lost = 0;
+  const Error error = no_ids.read_lost(lost);
+  EXPECT_EQ(error.error, EINVAL) << error.message;
+  EXPECT_NE(error.message.find("without PERF_FORMAT_ID"), std::string::npos) << error.message;
+}
+
 TEST(RealBackendErrors, OpenRejectsBadConfigurationsClearly) {
   const int cpu = allowed_cpus().front();
   PerfEvent event;

@@ -375,10 +375,101 @@ TEST(RecordOptions, EventNamesAndModifiers) {
   EXPECT_EQ(attr.pinned, 1u);
   EXPECT_EQ(attr.exclusive, 1u);
   EXPECT_EQ(attr.exclude_idle, 1u);
-  for (const char* bad : {"cpu-clock:pppp", "cpu-clock:S", "cpu-clock:W", "cpu-clock:b", "cpu-clock:x"}) {
-    const std::string problem = parse_event(bad, attr);
+  for (const char* bad : {"cpu-clock:pppp", "cpu-clock:b", "cpu-clock:x"}) {
+    EventModifiers extra;
+    const std::string problem = parse_event(bad, attr, &extra);
     EXPECT_NE(problem.find("modifier"), std::string::npos) << bad << ": " << problem;
   }
+  // S and W are -e's: where no one takes them (--switch-output-event), refused.
+  EventModifiers extra;
+  ASSERT_EQ(parse_event("cpu-clock:uSW", attr, &extra), "");
+  EXPECT_TRUE(extra.sample_read);
+  EXPECT_TRUE(extra.weak_group);
+  EXPECT_EQ(attr.exclude_kernel, 1u);
+  for (const char* only_e : {"cpu-clock:S", "cpu-clock:W"}) {
+    const std::string problem = parse_event(only_e, attr);
+    EXPECT_NE(problem.find("is for -e's events only"), std::string::npos) << only_e << ": " << problem;
+  }
+}
+
+// A group's modifiers as perf 6.1 applies them: to each member's attr as
+// it already is, where a member without modifiers of its own excludes
+// guests (perf evlist -v of perf's files: {cpu-clock,page-faults}:k and
+// {cpu-clock:k,page-faults}:S exclude guests on page-faults; the group's G
+// or H decide for themselves).
+TEST(RecordOptions, AGroupsModifiersKeepAMembersExcludeGuestAsPerf) {
+  struct Case {
+    const char* events;
+    unsigned leader, member;  // exclude_guest
+  };
+  for (const Case& c : {Case{"{cpu-clock,page-faults}:k", 1, 1}, Case{"{cpu-clock:k,page-faults}:S", 0, 1},
+                        Case{"{cpu-clock:G,page-faults}:k", 0, 1}, Case{"{cpu-clock,page-faults}:G", 0, 0},
+                        Case{"{cpu-clock,page-faults}:H", 1, 1}, Case{"{cpu-clock,page-faults}:u", 1, 1}}) {
+    const Parsed p = parse({"-e", c.events, "--", "true"});
+    ASSERT_EQ(p.status, -1) << c.events << ": " << p.err;
+    std::vector<EventAttr> attrs;
+    ASSERT_EQ(make_attrs(p.options, attrs), "") << c.events;
+    ASSERT_EQ(attrs.size(), 2u);
+    EXPECT_EQ(attrs[0].attr.exclude_guest, c.leader) << c.events;
+    EXPECT_EQ(attrs[1].attr.exclude_guest, c.member) << c.events;
+  }
+}
+
+// The modifier S as perf 6.1's evsel__config (perf record -vv's attrs):
+// READ and the ids; a group's read (GROUP) without inherit, its members
+// not sampling and sampling the leader's fields; alone, inherit kept.
+TEST(RecordOptions, SampleReadAsPerfsLeaderSampling) {
+  Parsed p = parse({"-e", "{cpu-clock,page-faults}:S", "--", "true"});
+  ASSERT_EQ(p.status, -1) << p.err;
+  std::vector<EventAttr> attrs;
+  ASSERT_EQ(make_attrs(p.options, attrs), "");
+  ASSERT_EQ(attrs.size(), 2u);
+  for (const EventAttr& e : attrs) {
+    EXPECT_NE(e.attr.sample_type & PERF_SAMPLE_READ, 0u) << e.name;
+    EXPECT_EQ(e.attr.read_format & (PERF_FORMAT_GROUP | PERF_FORMAT_ID), std::uint64_t{PERF_FORMAT_GROUP | PERF_FORMAT_ID})
+        << e.name;
+    EXPECT_EQ(e.attr.inherit, 0u) << e.name;
+  }
+  EXPECT_EQ(attrs[0].attr.freq, 1u);
+  EXPECT_EQ(attrs[0].attr.sample_freq, 4000u);
+  EXPECT_EQ(attrs[1].leader, 0);
+  EXPECT_EQ(attrs[1].attr.freq, 0u);
+  EXPECT_EQ(attrs[1].attr.sample_period, 0u);
+  EXPECT_EQ(attrs[1].attr.sample_type, attrs[0].attr.sample_type);
+  // Without S: no READ, inherit as ever.
+  p = parse({"-e", "{cpu-clock,page-faults}", "--", "true"});
+  ASSERT_EQ(make_attrs(p.options, attrs), "");
+  EXPECT_EQ(attrs[0].attr.sample_type & PERF_SAMPLE_READ, 0u);
+  EXPECT_EQ(attrs[1].attr.inherit, 1u);
+  EXPECT_EQ(attrs[1].attr.freq, 1u);
+  // One event: its own value, no group read, inherit kept.
+  p = parse({"-e", "cpu-clock:S", "--", "true"});
+  ASSERT_EQ(make_attrs(p.options, attrs), "");
+  ASSERT_EQ(attrs.size(), 1u);
+  EXPECT_NE(attrs[0].attr.sample_type & PERF_SAMPLE_READ, 0u);
+  EXPECT_EQ(attrs[0].attr.read_format & PERF_FORMAT_GROUP, 0u);
+  EXPECT_NE(attrs[0].attr.read_format & PERF_FORMAT_ID, 0u);
+  EXPECT_EQ(attrs[0].attr.inherit, 1u);
+  // W marks the weak group's members (the recorder breaks it up if refused).
+  p = parse({"-e", "{cpu-clock,page-faults:D}:W", "--", "true"});
+  ASSERT_EQ(make_attrs(p.options, attrs), "");
+  EXPECT_TRUE(attrs[1].weak_group);
+  EXPECT_EQ(attrs[1].attr.pinned, 1u);
+  EXPECT_EQ(attrs[1].attr.sample_type & PERF_SAMPLE_READ, 0u);
+  // Where S cannot be: one line each.
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"-e", "{cpu-clock,page-faults}:S", "--overwrite", "--", "true"},
+        std::vector<std::string>{"-e", "cpu-clock:S", "--call-graph", "dwarf", "--cut-stacks", "pressure", "--", "true"}}) {
+    p = parse(bad);
+    ASSERT_EQ(p.status, -1) << p.err;
+    const std::string problem = make_attrs(p.options, attrs);
+    EXPECT_NE(problem.find("the modifier S (sample read) with --"), std::string::npos) << bad[2] << ": " << problem;
+  }
+  p = parse({"--switch-output-event", "cpu-clock:S", "--", "true"});
+  EXPECT_EQ(p.status, 64);
+  EXPECT_NE(p.err.find("--switch-output-event: cpu-clock:S: modifier 'S' (sample read) is for -e's events only"),
+            std::string::npos)
+      << p.err;
 }
 
 // Host only (exclude_guest) as perf 6.1 sets it: by default, and with a

@@ -117,6 +117,85 @@ TEST(RecordTargets, EventGroupsAreThoseOfPerf) {
   EXPECT_GT(model.samples.at("cpu-clock"), 100u);
 }
 
+// Leader sampling {a,b}:S, held against perf's file: the same attrs (READ,
+// a group read with ids, no inherit; the member not sampling), every
+// sample of the leader carrying both counters ("group nr 2" in perf report
+// -D), and perf report making the member's samples of them (page-faults
+// samples where the leader's samples saw its count grow), in both files.
+TEST(RecordTargets, LeaderSamplingCarriesTheGroupsCountsAsPerfs) {
+  REQUIRE_PERF();
+  const std::string dir = testing::temp_dir("leader-sampling");
+  // A shell that faults (a child per command) while it burns.
+  const std::vector<std::string> command = {"/bin/sh", "-c",
+                                            "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; ls / >/dev/null; "
+                                            "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done"};
+  const std::vector<std::string> events = {"-e", "{cpu-clock,page-faults}:S"};
+  const RunResult r = testing::run_record(concat(concat(events, {"-o", dir + "/ours.data", "--"}), command));
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  const RunResult perf = testing::run_perf_record(
+      concat(concat(concat({testing::perf_path(), "record", "-q"}, events), {"-o", dir + "/perf.data", "--"}), command));
+  ASSERT_TRUE(perf.exited && perf.exit_code == 0) << perf.text();
+  for (const std::string& file : {dir + "/ours.data", dir + "/perf.data"}) {
+    const RunResult evlist = testing::run({testing::perf_path(), "evlist", "-v", "-i", file});
+    ASSERT_TRUE(evlist.exited && evlist.exit_code == 0) << evlist.text();
+    const std::vector<std::string> leader = testing::lines_with(evlist.out, "cpu-clock: ");
+    const std::vector<std::string> member = testing::lines_with(evlist.out, "page-faults: ");
+    ASSERT_EQ(leader.size(), 1u) << file << "\n" << evlist.out;
+    ASSERT_EQ(member.size(), 1u) << file << "\n" << evlist.out;
+    for (const std::string& line : {leader[0], member[0]}) {
+      EXPECT_NE(line.find("|READ|"), std::string::npos) << file << ": " << line;
+      EXPECT_NE(line.find("read_format: ID|GROUP"), std::string::npos) << file << ": " << line;
+      EXPECT_EQ(line.find("inherit: 1"), std::string::npos) << file << ": " << line;
+    }
+    EXPECT_NE(leader[0].find("{ sample_period, sample_freq }: 4000"), std::string::npos) << file << ": " << leader[0];
+    EXPECT_EQ(member[0].find("sample_period"), std::string::npos) << file << ": " << member[0];
+    EXPECT_EQ(member[0].find("freq: 1"), std::string::npos) << file << ": " << member[0];
+    const RunResult dump = testing::run({testing::perf_path(), "report", "-D", "-i", file});
+    ASSERT_TRUE(dump.exited && dump.exit_code == 0) << dump.text();
+    const std::size_t samples = testing::lines_with(dump.out, "PERF_RECORD_SAMPLE(").size();
+    EXPECT_GT(samples, 10u) << file;
+    EXPECT_EQ(testing::lines_with(dump.out, ".... group nr 2").size(), samples) << file;
+    const RunResult report =
+        testing::run({testing::perf_path(), "report", "--stdio", "--no-group", "--sort", "comm", "-i", file});
+    ASSERT_TRUE(report.exited && report.exit_code == 0) << report.text();
+    const std::vector<std::string> faults = testing::lines_with(report.out, "of event 'page-faults'");
+    ASSERT_EQ(faults.size(), 1u) << file << "\n" << report.out.substr(0, 2000);
+    EXPECT_EQ(faults[0].find("# Samples: 0 "), std::string::npos) << file << ": " << faults[0];
+  }
+  // The model's reading of ours: the leader's samples only.
+  const testing::ModelEvents model = testing::model_events({dir + "/ours.data"});
+  ASSERT_EQ(model.problem, "");
+  EXPECT_GT(model.samples.at("cpu-clock"), 10u);
+  EXPECT_EQ(model.samples.count("page-faults"), 0u);
+}
+
+// A weak group {a,b}:W the kernel refuses (a pinned member: EINVAL) is
+// opened as separate events, as perf's: both recorders exit 0 and neither
+// file has the group; without W both refuse it.
+TEST(RecordTargets, AWeakGroupTheKernelRefusesIsOpenedAloneAsPerfs) {
+  REQUIRE_PERF();
+  const std::string dir = testing::temp_dir("weak-group");
+  for (const bool weak : {true, false}) {
+    const std::string group = weak ? "{cpu-clock,page-faults:D}:W" : "{cpu-clock,page-faults:D}";
+    const RunResult r = testing::run_record({"-q", "-e", group, "-o", dir + "/ours.data", "--", "true"});
+    const RunResult perf = testing::run_perf_record(
+        {testing::perf_path(), "record", "-q", "-e", group, "-o", dir + "/perf.data", "--", "true"});
+    ASSERT_TRUE(r.exited && perf.exited) << r.text() << perf.text();
+    if (!weak) {
+      EXPECT_NE(perf.exit_code, 0) << perf.text();
+      EXPECT_NE(r.exit_code, 0) << r.text();
+      EXPECT_EQ(testing::lines_with(r.err, "error: ").size(), 1u) << r.text();
+      continue;
+    }
+    ASSERT_EQ(perf.exit_code, 0) << perf.text();
+    ASSERT_EQ(r.exit_code, 0) << r.text();
+    for (const std::string& file : {dir + "/ours.data", dir + "/perf.data"}) {
+      const RunResult groups = testing::run({testing::perf_path(), "evlist", "-g", "-i", file});
+      EXPECT_EQ(groups.out, "cpu-clock\npage-faults:D\n") << file << "\n" << groups.text();
+    }
+  }
+}
+
 // --switch-events: PERF_RECORD_SWITCH records of the command, which perf
 // script shows (--show-switch-events); its sleep switches it out.
 TEST(RecordTargets, SwitchEventsAreRecordsPerfScriptShows) {
