@@ -103,7 +103,51 @@ std::string apply_terms(const std::string& dir, const std::string& pmu, const st
   return "";
 }
 
+// NAME/TERMS/MODIFIERS: the two '/' and the modifiers after them, which
+// follow the closing '/' directly, as perf 6.1's grammar has them
+// (software/config=0/u, intel_pt//u); perf refuses a ':' there ("parser
+// error"). "" or the problem.
+std::string split_slashes(const std::string& spec, std::size_t& open, std::size_t& close, std::string& modifiers_out) {
+  open = spec.find('/');
+  close = open == std::string::npos ? std::string::npos : spec.find('/', open + 1);
+  if (open == 0 || close == std::string::npos) return "a PMU event is PMU/TERMS/ (e.g. software/config=0/)";
+  const std::string rest = spec.substr(close + 1);
+  if (!rest.empty() && rest[0] == ':') {
+    return "modifiers follow the closing '/' directly, as perf's PMU/TERMS/MODIFIERS (" + spec.substr(0, close + 1) +
+           rest.substr(1) + ")";
+  }
+  modifiers_out = rest;
+  return "";
+}
+
 }  // namespace
+
+std::string parse_symbol_terms(std::string_view text, perf_event_attr& attr, std::string& modifiers_out) {
+  const std::string spec(text);
+  std::size_t open = 0, close = 0;
+  if (std::string why = split_slashes(spec, open, close, modifiers_out); !why.empty()) return "-e " + spec + ": " + why;
+  const std::string name = spec.substr(0, open);
+  for (const std::string& term : split(spec.substr(open + 1, close - open - 1), ',')) {
+    if (term.empty()) continue;
+    const std::size_t eq = term.find('=');
+    const std::string key = term.substr(0, eq);
+    std::uint64_t value = 0;
+    if (key != "period" && key != "freq") {
+      return "-e " + spec + ": unknown term '" + key + "' for " + name + " (period=N, freq=N)";
+    }
+    if (eq == std::string::npos || !parse_number(term.substr(eq + 1), value)) {
+      return "-e " + spec + ": term '" + term + "': the value is not a number";
+    }
+    if (key == "period") {
+      attr.freq = 0;
+      attr.sample_period = value;
+    } else {
+      attr.freq = 1;
+      attr.sample_freq = value;
+    }
+  }
+  return "";
+}
 
 bool is_pmu_event(std::string_view text) {
   if (text.find('/') != std::string_view::npos) return true;
@@ -132,12 +176,8 @@ std::string parse_pmu_event(std::string_view text, perf_event_attr& attr, std::s
     modifiers_out = colon == std::string::npos ? "" : spec.substr(colon + 1);
     return "";
   }
-  const std::size_t open = spec.find('/');
-  const std::size_t close = spec.find('/', open + 1);
-  if (open == 0 || close == std::string::npos) return problem("a PMU event is PMU/TERMS/ (e.g. software/config=0/)");
-  const std::string rest = spec.substr(close + 1);
-  if (!rest.empty() && rest[0] != ':') return problem("unexpected \"" + rest + "\" after the closing '/'");
-  modifiers_out = rest.empty() ? "" : rest.substr(1);
+  std::size_t open = 0, close = 0;
+  if (std::string why = split_slashes(spec, open, close, modifiers_out); !why.empty()) return problem(why);
   const std::string pmu = spec.substr(0, open);
   const std::string dir = root + "/" + pmu;
   std::string type_text;

@@ -157,10 +157,9 @@ namespace {
 std::string with_modifiers(const std::string& event, const std::string& modifiers) {
   if (modifiers.empty()) return event;
   std::size_t has = 0;  // where the event's own modifiers start, 0: none
-  if (event.find('/') != std::string::npos) {
-    const std::size_t colon = event.find(':', event.rfind('/'));
-    has = colon == std::string::npos ? 0 : colon;
-  } else if (is_tracepoint(event)) {
+  // PMU/TERMS/MODIFIERS: the group's after the event's own, no ':'.
+  if (event.find('/') != std::string::npos) return event + modifiers;
+  if (is_tracepoint(event)) {
     const std::size_t second = event.find(':', event.find(':') + 1);
     has = second == std::string::npos ? 0 : second;
   } else {
@@ -234,6 +233,16 @@ std::string parse_event(std::string_view text, perf_event_attr& attr, EventModif
     attr.type = found->type;
     attr.config = found->config;
     if (has_modifiers) modifiers = text.substr(colon + 1);
+  } else if (const EventName* symbol = text.find('/') == std::string_view::npos
+                                           ? nullptr
+                                           : find_event_name(text.substr(0, text.find('/')));
+             symbol != nullptr) {
+    // cpu-clock/period=100000/u: a named event with terms, as perf's.
+    attr.type = symbol->type;
+    attr.config = symbol->config;
+    if (std::string problem = parse_symbol_terms(text, attr, pmu_modifiers); !problem.empty()) return problem;
+    modifiers = pmu_modifiers;
+    has_modifiers = !pmu_modifiers.empty();
   } else if (is_pmu_event(text)) {
     if (std::string problem = parse_pmu_event(text, attr, pmu_modifiers); !problem.empty()) return problem;
     modifiers = pmu_modifiers;
@@ -487,7 +496,8 @@ void describe(CLI::App& app) {
 void add_sampling_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
   app.add_flag("-a,--all-cpus", o.system_wide, "system-wide: every task on every online CPU");
   app.add_option("-e,--event", raw.events,
-                 "events NAME[:MODIFIERS], SYSTEM:TRACEPOINT (globs), PMU/TERMS/ or rHEX, comma-separated or "
+                 "events NAME[:MODIFIERS], NAME/TERMS/[MODIFIERS], SYSTEM:TRACEPOINT (globs), PMU/TERMS/[MODIFIERS] or "
+                 "rHEX[:MODIFIERS], {GROUP}[:MODIFIERS], comma-separated or "
                  "repeated (default cpu-clock): " + names_list());
   app.add_option("-C,--cpu", o.cpu_list, "system-wide on these CPUs only (a list: 0,2-3)");
   app.add_option("-p,--pid", raw.pids, "attach to these running processes (comma-separated), with their threads")
@@ -534,6 +544,9 @@ void add_sampling_options(CLI::App& app, RecordOptions& o, RawOptions& raw) {
                  "the clock of the time stamps: monotonic (default), monotonic_raw, realtime, boottime or tai "
                  "(also mono, raw, real, boot, with or without CLOCK_, or its number), as perf");
   app.add_flag("-T,--timestamp", raw.timestamp, "sample times (always on: accepted as perf's)");
+  app.add_flag("--sample-identifier", o.sample_identifier,
+               "sample IDENTIFIER, as perf (ours does always, but for --overwrite with one event, which then "
+               "samples it too)");
   app.add_flag("--sample-cpu", o.sample_cpu,
                "sample the CPU (always on, but with --overwrite and one event: then as perf's, on with -a/-C or "
                "this)");
@@ -1672,12 +1685,16 @@ std::string make_attrs(const RecordOptions& o, std::vector<EventAttr>& out) {
   for (std::size_t i = 0; i < o.events.size(); i++) {
     EventAttr e;
     e.name = o.events[i];  // as perf: without the group's modifiers
+    // A tracepoint as perf names it: SYSTEM:NAME, without its modifiers
+    // (perf's evsel has the tracepoint's name from the start; the others
+    // take the text as written: cpu-clock:k).
+    if (is_tracepoint(e.name)) e.name = e.name.substr(0, e.name.find(':', e.name.find(':') + 1));
     const int group = i < o.event_groups.size() ? o.event_groups[i] : -1;
     const std::string modifiers =
         group >= 0 && static_cast<std::size_t>(group) < o.group_modifiers.size() ? o.group_modifiers[group] : "";
     EventModifiers extra;
     if (std::string problem =
-            make_event_attr(o, mask, with_modifiers(e.name, modifiers), attrs.empty(), e.attr, extra);
+            make_event_attr(o, mask, with_modifiers(o.events[i], modifiers), attrs.empty(), e.attr, extra);
         !problem.empty()) {
       return problem;
     }
@@ -1691,7 +1708,7 @@ std::string make_attrs(const RecordOptions& o, std::vector<EventAttr>& out) {
     if (!modifiers.empty() && modifiers.find_first_of("GH") == std::string::npos) {
       perf_event_attr own{};
       EventModifiers own_extra;
-      if (parse_event(e.name, own, &own_extra).empty() && own.exclude_guest != 0) e.attr.exclude_guest = 1;
+      if (parse_event(o.events[i], own, &own_extra).empty() && own.exclude_guest != 0) e.attr.exclude_guest = 1;
     }
     if (group >= 0) {
       const auto [it, first] = leaders.emplace(group, static_cast<int>(attrs.size()));
@@ -1713,7 +1730,7 @@ std::string make_attrs(const RecordOptions& o, std::vector<EventAttr>& out) {
   // 0.71x as many, D21 until 2026-11-27). An overwrite ring has no LOST
   // records, which the read-back pairs with the samples' CPUs.
   if (o.overwrite && attrs.size() == 1) {
-    attrs[0].attr.sample_type &= ~std::uint64_t{PERF_SAMPLE_IDENTIFIER};
+    if (!o.sample_identifier) attrs[0].attr.sample_type &= ~std::uint64_t{PERF_SAMPLE_IDENTIFIER};
     if (!o.cpu_wide() && !o.sample_cpu) attrs[0].attr.sample_type &= ~std::uint64_t{PERF_SAMPLE_CPU};
   }
   out = std::move(attrs);

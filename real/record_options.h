@@ -194,6 +194,9 @@ struct RecordOptions {
   // maps an inherited event of cpu -1 for no one), as perf's dummy cpu
   // map; per_thread_ignored: given with -a/-C, which perf lets win.
   bool sample_cpu = false;  // --sample-cpu: CPU sampled with --overwrite and one event too (else always)
+  // --sample-identifier: IDENTIFIER sampled with --overwrite and one event
+  // too (else always), as perf's evsel__config (use_sample_identifier).
+  bool sample_identifier = false;
   bool per_thread = false;
   bool per_thread_ignored = false;
   bool switch_events = false;         // --switch-events: context_switch on the tracking event

@@ -265,6 +265,8 @@ def mode_cases():
         Case("-e cpu-clock:ppp", "cpu-clock", ["-e", "cpu-clock:ppp"]),
         Case("-e task-clock:H", "task-clock", ["-e", "task-clock:H"]),
         Case("-e software/config=0/", "cpu-clock", ["-e", "software/config=0/"]),
+        Case("-e software/config=0/u", "cpu-clock", ["-e", "software/config=0/u"]),
+        Case("-e cpu-clock/period=100000/u", "cpu-clock", ["-e", "cpu-clock/period=100000/u"]),
         Case("--switch-events", "cpu-clock", ["-e", "cpu-clock", "--switch-events"]),
         Case("-e '{cpu-clock,page-faults}:u'", "several", ["-e", "{cpu-clock,page-faults}:u"]),
         Case("-e '{cpu-clock,page-faults}:k'", "several", ["-e", "{cpu-clock,page-faults}:k"]),
@@ -291,6 +293,7 @@ def mode_cases():
         Case("-e sched:sched_switch", "tracepoint", ["-e", "sched:sched_switch"]),
         Case("-e sched:sched_switch -a", "tracepoint", ["-e", "sched:sched_switch", "-a"], mode="a"),
         Case("-e sched:sched_switch -c 1", "tracepoint", ["-e", "sched:sched_switch", "-c", "1"]),
+        Case("-e sched:sched_switch:u", "tracepoint", ["-e", "sched:sched_switch:u"]),
         Case("-e 'syscalls:sys_enter_write*',sched:sched_process_exit", "tracepoint",
              ["-e", "syscalls:sys_enter_write*,sched:sched_process_exit"]),
         Case("-e syscalls:sys_enter_write --filter 'count == 2' --filter 'fd == 1'", "tracepoint",
@@ -338,6 +341,7 @@ def output_cases():
         Case("-z", "cpu-clock", ["-e", "cpu-clock", "-z"], fast=True),
         Case("--compression-level=3 -g", "cpu-clock", ["-e", "cpu-clock", "--compression-level=3", "-g"]),
         Case("--overwrite", "cpu-clock", ["-e", "cpu-clock", "--overwrite"]),
+        Case("--overwrite --sample-identifier", "cpu-clock", ["-e", "cpu-clock", "--overwrite", "--sample-identifier"]),
         Case("--switch-output 64K -g", "cpu-clock", ["-e", "cpu-clock", "-g", "--switch-output=64K"], rounds=80),
         # The flight recorder: two SIGUSR2 while the workload runs (2.5 s), each snapshot a file perf's
         # tools read alone; the workload's samples resolved in each as in perf's (no [unknown] DSO).

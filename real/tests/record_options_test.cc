@@ -574,6 +574,16 @@ TEST(RecordOptions, TracepointsAreToldFromEventsWithModifiers) {
   EXPECT_EQ(attrs[0].attr.freq, 0u);
   EXPECT_EQ(attrs[0].attr.sample_period, 1u);
   EXPECT_EQ(attrs[0].attr.sample_type & (PERF_SAMPLE_RAW | PERF_SAMPLE_PERIOD), PERF_SAMPLE_RAW | PERF_SAMPLE_PERIOD);
+  EXPECT_EQ(attrs[0].name, "sched:sched_switch");
+  // Named as perf names it, without its modifiers (perf evlist of perf's
+  // file: sched:sched_switch for -e sched:sched_switch:u); the modifiers
+  // still apply.
+  o.events = {"sched:sched_switch:u", "cpu-clock:k"};
+  ASSERT_EQ(make_attrs(o, attrs), "");
+  EXPECT_EQ(attrs[0].name, "sched:sched_switch");
+  EXPECT_EQ(attrs[0].attr.exclude_kernel, 1u);
+  EXPECT_EQ(attrs[1].name, "cpu-clock:k");
+  o.events = {"sched:sched_switch"};
   o.freq_given = true;
   o.freq_hz = 99;
   ASSERT_EQ(make_attrs(o, attrs), "");
@@ -1229,6 +1239,8 @@ TEST(RecordOptions, OverwriteWithOneEventSamplesAsPerf) {
   };
   for (const Case& c : std::vector<Case>{{{"--overwrite"}, false, false},
                                          {{"--overwrite", "--sample-cpu"}, false, true},
+                                         {{"--overwrite", "--sample-identifier"}, true, false},
+                                         {{"--sample-identifier"}, true, true},
                                          {{"--overwrite", "-a"}, false, true},
                                          {{"--overwrite", "-C", "0"}, false, true},
                                          {{"--overwrite", "-e", "cpu-clock,page-faults"}, true, true},
