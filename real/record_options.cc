@@ -1,6 +1,7 @@
 #include "real/record_options.h"
 
 #include <asm/perf_regs.h>
+#include <linux/hw_breakpoint.h>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,6 +10,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdlib>
 #include <charconv>
 #include <cstdio>
 #include <ctime>
@@ -146,17 +149,48 @@ const EventName* find_event_name(std::string_view name) {
 
 }  // namespace
 
+bool is_breakpoint(std::string_view text) { return text.rfind("mem:", 0) == 0; }
+
 bool is_tracepoint(std::string_view text) {
   const std::size_t colon = text.find(':');
-  return colon != std::string_view::npos && find_event_name(text.substr(0, colon)) == nullptr && !is_pmu_event(text);
+  return colon != std::string_view::npos && find_event_name(text.substr(0, colon)) == nullptr && !is_pmu_event(text) &&
+         !is_breakpoint(text);
 }
 
 namespace {
+
+// mem:ADDR[/LEN][:ACCESS][:MODIFIERS] split at its ':'s.
+std::vector<std::string_view> breakpoint_parts(std::string_view text) {
+  std::vector<std::string_view> parts;
+  for (std::size_t at = 0; parts.size() < 8;) {
+    const std::size_t colon = text.find(':', at);
+    parts.push_back(text.substr(at, colon == std::string_view::npos ? std::string_view::npos : colon - at));
+    if (colon == std::string_view::npos) break;
+    at = colon + 1;
+  }
+  return parts;
+}
+
+// r, w, x, each at most once (perf's PE_MODIFIER_BP).
+bool is_breakpoint_access(std::string_view text) {
+  if (text.empty() || text.size() > 3) return false;
+  for (const char c : text) {
+    if (c != 'r' && c != 'w' && c != 'x') return false;
+    if (std::count(text.begin(), text.end(), c) > 1) return false;
+  }
+  return true;
+}
 
 // `event` with the group's modifiers added to its own (perf merges them).
 std::string with_modifiers(const std::string& event, const std::string& modifiers) {
   if (modifiers.empty()) return event;
   std::size_t has = 0;  // where the event's own modifiers start, 0: none
+  if (is_breakpoint(event)) {
+    // mem:ADDR[/LEN][:ACCESS][:MODIFIERS]: after its own, or a ':' of their own.
+    const std::vector<std::string_view> parts = breakpoint_parts(event);
+    return event + (parts.size() > 3 || (parts.size() == 3 && !is_breakpoint_access(parts[2])) ? "" : ":") +
+           modifiers;
+  }
   // PMU/TERMS/MODIFIERS: the group's after the event's own, no ':'.
   if (event.find('/') != std::string::npos) return event + modifiers;
   if (is_tracepoint(event)) {
@@ -222,6 +256,56 @@ std::string split_event_list(std::string_view text, std::vector<std::string>& ou
   return "";
 }
 
+namespace {
+
+// A hardware breakpoint, as perf 6.1's parse_events_add_breakpoint:
+// mem:ADDR[/LEN][:ACCESS] with ACCESS of r, w and x (default rw), LEN
+// the bytes watched (default 4, 8 (a long) for x); each hit a sample
+// (period 1: set_sampling). `modifiers` gets what follows.
+std::string parse_breakpoint(std::string_view text, perf_event_attr& attr, std::string_view& modifiers) {
+  const std::string spec(text);
+  const auto bad = [&](const std::string& why) {
+    return "-e " + spec + ": " + why + " (a breakpoint is mem:ADDR[/LEN][:ACCESS][:MODIFIERS], ACCESS of r, w, x)";
+  };
+  const std::vector<std::string_view> parts = breakpoint_parts(text);
+  if (parts.size() < 2 || parts.size() > 4) return bad("too many ':'");
+  const std::string_view where = parts[1];
+  const std::size_t slash = where.find('/');
+  std::uint64_t addr = 0, len = 0;
+  const auto number = [](std::string_view digits, std::uint64_t& out) {
+    const std::string d(digits);
+    if (d.empty() || d[0] == '-') return false;
+    char* end = nullptr;
+    errno = 0;
+    out = std::strtoull(d.c_str(), &end, 0);
+    return errno == 0 && end == d.c_str() + d.size();
+  };
+  if (!number(where.substr(0, slash), addr)) return bad("\"" + std::string(where.substr(0, slash)) + "\" is not an address");
+  if (slash != std::string_view::npos && !number(where.substr(slash + 1), len)) {
+    return bad("\"" + std::string(where.substr(slash + 1)) + "\" is not a length");
+  }
+  std::uint32_t type = HW_BREAKPOINT_R | HW_BREAKPOINT_W;
+  std::size_t next = 2;
+  if (parts.size() > 2 && is_breakpoint_access(parts[2])) {
+    type = 0;
+    for (const char c : parts[2]) type |= c == 'r' ? HW_BREAKPOINT_R : c == 'w' ? HW_BREAKPOINT_W : HW_BREAKPOINT_X;
+    next = 3;
+  }
+  if (parts.size() > next + 1) return bad("too many ':'");
+  modifiers = parts.size() > next ? parts[next] : std::string_view{};
+  if (parts.size() > next && modifiers.empty()) return bad("an empty modifier list");
+  attr.type = PERF_TYPE_BREAKPOINT;
+  attr.config = 0;
+  attr.bp_type = type;
+  attr.bp_addr = addr;
+  const std::uint64_t len_default = (type & HW_BREAKPOINT_X) != 0 ? std::uint64_t{sizeof(long)}
+                                                                  : std::uint64_t{HW_BREAKPOINT_LEN_4};
+  attr.bp_len = len != 0 ? len : len_default;
+  return "";
+}
+
+}  // namespace
+
 std::string parse_event(std::string_view text, perf_event_attr& attr, EventModifiers* extra) {
   const std::size_t colon = text.find(':');
   const std::string_view name = text.substr(0, colon);
@@ -233,6 +317,9 @@ std::string parse_event(std::string_view text, perf_event_attr& attr, EventModif
     attr.type = found->type;
     attr.config = found->config;
     if (has_modifiers) modifiers = text.substr(colon + 1);
+  } else if (is_breakpoint(text)) {
+    if (std::string problem = parse_breakpoint(text, attr, modifiers); !problem.empty()) return problem;
+    has_modifiers = !modifiers.empty();
   } else if (const EventName* symbol = text.find('/') == std::string_view::npos
                                            ? nullptr
                                            : find_event_name(text.substr(0, text.find('/')));
@@ -245,6 +332,12 @@ std::string parse_event(std::string_view text, perf_event_attr& attr, EventModif
     has_modifiers = !pmu_modifiers.empty();
   } else if (is_pmu_event(text)) {
     if (std::string problem = parse_pmu_event(text, attr, pmu_modifiers); !problem.empty()) return problem;
+    // The tracepoint PMU by number: ours finds a tracepoint's format (for
+    // TRACING_DATA) and perf's sampling of it by its name.
+    if (attr.type == PERF_TYPE_TRACEPOINT) {
+      return "-e " + std::string(text) + ": a tracepoint through the tracepoint PMU is not supported: give it as "
+             "SYSTEM:NAME (perf list tracepoint)";
+    }
     modifiers = pmu_modifiers;
     has_modifiers = !pmu_modifiers.empty() || text.back() == ':';
   } else if (has_modifiers) {
@@ -1477,6 +1570,13 @@ void set_sampling(const RecordOptions& o, std::uint64_t register_mask, perf_even
     attr.sample_freq = o.freq_hz;
     attr.sample_type |= PERF_SAMPLE_PERIOD;
   }
+  // A breakpoint: each hit, as perf's parse_events_add_breakpoint (period
+  // 1, no PERIOD), unless -c or -F says otherwise (evsel__config).
+  if (attr.type == PERF_TYPE_BREAKPOINT && o.period == 0 && !o.freq_given) {
+    attr.freq = 0;
+    attr.sample_period = 1;
+    attr.sample_type &= ~std::uint64_t{PERF_SAMPLE_PERIOD};
+  }
   if (o.sample_period) attr.sample_type |= PERF_SAMPLE_PERIOD;
   if (o.raw_samples) attr.sample_type |= PERF_SAMPLE_RAW;
   if (attr.type == PERF_TYPE_TRACEPOINT) {
@@ -1689,6 +1789,8 @@ std::string make_attrs(const RecordOptions& o, std::vector<EventAttr>& out) {
     // (perf's evsel has the tracepoint's name from the start; the others
     // take the text as written: cpu-clock:k).
     if (is_tracepoint(e.name)) e.name = e.name.substr(0, e.name.find(':', e.name.find(':') + 1));
+    // A breakpoint with a length as perf names it: mem:ADDR, the rest dropped.
+    if (is_breakpoint(e.name) && e.name.find('/') != std::string::npos) e.name = e.name.substr(0, e.name.find('/'));
     const int group = i < o.event_groups.size() ? o.event_groups[i] : -1;
     const std::string modifiers =
         group >= 0 && static_cast<std::size_t>(group) < o.group_modifiers.size() ? o.group_modifiers[group] : "";

@@ -311,6 +311,10 @@ std::string parse_event(std::string_view text, perf_event_attr& attr, EventModif
 // modifier, sched:sched_switch a tracepoint).
 bool is_tracepoint(std::string_view text);
 
+// Whether an -e text names a hardware breakpoint: mem:ADDR[/LEN][:ACCESS]
+// (perf's syntax; ACCESS of r, w, x: watched reads, writes, executions).
+bool is_breakpoint(std::string_view text);
+
 // The filter of an event's parts as perf builds it: the first part alone,
 // each next one appended as "(so far) && (next)" (evsel__append_tp_filter);
 // an --exclude-perf part is "common_pid != T" for each of `own_threads`

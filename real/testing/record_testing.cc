@@ -59,9 +59,26 @@ extern "C" __attribute__((noinline)) std::uint64_t ringsim_test_burn(std::uint64
   return x;
 }
 
+// Watched by the breakpoint tests (-e mem:ADDR:w): written N times.
+volatile std::uint64_t ringsim_test_watched = 0;
+
+extern "C" __attribute__((noinline)) void ringsim_test_write_watched(long times) {
+  for (long i = 0; i < times; i++) ringsim_test_watched = ringsim_test_watched + 1;
+}
+
 namespace ringsim::real::testing {
 
 bool run_workload_if_asked(int argc, char** argv) {
+  if (argc >= 3 && std::strcmp(argv[1], "--write-watched") == 0) {
+    const long times = std::strtol(argv[2], nullptr, 10);
+    if (times < 0 || times > 1'000'000) std::exit(2);
+    if (argc >= 4 && std::strcmp(argv[3], "--print-address") == 0) {
+      std::printf("%p\n", static_cast<const volatile void*>(&ringsim_test_watched));
+      std::fflush(stdout);
+    }
+    ringsim_test_write_watched(times);
+    return true;
+  }
   if (argc < 3 || std::strcmp(argv[1], "--burn-ms") != 0) return false;
   const long ms = std::strtol(argv[2], nullptr, 10);
   long threads = 1;

@@ -28,7 +28,9 @@ using real::monotonic_ns;
 
 // Whoever runs the test binary with these arguments gets a workload
 // instead of the tests: "--burn-ms N [--threads T]" burns N ms of CPU time
-// per thread in ringsim_test_burn() and exits 0.
+// per thread in ringsim_test_burn() and exits 0; "--write-watched N
+// [--print-address]" writes a global N times in ringsim_test_write_watched()
+// (first printing its address), for breakpoints (-e mem:ADDR:w).
 // Call first thing in main(); returns false when argv is not a workload.
 bool run_workload_if_asked(int argc, char** argv);
 

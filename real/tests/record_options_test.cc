@@ -1,6 +1,7 @@
 // The recorder's command line and the perf_event_attr it describes. No
 // perf events are opened here.
 #include <asm/perf_regs.h>
+#include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
 
 #include <unistd.h>
@@ -390,6 +391,64 @@ TEST(RecordOptions, EventNamesAndModifiers) {
     const std::string problem = parse_event(only_e, attr);
     EXPECT_NE(problem.find("is for -e's events only"), std::string::npos) << only_e << ": " << problem;
   }
+}
+
+// Hardware breakpoints as perf 6.1's parse_events_add_breakpoint (perf
+// record -vv's attrs for each form): rw and 4 bytes by default, 8 for x;
+// each hit sampled (period 1, no PERIOD) unless -c or -F; named as perf
+// names them (mem:ADDR without its length); bad forms one line.
+TEST(RecordOptions, BreakpointsAsPerfs) {
+  struct Case {
+    const char* event;
+    unsigned type;
+    std::uint64_t len;
+    unsigned exclude_kernel;
+    const char* name;
+  };
+  for (const Case& c : {Case{"mem:0x1000", HW_BREAKPOINT_RW, 4, 0, "mem:0x1000"},
+                        Case{"mem:0x1000/8:w", HW_BREAKPOINT_W, 8, 0, "mem:0x1000"},
+                        Case{"mem:0x1000:x", HW_BREAKPOINT_X, sizeof(long), 0, "mem:0x1000:x"},
+                        Case{"mem:4096:rw:u", HW_BREAKPOINT_RW, 4, 1, "mem:4096:rw:u"},
+                        Case{"mem:0x1000:u", HW_BREAKPOINT_RW, 4, 1, "mem:0x1000:u"},
+                        Case{"mem:0x1000/2", HW_BREAKPOINT_RW, 2, 0, "mem:0x1000"}}) {
+    const Parsed p = parse({"-e", c.event, "--", "true"});
+    ASSERT_EQ(p.status, -1) << c.event << ": " << p.err;
+    std::vector<EventAttr> attrs;
+    ASSERT_EQ(make_attrs(p.options, attrs), "") << c.event;
+    const perf_event_attr& a = attrs[0].attr;
+    EXPECT_EQ(a.type, std::uint32_t{PERF_TYPE_BREAKPOINT}) << c.event;
+    EXPECT_EQ(a.bp_addr, 0x1000u) << c.event;
+    EXPECT_EQ(a.bp_type, c.type) << c.event;
+    EXPECT_EQ(a.bp_len, c.len) << c.event;
+    EXPECT_EQ(a.exclude_kernel, c.exclude_kernel) << c.event;
+    EXPECT_EQ(a.sample_period, 1u) << c.event;
+    EXPECT_EQ(a.freq, 0u) << c.event;
+    EXPECT_EQ(a.sample_type & PERF_SAMPLE_PERIOD, 0u) << c.event;
+    EXPECT_EQ(attrs[0].name, c.name);
+  }
+  Parsed p = parse({"-e", "mem:0x1000", "-c", "3", "--", "true"});
+  std::vector<EventAttr> attrs;
+  ASSERT_EQ(make_attrs(p.options, attrs), "");
+  EXPECT_EQ(attrs[0].attr.sample_period, 3u);
+  p = parse({"-e", "mem:0x1000", "-F", "99", "--", "true"});
+  ASSERT_EQ(make_attrs(p.options, attrs), "");
+  EXPECT_EQ(attrs[0].attr.freq, 1u);
+  EXPECT_EQ(attrs[0].attr.sample_freq, 99u);
+  // In a group: the group's modifiers after the access, with their ':'.
+  p = parse({"-e", "{mem:0x1000:w,cpu-clock}:u", "--", "true"});
+  ASSERT_EQ(make_attrs(p.options, attrs), "");
+  EXPECT_EQ(attrs[0].attr.bp_type, std::uint32_t{HW_BREAKPOINT_W});
+  EXPECT_EQ(attrs[0].attr.exclude_kernel, 1u);
+  EXPECT_EQ(attrs[0].name, "mem:0x1000:w");
+  for (const char* bad : {"mem:", "mem:x", "mem:0x1000/y", "mem:0x1000:w:u:k", "mem:0x1000:rr", "mem:0x1000:"}) {
+    perf_event_attr attr{};
+    EventModifiers extra;
+    const std::string problem = parse_event(bad, attr, &extra);
+    EXPECT_FALSE(problem.empty()) << bad;
+    EXPECT_EQ(problem.find('\n'), std::string::npos) << problem;
+  }
+  EXPECT_FALSE(is_tracepoint("mem:0x1000:w"));
+  EXPECT_TRUE(is_breakpoint("mem:0x1000:w"));
 }
 
 // A group's modifiers as perf 6.1 applies them: to each member's attr as

@@ -11,6 +11,7 @@
 //   - bad input for these options: one error line naming the cause, a
 //     non-zero exit status, no file.
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -167,6 +168,40 @@ TEST(RecordTargets, LeaderSamplingCarriesTheGroupsCountsAsPerfs) {
   ASSERT_EQ(model.problem, "");
   EXPECT_GT(model.samples.at("cpu-clock"), 10u);
   EXPECT_EQ(model.samples.count("page-faults"), 0u);
+}
+
+// A hardware breakpoint, -e mem:ADDR:w (perf's syntax; refused as unknown
+// until 2026-12-01), on a global the workload writes 1,000 times at an
+// address setarch -R keeps: each write a sample of the writing function, in
+// both files, the same attrs (the side-by-side harness holds those).
+TEST(RecordTargets, ABreakpointSamplesEachWriteAsPerfs) {
+  REQUIRE_PERF();
+  utsname machine{};
+  ASSERT_EQ(uname(&machine), 0);
+  const std::vector<std::string> fixed = {"setarch", machine.machine, "-R", testing::self_path(), "--write-watched"};
+  const RunResult where = testing::run(concat(fixed, {"0", "--print-address"}));
+  ASSERT_TRUE(where.exited && where.exit_code == 0) << where.text();
+  const std::string address = where.out.substr(0, where.out.find('\n'));
+  ASSERT_EQ(address.rfind("0x", 0), 0u) << where.out;
+  const std::string event = "mem:" + address + ":w";
+  const std::string dir = testing::temp_dir("breakpoint");
+  const RunResult r = testing::run_record(concat({"-e", event, "-o", dir + "/ours.data", "--"}, concat(fixed, {"1000"})));
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.text();
+  const RunResult perf = testing::run_perf_record(
+      concat({testing::perf_path(), "record", "-q", "-e", event, "-o", dir + "/perf.data", "--"}, concat(fixed, {"1000"})));
+  ASSERT_TRUE(perf.exited && perf.exit_code == 0) << perf.text();
+  for (const std::string& file : {dir + "/ours.data", dir + "/perf.data"}) {
+    const std::map<std::string, std::uint64_t> samples = testing::perf_samples_per_event(file);
+    ASSERT_EQ(samples.count(event), 1u) << file << ": " << ::testing::PrintToString(samples);
+    // The 1,000 writes, and the kernel's, if any, clearing the page at exec.
+    EXPECT_GE(samples.at(event), 1000u) << file;
+    EXPECT_LE(samples.at(event), 1010u) << file;
+    const auto shares = testing::perf_symbol_shares(file);
+    ASSERT_EQ(shares.count(event), 1u) << file;
+    ASSERT_FALSE(shares.at(event).empty()) << file;
+    EXPECT_EQ(shares.at(event).front().symbol, "ringsim_test_write_watched") << file;
+    EXPECT_GE(shares.at(event).front().percent, 98.0) << file;
+  }
 }
 
 // A weak group {a,b}:W the kernel refuses (a pinned member: EINVAL) is
