@@ -151,6 +151,26 @@ const EventName* find_event_name(std::string_view name) {
 
 bool is_breakpoint(std::string_view text) { return text.rfind("mem:", 0) == 0; }
 
+std::string perf_modifier_suffix(const perf_event_attr& attr) {
+  std::string mods;
+  bool exclude_guest_default = false;
+  if (attr.exclude_kernel || attr.exclude_user || attr.exclude_hv) {
+    if (!attr.exclude_kernel) mods += 'k';
+    if (!attr.exclude_user) mods += 'u';
+    if (!attr.exclude_hv) mods += 'h';
+    exclude_guest_default = true;
+  }
+  if (attr.precise_ip) {
+    mods.append(std::min<unsigned>(attr.precise_ip, 3), 'p');
+    exclude_guest_default = true;
+  }
+  if (attr.exclude_host || (attr.exclude_guest != 0) == exclude_guest_default) {
+    if (!attr.exclude_host) mods += 'H';
+    if (!attr.exclude_guest) mods += 'G';
+  }
+  return mods.empty() ? "" : ":" + mods;
+}
+
 bool is_tracepoint(std::string_view text) {
   const std::size_t colon = text.find(':');
   return colon != std::string_view::npos && find_event_name(text.substr(0, colon)) == nullptr && !is_pmu_event(text) &&

@@ -311,6 +311,13 @@ std::string parse_event(std::string_view text, perf_event_attr& attr, EventModif
 // modifier, sched:sched_switch a tracepoint).
 bool is_tracepoint(std::string_view text);
 
+// The modifiers perf 6.1 names an event by when it names it from its attr
+// (evsel__add_modifiers: after a fallback, cycles:u becomes cpu-clock:uH):
+// ":" and k, u, h for the contexts counted when any is excluded, p per
+// precise level, H and G for host and guest when a host is excluded or
+// exclude_guest is what those modifiers make the default; "" for none.
+std::string perf_modifier_suffix(const perf_event_attr& attr);
+
 // Whether an -e text names a hardware breakpoint: mem:ADDR[/LEN][:ACCESS]
 // (perf's syntax; ACCESS of r, w, x: watched reads, writes, executions).
 bool is_breakpoint(std::string_view text);

@@ -800,7 +800,7 @@ bool Recording::fall_back(const Error& e) {
                                 "): recording cpu-clock instead, as perf does");
       a.attr.type = PERF_TYPE_SOFTWARE;
       a.attr.config = PERF_COUNT_SW_CPU_CLOCK;
-      a.name = "cpu-clock" + (a.name.find(':') == std::string::npos ? "" : a.name.substr(a.name.find(':')));
+      a.name = "cpu-clock" + perf_modifier_suffix(a.attr);  // as perf names it (evsel__fallback)
       changed = true;
     }
   }

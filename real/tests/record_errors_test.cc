@@ -17,6 +17,7 @@
 
 #include "gtest/gtest.h"
 #include "real/recorder.h"
+#include "real/tests/perf_tools.h"
 #include "real/testing/record_testing.h"
 
 namespace ringsim::real {
@@ -151,9 +152,17 @@ TEST(RecordErrors, UnsupportedEventNamesItAndCreatesNoFile) {
   EXPECT_EQ(testing::lines_with(c.err, "warning: -e cycles:u: no hardware PMU here").size(), 1u) << c.err;
   EXPECT_TRUE(testing::lines_with(c.err, "error:").empty()) << c.err;
   if (testing::perf_path().empty()) GTEST_SKIP() << "/usr/bin/perf not found (scripts/setup.sh installs linux-perf)";
+  // Named as perf names the fallen-back event (evsel__add_modifiers from
+  // its attr): cpu-clock:uH, in perf's file as in ours (ours said
+  // cpu-clock:u until 2026-12-01).
   const RunResult evlist = testing::run({testing::perf_path(), "evlist", "-v", "-i", fell_back});
-  EXPECT_EQ(evlist.out.rfind("cpu-clock:u: type: 1, size:", 0), 0u) << evlist.out;
+  EXPECT_EQ(evlist.out.rfind("cpu-clock:uH: type: 1, size:", 0), 0u) << evlist.out;
   EXPECT_NE(evlist.out.find("exclude_kernel: 1"), std::string::npos) << evlist.out;
+  const std::string perfs = testing::temp_dir("cycles-perf") + "/perf.data";
+  const RunResult p = testing::run_perf_record({testing::perf_path(), "record", "-q", "-e", "cycles:u", "-o", perfs, "--", "true"});
+  ASSERT_TRUE(p.exited && p.exit_code == 0) << p.text();
+  const RunResult perf_evlist = testing::run({testing::perf_path(), "evlist", "-i", perfs});
+  EXPECT_EQ(perf_evlist.out.substr(0, perf_evlist.out.find('\n')), "cpu-clock:uH") << perf_evlist.out;
 }
 
 TEST(RecordErrors, MissingDirectoryIsNamed) {
