@@ -6,9 +6,9 @@
 // A TERM is config, config1 or config2 (the value as is), a format of the
 // PMU (format/TERM: "config:0-7,21" puts the value's bits there, low bits
 // first), an alias (events/TERM: a list of terms, applied in turn), or
-// period=N / freq=N (this event's sampling, overriding -c/-F). name=... and
-// perf's other terms (call-graph, stack-size, ...) are refused with one
-// line naming the term.
+// period=N / freq=N (this event's sampling, overriding -c/-F). name=NAME is
+// taken out before (record_options: parse_event); perf's other terms
+// (call-graph, stack-size, ...) are refused with one line naming the term.
 #pragma once
 
 #include <linux/perf_event.h>

@@ -324,9 +324,52 @@ std::string parse_breakpoint(std::string_view text, perf_event_attr& attr, std::
   return "";
 }
 
+// The term name=NAME out of NAME/TERMS/[MODIFIERS] (perf's: the event's
+// name, the modifiers not added to it), into `name`; `text` without it.
+// "" or the problem.
+std::string take_name_term(std::string_view text, std::string& without, std::string& name) {
+  without = std::string(text);
+  const std::size_t open = text.find('/');
+  const std::size_t close = open == std::string_view::npos ? open : text.find('/', open + 1);
+  if (close == std::string_view::npos) return "";
+  std::string terms;
+  for (std::size_t at = open + 1; at <= close;) {
+    std::size_t end = text.find(',', at);
+    if (end == std::string_view::npos || end > close) end = close;
+    const std::string_view term = text.substr(at, end - at);
+    at = end + 1;
+    if (term.rfind("name=", 0) != 0) {
+      terms += (terms.empty() ? "" : ",") + std::string(term);
+      continue;
+    }
+    const std::string_view value = term.substr(5);
+    const bool first_ok = !value.empty() && (std::isalpha(static_cast<unsigned char>(value[0])) || value[0] == '_');
+    const bool rest_ok = std::all_of(value.begin(), value.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+    });
+    if (!first_ok || !rest_ok) {
+      return "-e " + std::string(text) + ": name=" + std::string(value) +
+             ": a name is a letter or '_', then letters, digits, '_', '.' or '-'";
+    }
+    if (!name.empty()) return "-e " + std::string(text) + ": name= given twice";
+    name = std::string(value);
+  }
+  without = std::string(text.substr(0, open + 1)) + terms + std::string(text.substr(close));
+  return "";
+}
+
 }  // namespace
 
 std::string parse_event(std::string_view text, perf_event_attr& attr, EventModifiers* extra) {
+  std::string without_name, name_term;
+  if (text.find("name=") != std::string_view::npos && text.find('/') != std::string_view::npos) {
+    if (std::string problem = take_name_term(text, without_name, name_term); !problem.empty()) return problem;
+    if (!name_term.empty()) {
+      if (extra == nullptr) return "-e " + std::string(text) + ": the term name= is for -e's events only";
+      extra->name = name_term;
+      return parse_event(without_name, attr, extra);
+    }
+  }
   const std::size_t colon = text.find(':');
   const std::string_view name = text.substr(0, colon);
   const EventName* found = find_event_name(name);
@@ -1771,6 +1814,57 @@ std::string make_trigger_attrs(const RecordOptions& o, std::vector<perf_event_at
   return "";
 }
 
+namespace {
+
+// perf's record__open for -D: "we need to add a dummy event so that we can
+// track PERF_RECORD_MMAP while we wait for the initial delay to enable the
+// real events". Kernel side-band too unless every event is user-space only
+// (a dummy counting the kernel needs the permission).
+std::string add_delay_dummy(const RecordOptions& o, std::uint64_t mask, std::vector<EventAttr>& attrs) {
+  bool all_user = true;
+  for (const std::string& event : o.events) {
+    perf_event_attr probe{};
+    EventModifiers extra;
+    if (std::string problem = parse_event(event, probe, &extra); !problem.empty()) return problem;
+    all_user = all_user && (probe.exclude_kernel != 0 || o.all_user);
+  }
+  EventAttr dummy;
+  dummy.name = all_user ? "dummy:u" : "dummy:HG";
+  EventModifiers none;
+  if (std::string problem = make_event_attr(o, mask, all_user ? "dummy:u" : "dummy", true, dummy.attr, none);
+      !problem.empty()) {
+    return problem;
+  }
+  if (!all_user) dummy.attr.exclude_guest = 0;  // :HG, as perf names its tracking dummy
+  attrs.push_back(dummy);
+  return "";
+}
+
+// An event's name as perf gives it: the text as written (cpu-clock:k), but
+// a tracepoint's SYSTEM:NAME without its modifiers (perf's evsel has the
+// tracepoint's name from the start) and a breakpoint's mem:ADDR without
+// what follows a length.
+std::string perf_name(const std::string& text) {
+  if (is_tracepoint(text)) return text.substr(0, text.find(':', text.find(':') + 1));
+  if (is_breakpoint(text) && text.find('/') != std::string::npos) return text.substr(0, text.find('/'));
+  return text;
+}
+
+// perf 6.1 applies a group's modifiers to each member's attr as it already
+// is (parse_events__modifier_group: get_event_modifier from the evsel),
+// where a member without modifiers of its own excludes guests
+// (event_attr_init): only the group's G or H undo that.
+// ({cpu-clock,page-faults}:k: exclude_guest on both, in perf's file.)
+void keep_member_exclude_guest(const std::string& own_text, const std::string& group_modifiers,
+                               perf_event_attr& attr) {
+  if (group_modifiers.empty() || group_modifiers.find_first_of("GH") != std::string::npos) return;
+  perf_event_attr own{};
+  EventModifiers own_extra;
+  if (parse_event(own_text, own, &own_extra).empty() && own.exclude_guest != 0) attr.exclude_guest = 1;
+}
+
+}  // namespace
+
 std::string make_attrs(const RecordOptions& o, std::vector<EventAttr>& out) {
   if (std::string problem = check_options(o); !problem.empty()) return problem;
   std::uint64_t mask = 0;
@@ -1779,38 +1873,13 @@ std::string make_attrs(const RecordOptions& o, std::vector<EventAttr>& out) {
   }
   std::vector<EventAttr> attrs;
   if (o.delayed()) {
-    // perf's record__open for -D: "we need to add a dummy event so that we
-    // can track PERF_RECORD_MMAP while we wait for the initial delay to
-    // enable the real events". Kernel side-band too unless every event is
-    // user-space only (a dummy counting the kernel needs the permission).
-    bool all_user = true;
-    for (const std::string& event : o.events) {
-      perf_event_attr probe{};
-      EventModifiers extra;
-      if (std::string problem = parse_event(event, probe, &extra); !problem.empty()) return problem;
-      all_user = all_user && (probe.exclude_kernel != 0 || o.all_user);
-    }
-    EventAttr dummy;
-    dummy.name = all_user ? "dummy:u" : "dummy:HG";
-    EventModifiers none;
-    if (std::string problem = make_event_attr(o, mask, all_user ? "dummy:u" : "dummy", true, dummy.attr, none);
-        !problem.empty()) {
-      return problem;
-    }
-    if (!all_user) dummy.attr.exclude_guest = 0;  // :HG, as perf names its tracking dummy
-    attrs.push_back(dummy);
+    if (std::string problem = add_delay_dummy(o, mask, attrs); !problem.empty()) return problem;
   }
   std::map<int, int> leaders;  // group number -> the leader's index in attrs
   std::vector<bool> sample_read(attrs.size(), false);
   for (std::size_t i = 0; i < o.events.size(); i++) {
     EventAttr e;
-    e.name = o.events[i];  // as perf: without the group's modifiers
-    // A tracepoint as perf names it: SYSTEM:NAME, without its modifiers
-    // (perf's evsel has the tracepoint's name from the start; the others
-    // take the text as written: cpu-clock:k).
-    if (is_tracepoint(e.name)) e.name = e.name.substr(0, e.name.find(':', e.name.find(':') + 1));
-    // A breakpoint with a length as perf names it: mem:ADDR, the rest dropped.
-    if (is_breakpoint(e.name) && e.name.find('/') != std::string::npos) e.name = e.name.substr(0, e.name.find('/'));
+    e.name = perf_name(o.events[i]);  // as perf: without the group's modifiers
     const int group = i < o.event_groups.size() ? o.event_groups[i] : -1;
     const std::string modifiers =
         group >= 0 && static_cast<std::size_t>(group) < o.group_modifiers.size() ? o.group_modifiers[group] : "";
@@ -1821,17 +1890,9 @@ std::string make_attrs(const RecordOptions& o, std::vector<EventAttr>& out) {
       return problem;
     }
     e.weak_group = extra.weak_group;
+    if (!extra.name.empty()) e.name = extra.name;  // name=, as perf names it
     sample_read.push_back(extra.sample_read);
-    // perf 6.1 applies a group's modifiers to each member's attr as it
-    // already is (parse_events__modifier_group: get_event_modifier from
-    // the evsel), where a member without modifiers of its own excludes
-    // guests (event_attr_init): only the group's G or H undo that.
-    // ({cpu-clock,page-faults}:k: exclude_guest on both, in perf's file.)
-    if (!modifiers.empty() && modifiers.find_first_of("GH") == std::string::npos) {
-      perf_event_attr own{};
-      EventModifiers own_extra;
-      if (parse_event(o.events[i], own, &own_extra).empty() && own.exclude_guest != 0) e.attr.exclude_guest = 1;
-    }
+    keep_member_exclude_guest(o.events[i], modifiers, e.attr);
     if (group >= 0) {
       const auto [it, first] = leaders.emplace(group, static_cast<int>(attrs.size()));
       if (!first) {

@@ -282,6 +282,9 @@ struct EventAttr {
 struct EventModifiers {
   bool sample_read = false;
   bool weak_group = false;
+  // The term name=NAME of NAME/TERMS/ or PMU/TERMS/: the event's name in
+  // the file, as perf's ("" for none).
+  std::string name;
 };
 
 // A named event: perf_event_attr.type and .config.
@@ -302,8 +305,8 @@ const std::vector<EventName>& event_names();
 // "u" alone excludes the kernel and the hypervisor, as in perf). Fills type,
 // config and the exclude_* bits of `attr` (exclude_guest as perf 6.1: set
 // without modifiers, and with them only when u is one). "" or one line
-// naming the problem. The modifiers S and W go to *extra; with extra null
-// they are refused (events other than -e's).
+// naming the problem. The modifiers S and W and the term name= go to
+// *extra; with extra null they are refused (events other than -e's).
 std::string parse_event(std::string_view text, perf_event_attr& attr, EventModifiers* extra = nullptr);
 
 // Whether an -e text names a tracepoint: SYSTEM:NAME[:MODIFIERS] whose

@@ -100,7 +100,7 @@ TEST(PmuEvents, NamedEventsTakePeriodAndFreqTermsAsPerfs) {
   ASSERT_EQ(parse_event("cs//", attr), "");
   EXPECT_EQ(attr.config, std::uint64_t{PERF_COUNT_SW_CONTEXT_SWITCHES});
   for (const auto& [text, why] : std::vector<std::pair<std::string, std::string>>{
-           {"cpu-clock/name=x/", "unknown term 'name' for cpu-clock (period=N, freq=N)"},
+           {"cpu-clock/stack-size=8/", "unknown term 'stack-size' for cpu-clock (period=N, freq=N)"},
            {"cpu-clock/period=x/", "the value is not a number"},
            {"cpu-clock/period=1/:u", "modifiers follow the closing '/' directly"},
            {"cpu-clock/period=1", "PMU/TERMS/"}}) {
@@ -113,6 +113,39 @@ TEST(PmuEvents, NamedEventsTakePeriodAndFreqTermsAsPerfs) {
   ASSERT_EQ(make_attrs(o, attrs), "");
   EXPECT_EQ(attrs[0].attr.sample_period, 100000u) << "the term over -F";
   EXPECT_EQ(attrs[0].attr.sample_type & PERF_SAMPLE_PERIOD, 0u);
+}
+
+// name=NAME, as perf's (perf evlist of perf's file: foo for
+// software/config=0,name=foo/u, the modifiers not in it; {pf,cpu-clock}
+// for a member named so): the event's name; refused where no name is kept.
+TEST(PmuEvents, TheNameTermNamesTheEventAsPerfs) {
+  if (::access("/sys/bus/event_source/devices/software/type", R_OK) != 0) GTEST_SKIP() << "no sysfs PMUs";
+  RecordOptions o;
+  o.command = {"true"};
+  o.events.clear();
+  for (const char* text : {"software/config=0,name=foo/u", "cpu-clock/name=bar,period=100000/",
+                           "{software/config=2,name=pf/,cpu-clock}"}) {
+    ASSERT_EQ(split_event_list(text, o.events, &o.event_groups, &o.group_modifiers), "") << text;
+  }
+  std::vector<EventAttr> attrs;
+  ASSERT_EQ(make_attrs(o, attrs), "");
+  ASSERT_EQ(attrs.size(), 4u);
+  EXPECT_EQ(attrs[0].name, "foo");
+  EXPECT_EQ(attrs[0].attr.exclude_kernel, 1u);
+  EXPECT_EQ(attrs[1].name, "bar");
+  EXPECT_EQ(attrs[1].attr.sample_period, 100000u);
+  EXPECT_EQ(attrs[2].name, "pf");
+  EXPECT_EQ(attrs[2].attr.config, 2u);
+  EXPECT_EQ(attrs[3].leader, 2);
+  perf_event_attr attr{};
+  EventModifiers extra;
+  EXPECT_NE(parse_event("software/config=0,name=x y/", attr, &extra).find("a name is a letter"), std::string::npos);
+  EXPECT_NE(parse_event("software/name=a,name=b/", attr, &extra).find("name= given twice"), std::string::npos);
+  EXPECT_NE(parse_event("software/config=0,name=foo/", attr).find("for -e's events only"), std::string::npos);
+  extra = EventModifiers{};
+  ASSERT_EQ(parse_event("software/name=first,config=0/", attr, &extra), "");
+  EXPECT_EQ(extra.name, "first");
+  EXPECT_EQ(attr.config, 0u);
 }
 
 TEST(PmuEvents, ThisMachinesSoftwarePmuAsPerfReadsIt) {
