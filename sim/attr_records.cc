@@ -14,14 +14,13 @@ constexpr std::uint64_t kSupported =
     PERF_SAMPLE_REGS_USER |
     PERF_SAMPLE_STACK_USER | PERF_SAMPLE_WEIGHT | PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_TRANSACTION |
     PERF_SAMPLE_REGS_INTR | PERF_SAMPLE_PHYS_ADDR | PERF_SAMPLE_CGROUP | PERF_SAMPLE_DATA_PAGE_SIZE |
-    PERF_SAMPLE_CODE_PAGE_SIZE | PERF_SAMPLE_WEIGHT_STRUCT;
+    PERF_SAMPLE_CODE_PAGE_SIZE | PERF_SAMPLE_WEIGHT_STRUCT | PERF_SAMPLE_READ;
 
 struct Named {
   std::uint64_t bit;
   const char* name;
 };
-constexpr Named kUnsupported[] = {{PERF_SAMPLE_READ, "READ"},
-                                  {PERF_SAMPLE_BRANCH_STACK, "BRANCH_STACK"},
+constexpr Named kUnsupported[] = {{PERF_SAMPLE_BRANCH_STACK, "BRANCH_STACK"},
                                   {PERF_SAMPLE_AUX, "AUX"}};
 
 class Writer {
@@ -108,6 +107,11 @@ void build_attr_sample(std::vector<std::byte>& out, const EventIdentity& e, std:
   if (t & PERF_SAMPLE_STREAM_ID) w.u64(e.id);
   if (t & PERF_SAMPLE_CPU) w.u32(e.cpu), w.u32(0);
   if (t & PERF_SAMPLE_PERIOD) w.u64(f.period);
+  if (t & PERF_SAMPLE_READ) {
+    // perf_output_read: the words read(2) would give now (the writer's).
+    VERIFY(!f.read.empty());
+    for (const std::uint64_t v : f.read) w.u64(v);
+  }
   if (t & PERF_SAMPLE_CALLCHAIN) {
     const bool user = (misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER;
     w.u64(2);

@@ -24,6 +24,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +49,9 @@ struct SampleFields {
   // STACK_USER: the dump's size (attr.sample_stack_user; 0: none dumped, no
   // dyn_size follows).
   std::uint32_t stack_user = 0;
+  // READ: the counters' values in the writer's read_format (perf_output_
+  // read_one or _group: what read(2) of it gives at the sample).
+  std::span<const std::uint64_t> read;
 };
 
 // The identity (pid, tid, cpu, id) of the writing event with

@@ -139,6 +139,9 @@ long CallKernel::open(const perf_event_attr& attr, int pid, int cpu, int group, 
   }
   if (attr.type == PERF_TYPE_SOFTWARE && !known_software(attr.config)) return -EINVAL;
   if (!sim::unsupported_sample_type(attr.sample_type).empty()) return -EINVAL;
+  // perf_event_open since 6.12 (this machine's 6.18 measured 2026-12-01):
+  // an inherited event samples READ only with TID (before: never).
+  if (attr.inherit && (attr.sample_type & PERF_SAMPLE_READ) && !(attr.sample_type & PERF_SAMPLE_TID)) return -EINVAL;
   if (attr.read_format & ~static_cast<std::uint64_t>(PERF_FORMAT_TOTAL_TIME_ENABLED |
                                                      PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID |
                                                      PERF_FORMAT_GROUP | PERF_FORMAT_LOST)) {
@@ -319,6 +322,17 @@ std::uint64_t CallKernel::enabled_time(const OpenedEvent& e) const {
 
 // read() with read_format (perf_read_one / perf_read_group).
 long CallKernel::read(int event, std::span<std::byte> out) {
+  const std::vector<std::uint64_t> words = read_words(event, false);
+  const std::size_t bytes = words.size() * 8;
+  if (out.size() < bytes) return -ENOSPC;
+  std::memcpy(out.data(), words.data(), bytes);
+  return static_cast<long>(bytes);
+}
+
+// The words of read_format: read(2)'s (perf_read_one / perf_read_group:
+// a group's times its leader's), or a sample's READ (perf_output_read_one
+// / _group: the times the sampled event's own).
+std::vector<std::uint64_t> CallKernel::read_words(int event, bool in_sample) const {
   const OpenedEvent& e = events_.at(static_cast<std::size_t>(event));
   const std::uint64_t f = e.attr.read_format;
   std::vector<std::uint64_t> words;
@@ -334,8 +348,9 @@ long CallKernel::read(int event, std::span<std::byte> out) {
       if (!m.closed && m.group == leader) members.push_back(&m);
     }
     words.push_back(members.size());
-    if (f & PERF_FORMAT_TOTAL_TIME_ENABLED) words.push_back(enabled_time(events_[leader]));
-    if (f & PERF_FORMAT_TOTAL_TIME_RUNNING) words.push_back(enabled_time(events_[leader]));
+    const OpenedEvent& timed = in_sample ? e : events_[leader];
+    if (f & PERF_FORMAT_TOTAL_TIME_ENABLED) words.push_back(enabled_time(timed));
+    if (f & PERF_FORMAT_TOTAL_TIME_RUNNING) words.push_back(enabled_time(timed));
     for (const OpenedEvent* m : members) member(*m);
   } else {
     words.push_back(e.count);
@@ -344,10 +359,7 @@ long CallKernel::read(int event, std::span<std::byte> out) {
     if (f & PERF_FORMAT_ID) words.push_back(e.id);
     if (f & PERF_FORMAT_LOST) words.push_back(e.lost_samples);
   }
-  const std::size_t bytes = words.size() * 8;
-  if (out.size() < bytes) return -ENOSPC;
-  std::memcpy(out.data(), words.data(), bytes);
-  return static_cast<long>(bytes);
+  return words;
 }
 
 // perf_poll (sim::poll_event): POLLHUP once the task the event follows
@@ -582,6 +594,11 @@ void CallKernel::sample(int event, const Task& task, std::uint16_t misc, std::ui
   f.ip = ip;
   f.time_ns = record_time();
   f.period = period;
+  std::vector<std::uint64_t> read;
+  if (e.attr.sample_type & PERF_SAMPLE_READ) {
+    read = read_words(event, true);
+    f.read = read;
+  }
   sim::build_attr_sample(scratch_, e.writer.identity, misc, f);
   stats_.samples++;
   write_record(event, scratch_);
@@ -706,6 +723,11 @@ void CallKernel::driven_sample(int event, const Task& t, SharedSampleData* share
   f.period = period;
   f.raw_size = raw_size;
   f.stack_user = e.attr.sample_stack_user;
+  std::vector<std::uint64_t> read;  // each event's own, not the hit's shared data
+  if (e.attr.sample_type & PERF_SAMPLE_READ) {
+    read = read_words(event, true);
+    f.read = read;
+  }
   EventIdentity id = e.writer.identity;
   id.id = s.id;
   sim::build_attr_sample(scratch_, id, PERF_RECORD_MISC_USER, f);

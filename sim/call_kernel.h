@@ -178,6 +178,8 @@ class CallKernel {
   long set_output(int event, int target);
   // read(): read_format; the bytes written or -errno.
   long read(int event, std::span<std::byte> out);
+  // read_format's words for read(2), or for a sample's READ (in_sample).
+  std::vector<std::uint64_t> read_words(int event, bool in_sample) const;
   void close(int event);
   // poll of one event: POLLIN/POLLHUP (POLLIN is taken: edge-triggered).
   short poll(int event);

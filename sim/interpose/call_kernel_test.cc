@@ -6,6 +6,7 @@
 #include <poll.h>
 
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -62,6 +63,85 @@ TEST(CallKernel, AReaderLoopGetsEveryLoggedRecordInOrderThenAHangup) {
     EXPECT_TRUE(std::memcmp(log.bytes.data(), read.data(), read.size()) == 0);
     EXPECT_TRUE(k.rings().at(static_cast<std::size_t>(ring))->bad_tail.empty());
   }
+}
+
+// PERF_SAMPLE_READ (perf record's leader sampling, {cpu-clock,page-faults}:S):
+// each of the leader's samples carries the group's values as the real
+// kernel writes them (perf_output_read_group: nr, then value, id and lost
+// per member, leader first; ringsim-record's file on this machine's kernel
+// holds "group nr 2" in every sample), the counts never going back, the
+// member's at most its count at the end; an inherited event samples READ
+// only with TID (EINVAL without, as this machine's 6.18).
+TEST(CallKernel, SamplesReadTheGroupsCountersAsLinuxWritesThem) {
+  std::uint64_t samples = 0;
+  for (std::uint64_t seed = 1; seed <= 20; seed++) {
+    SCOPED_TRACE(seed);
+    DecisionSource d(seed, false);
+    CallKernel k(d, KernelParams{});
+    perf_event_attr attr{};
+    attr.size = sizeof attr;
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.config = PERF_COUNT_SW_CPU_CLOCK;
+    attr.sample_period = 100'000;
+    attr.sample_type = PERF_SAMPLE_READ | PERF_SAMPLE_IDENTIFIER;
+    attr.inherit = 1;
+    EXPECT_EQ(k.open(attr, 200, -1, -1, 0, 100), -EINVAL) << "inherit and READ without TID";
+    attr.inherit = 0;
+    attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_READ;
+    attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_LOST;
+    attr.sample_id_all = attr.comm = attr.task = 1;
+    attr.disabled = attr.enable_on_exec = 1;
+    const long leader = k.open(attr, 200, -1, -1, 0, 100);
+    ASSERT_GE(leader, 0);
+    perf_event_attr member = attr;
+    member.config = PERF_COUNT_SW_PAGE_FAULTS;
+    member.sample_period = 0;
+    member.comm = member.task = member.disabled = member.enable_on_exec = 0;
+    const long faults = k.open(member, 200, -1, static_cast<int>(leader), 0, 100);
+    ASSERT_GE(faults, 0);
+    std::vector<std::byte> memory((1 + 8) * 4096);
+    ASSERT_GE(k.map(static_cast<int>(leader), memory, true), 0);
+    auto* control = reinterpret_cast<perf_event_mmap_page*>(memory.data());
+    std::vector<std::byte> read;
+    bool hung_up = false;
+    for (int steps = 0; steps < 100'000 && !hung_up; steps++) {
+      k.step();
+      hung_up = (k.poll(static_cast<int>(leader)) & POLLHUP) != 0;
+      const std::uint64_t head = control->data_head;
+      for (std::uint64_t at = control->data_tail; at < head; at++) read.push_back(memory[4096 + (at & (8 * 4096 - 1))]);
+      control->data_tail = head;
+    }
+    ASSERT_TRUE(hung_up);
+    const std::uint64_t leader_id = k.events()[static_cast<std::size_t>(leader)].id;
+    const std::uint64_t faults_id = k.events()[static_cast<std::size_t>(faults)].id;
+    std::uint64_t last[2] = {0, 0};
+    for (std::size_t at = 0; at + 8 <= read.size();) {
+      perf_event_header h{};
+      std::memcpy(&h, read.data() + at, sizeof h);
+      ASSERT_GE(h.size, 8u);
+      if (h.type == PERF_RECORD_SAMPLE) {
+        std::uint64_t w[9] = {};
+        ASSERT_EQ(h.size, 8u + sizeof w) << "IDENTIFIER, TID, nr, then {value, id, lost} x 2";
+        std::memcpy(w, read.data() + at + 8, sizeof w);
+        EXPECT_EQ(w[0], leader_id);
+        EXPECT_EQ(w[2], 2u);
+        EXPECT_EQ(w[4], leader_id);
+        EXPECT_EQ(w[7], faults_id);
+        EXPECT_GE(w[3], last[0]);
+        EXPECT_GE(w[6], last[1]);
+        EXPECT_GT(w[3], 0u) << "the sampled clock has counted";
+        last[0] = w[3];
+        last[1] = w[6];
+        samples++;
+      }
+      at += h.size;
+    }
+    std::uint64_t words[7] = {};
+    ASSERT_EQ(k.read(static_cast<int>(faults), std::as_writable_bytes(std::span(words))), long{sizeof words});
+    EXPECT_EQ(words[0], 2u);
+    EXPECT_LE(last[1], words[4]);
+  }
+  EXPECT_GT(samples, 20u);
 }
 
 TEST(CallKernel, ATailAheadOfTheHeadIsAFindingNotACrash) {

@@ -560,6 +560,34 @@ TEST_F(Interpose, PerfRecordCompressedIsJudgedInsideItsZstdStream) {
   }
 }
 
+// perf record's leader sampling, -e '{cpu-clock,page-faults}:S', under the
+// simulated kernel (refused, EINVAL, until the kernel wrote READ,
+// 2026-12-01): the run passes, every sample of the file carries the
+// group's two values (a 24-byte {value, id, lost} per member after nr),
+// and the same seed gives the same bytes.
+TEST_F(Interpose, PerfRecordsLeaderSamplingIsJudgedAndDeterministic) {
+  if (::access("/usr/bin/perf", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/perf (linux-perf)";
+  const std::string options = "-e '{cpu-clock,page-faults}:S'";
+  const PerfRun first = perf_run(dir_, 4242, options);
+  ASSERT_NE(first.out.find("1 runs, 0 failed"), std::string::npos) << first.out;
+  ringsim::model::PerfDataFile f;
+  ASSERT_EQ(ringsim::model::read_perf_data((dir_ / "perf.data").string(), f), "");
+  ASSERT_GE(f.attrs.size(), 2u) << "the group";
+  std::uint64_t samples = 0;
+  const std::string walk = f.for_each_record([&](const ringsim::model::PerfRecord& r) {
+    if (r.type != ringsim::model::kTypeSample) return;
+    samples++;
+    // IP, TID, TIME, ID, PERIOD, then READ (perf_output_sample's order):
+    // nr is the 6th word after the header, then 2 x {value, id, lost}.
+    ASSERT_EQ(r.bytes.size(), 8u + 8 * (5 + 1 + 2 * 3));
+    EXPECT_EQ(ringsim::model::load<std::uint64_t>(r.bytes.data() + 8 + 8 * 5), 2u);
+  });
+  EXPECT_EQ(walk, "");
+  EXPECT_GT(samples, 10u);
+  const PerfRun again = perf_run(dir_, 4242, options);
+  EXPECT_EQ(first_difference(first.bytes, again.bytes), "");
+}
+
 // A run that the kernel's drawn SIGINT ends ends the same way every time:
 // perf re-raises the SIGINT, with the same file, byte for byte. (Before the
 // interposer let the real workload exit before perf's kill(workload,
