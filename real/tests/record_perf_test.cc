@@ -44,6 +44,11 @@ constexpr bool kThreadSanitizer = true;
 #else
 constexpr bool kThreadSanitizer = false;
 #endif
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
 
 using testing::PerfView;
 using testing::concat;
@@ -986,7 +991,13 @@ TEST(RecordWithPerf, SwitchOutputEveryTimeKeepsTheNewestMaxFiles) {
     ASSERT_GE(spans.size(), 1u) << all.text();
     for (const double span : spans) EXPECT_GE(span, 0.19) << ::testing::PrintToString(spans);
     std::sort(spans.begin(), spans.end());
-    EXPECT_LE(spans[spans.size() / 2], 0.235) << "files of 200 ms: " << ::testing::PrintToString(spans);
+    // The median's bound (the regression it catches gave about 250 ms)
+    // without AddressSanitizer: under it, with a test beside on two CPUs,
+    // the files' first samples came a median of 263 ms apart (CI,
+    // 2026-12-01), the reading thread lagging as under ThreadSanitizer.
+    if (!kAddressSanitizer) {
+      EXPECT_LE(spans[spans.size() / 2], 0.235) << "files of 200 ms: " << ::testing::PrintToString(spans);
+    }
   }
 
   const std::string out = dir + "/kept.data";
