@@ -17,6 +17,24 @@
 namespace ringsim::sim::interpose {
 namespace {
 
+// A consumer's loop over `event`'s 8-page ring mapped at `memory`: steps
+// the kernel, copies out what each step published and gives it back,
+// until the event hangs up (at most 100,000 steps). What was read, and
+// whether it hung up.
+std::vector<std::byte> read_until_hangup(CallKernel& k, long event, std::vector<std::byte>& memory, bool& hung_up) {
+  auto* control = reinterpret_cast<perf_event_mmap_page*>(memory.data());
+  std::vector<std::byte> read;
+  hung_up = false;
+  for (int steps = 0; steps < 100'000 && !hung_up; steps++) {
+    k.step();
+    hung_up = (k.poll(static_cast<int>(event)) & POLLHUP) != 0;
+    const std::uint64_t head = control->data_head;
+    for (std::uint64_t at = control->data_tail; at < head; at++) read.push_back(memory[4096 + (at & (8 * 4096 - 1))]);
+    control->data_tail = head;
+  }
+  return read;
+}
+
 TEST(CallKernel, AReaderLoopGetsEveryLoggedRecordInOrderThenAHangup) {
   for (std::uint64_t seed = 1; seed <= 20; seed++) {
     SCOPED_TRACE(seed);
@@ -43,17 +61,8 @@ TEST(CallKernel, AReaderLoopGetsEveryLoggedRecordInOrderThenAHangup) {
     auto* control = reinterpret_cast<perf_event_mmap_page*>(memory.data());
     ASSERT_EQ(control->data_offset, 4096u);
     ASSERT_EQ(control->data_size, 8u * 4096);
-    std::vector<std::byte> read;
     bool hung_up = false;
-    for (int steps = 0; steps < 100'000 && !hung_up; steps++) {
-      k.step();
-      hung_up = (k.poll(static_cast<int>(event)) & POLLHUP) != 0;
-      const std::uint64_t head = control->data_head;
-      for (std::uint64_t at = control->data_tail; at < head; at++) {
-        read.push_back(memory[4096 + (at & (8 * 4096 - 1))]);
-      }
-      control->data_tail = head;
-    }
+    const std::vector<std::byte> read = read_until_hangup(k, event, memory, hung_up);
     EXPECT_TRUE(hung_up);
     EXPECT_TRUE(k.ended());
     k.sync_tails();
@@ -101,16 +110,8 @@ TEST(CallKernel, SamplesReadTheGroupsCountersAsLinuxWritesThem) {
     ASSERT_GE(faults, 0);
     std::vector<std::byte> memory((1 + 8) * 4096);
     ASSERT_GE(k.map(static_cast<int>(leader), memory, true), 0);
-    auto* control = reinterpret_cast<perf_event_mmap_page*>(memory.data());
-    std::vector<std::byte> read;
     bool hung_up = false;
-    for (int steps = 0; steps < 100'000 && !hung_up; steps++) {
-      k.step();
-      hung_up = (k.poll(static_cast<int>(leader)) & POLLHUP) != 0;
-      const std::uint64_t head = control->data_head;
-      for (std::uint64_t at = control->data_tail; at < head; at++) read.push_back(memory[4096 + (at & (8 * 4096 - 1))]);
-      control->data_tail = head;
-    }
+    const std::vector<std::byte> read = read_until_hangup(k, leader, memory, hung_up);
     ASSERT_TRUE(hung_up);
     const std::uint64_t leader_id = k.events()[static_cast<std::size_t>(leader)].id;
     const std::uint64_t faults_id = k.events()[static_cast<std::size_t>(faults)].id;
