@@ -86,6 +86,8 @@ constexpr std::uint64_t kSampleTypes[] = {
     kTid | PERF_SAMPLE_ADDR,
     kId | PERF_SAMPLE_STACK_USER,
     PERF_SAMPLE_STACK_USER,
+    kId | kTid | kTime | PERF_SAMPLE_READ,
+    PERF_SAMPLE_READ,
 };
 constexpr std::uint64_t kSampleTypesWithIdAll[] = {
     kId | kTid | kTime,
@@ -94,6 +96,7 @@ constexpr std::uint64_t kSampleTypesWithIdAll[] = {
     kId | kTid | kTime | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD,
     0,
     kId | kTid | kTime | PERF_SAMPLE_STACK_USER,
+    kId | kTid | kTime | PERF_SAMPLE_READ,
 };
 // Samples of 32 + N bytes with IDENTIFIER: 40, 32, 1032, 2048, 4088, 4096
 // (the whole area of one page) and 8192 (larger than it).
@@ -169,7 +172,7 @@ EventDraw to_event_draw(const std::vector<int>& f) {
   d.source = choose(f[0], {40, 15, 15, 15, 15});
   d.target = choose(f[1], {50, 15, 15, 10, 10});
   d.id_all = chance(f[2], 30);
-  d.sample = choose(f[3], {30, 8, 8, 15, 8, 8, 5, 5, 5, 6, 2});
+  d.sample = choose(f[3], {30, 8, 8, 15, 8, 8, 5, 5, 5, 6, 2, 6, 2});
   d.stack = f[4] % static_cast<int>(std::size(kStackBytes));
   d.wakeup = choose(f[5], {50, 10, 5, 5, 5, 10, 5, 5, 5});
   d.comm = chance(f[6], 25);
@@ -615,7 +618,7 @@ std::string sample_type_source(std::uint64_t t) {
       {PERF_SAMPLE_ID, "PERF_SAMPLE_ID"},           {PERF_SAMPLE_CPU, "PERF_SAMPLE_CPU"},
       {PERF_SAMPLE_PERIOD, "PERF_SAMPLE_PERIOD"},   {PERF_SAMPLE_STREAM_ID, "PERF_SAMPLE_STREAM_ID"},
       {PERF_SAMPLE_RAW, "PERF_SAMPLE_RAW"},         {PERF_SAMPLE_STACK_USER, "PERF_SAMPLE_STACK_USER"},
-      {PERF_SAMPLE_IDENTIFIER, "PERF_SAMPLE_IDENTIFIER"}};
+      {PERF_SAMPLE_IDENTIFIER, "PERF_SAMPLE_IDENTIFIER"}, {PERF_SAMPLE_READ, "PERF_SAMPLE_READ"}};
   std::string out;
   for (const auto& [bit, name] : kBits) {
     if (t & bit) out += (out.empty() ? "" : " | ") + std::string(name);

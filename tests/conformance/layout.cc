@@ -17,7 +17,7 @@ constexpr std::uint64_t kSampleWords[] = {PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_IP
                                           PERF_SAMPLE_TIME,       PERF_SAMPLE_ADDR,     PERF_SAMPLE_ID,
                                           PERF_SAMPLE_STREAM_ID,  PERF_SAMPLE_CPU,      PERF_SAMPLE_PERIOD};
 constexpr std::uint64_t kSupported = kIdFields | PERF_SAMPLE_IP | PERF_SAMPLE_ADDR | PERF_SAMPLE_PERIOD |
-                                     PERF_SAMPLE_RAW | PERF_SAMPLE_STACK_USER;
+                                     PERF_SAMPLE_READ | PERF_SAMPLE_RAW | PERF_SAMPLE_STACK_USER;
 
 std::uint32_t align8(std::uint32_t n) { return (n + 7) & ~7u; }
 
@@ -191,6 +191,7 @@ std::uint32_t sample_bytes(const EventSpec& spec) {
   VERIFY((t & ~kSupported) == 0);
   std::uint32_t size = 8;
   for (std::uint64_t bit : kSampleWords) size += (t & bit) ? 8 : 0;
+  size += 8 * read_words(spec);
   if (t & PERF_SAMPLE_RAW) {
     VERIFY(tracepoint(spec.source));
     size += align8(4 + kSyscallRawBytes);
@@ -198,6 +199,12 @@ std::uint32_t sample_bytes(const EventSpec& spec) {
   size += user_stack_bytes(spec);
   VERIFY(size <= 65528);
   return size;
+}
+
+std::uint32_t read_words(const EventSpec& spec) {
+  if (!(spec.sample_type & PERF_SAMPLE_READ)) return 0;
+  VERIFY_MSG((spec.read_format & ~kReadFormatAll) == 0, "a read_format the suite's vocabulary has not (groups)");
+  return 1 + static_cast<std::uint32_t>(__builtin_popcountll(spec.read_format));
 }
 
 std::uint32_t user_stack_bytes(const EventSpec& spec) {
@@ -266,6 +273,7 @@ void build_record(std::span<std::byte> out, std::uint32_t type, std::uint16_t mi
     if (bit == PERF_SAMPLE_PERIOD) put64(at, body.period);
     at += 8;
   }
+  for (std::uint32_t i = 0; i < read_words(spec); i++, at += 8) put64(at, body.read[i]);
   if (t & PERF_SAMPLE_RAW) {
     const std::uint32_t raw = kSyscallRawBytes;
     std::memcpy(at, &raw, 4);
@@ -304,6 +312,12 @@ RecordBody read_body(std::span<const std::byte> data, std::uint64_t pos, std::ui
     if (bit == PERF_SAMPLE_STREAM_ID) b.has_stream_id = true, b.stream_id = r.u64(at);
     if (bit == PERF_SAMPLE_PERIOD) b.has_period = true, b.period = r.u64(at);
     at += 8;
+  }
+  // PERF_SAMPLE_READ follows PERIOD (perf_output_read_one's words).
+  const std::uint32_t words = type == PERF_RECORD_SAMPLE ? read_words(*spec) : 0;
+  if (words > 0 && at + 8 * words <= size) {
+    b.has_read = true;
+    for (std::uint32_t i = 0; i < words; i++) b.read[i] = r.u64(at + 8 * i);
   }
   return b;
 }

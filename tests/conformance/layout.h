@@ -39,6 +39,10 @@ std::uint32_t id_header_bytes(const EventSpec& spec);
 sim::RecordLayout trailer_layout(const EventSpec& spec);
 // PERF_RECORD_SAMPLE of this event.
 std::uint32_t sample_bytes(const EventSpec& spec);
+// Its PERF_SAMPLE_READ part in u64s (0 without): perf_output_read_one's
+// value, then time_enabled, time_running, id, lost as read_format asks (no
+// PERF_FORMAT_GROUP: the vocabulary has no groups).
+std::uint32_t read_words(const EventSpec& spec);
 // Its PERF_SAMPLE_STACK_USER part (0 without): a dynamic part of the sample
 // (data->dyn_size).
 std::uint32_t user_stack_bytes(const EventSpec& spec);
@@ -81,6 +85,9 @@ struct RecordBody {
   // and a sample's PERIOD.
   bool has_id = false, has_stream_id = false, has_period = false;
   std::uint64_t id = 0, stream_id = 0, period = 0;
+  // A sample's PERF_SAMPLE_READ, read_words() u64s in read()'s order.
+  bool has_read = false;
+  std::array<std::uint64_t, 5> read{};
 };
 
 // A record of `type` as the kernel lays it out for this event: header, the

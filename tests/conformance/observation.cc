@@ -102,6 +102,17 @@ std::string mmap2_body(const Observation& o) {
   return s + " filename=" + (name == "=" ? std::string("the suite's executable") : "...\"" + name + "\"");
 }
 
+std::string times(std::uint64_t t);
+
+// A sample's PERF_SAMPLE_READ after its value: times, id, lost as asked.
+std::string read_rest(const Observation& o) {
+  std::string s;
+  if (o.read_times & (kTimeEnabledAsked | kTimeRunningAsked)) s += " " + times(o.read_times);
+  if (o.read_id != kNoLetter) s += " id=" + (o.read_id == kUnknownEvent ? std::string("?") : event_name(o.read_id));
+  if (o.read_lost != kNoRead) s += " lost=" + std::to_string(o.read_lost);
+  return s;
+}
+
 std::string body(const Observation& o) {
   static const char* const kNames[] = {"pid", "tid", "ppid", "ptid"};
   std::string s;
@@ -124,6 +135,7 @@ std::string body(const Observation& o) {
   }
   if (o.period == kAdaptedPeriod) id += " period=adapted(>1)";
   if (o.period != kNoPeriod && o.period != kAdaptedPeriod) id += " period=" + std::to_string(o.period);
+  if (o.read_value != kNoRead) id += " read: value=" + std::to_string(o.read_value) + read_rest(o);
   if (!id.empty() && o.type != PERF_RECORD_SAMPLE) id = (s.empty() ? " sample_id" : " | sample_id") + id;
   s += id;
   return s.empty() ? s : s.substr(1);
@@ -158,15 +170,28 @@ std::string capabilities(std::uint64_t c) {
 
 }  // namespace
 
-Log::Log() {
-  // Touch the whole capacity now, so that adding never faults a page in.
-  entries_.resize(kLogCapacity);
-  entries_.clear();
+std::uint64_t time_bits(std::uint64_t read_format, std::uint64_t enabled, std::uint64_t running) {
+  const bool asks_enabled = (read_format & PERF_FORMAT_TOTAL_TIME_ENABLED) != 0;
+  const bool asks_running = (read_format & PERF_FORMAT_TOTAL_TIME_RUNNING) != 0;
+  std::uint64_t bits = (asks_enabled ? kTimeEnabledAsked : 0) | (asks_running ? kTimeRunningAsked : 0);
+  if (asks_enabled && enabled != 0) bits |= kTimeEnabled;
+  if (asks_running && running != 0) bits |= kTimeRunning;
+  if (asks_enabled && asks_running && enabled == running) bits |= kTimesEqual;
+  return bits;
 }
 
+// The whole capacity is written now, so that adding never faults a page in.
+Log::Log() : storage_(kLogCapacity) {}
+
 void Log::add(const Observation& o) {
-  VERIFY_MSG(entries_.size() < kLogCapacity, "a scenario logged more than the log holds");
-  entries_.push_back(o);
+  VERIFY_MSG(size_ < storage_.size(), "a scenario logged more than the log holds");
+  storage_[size_++] = o;
+}
+
+void Log::touch() {
+  auto* const bytes = reinterpret_cast<volatile unsigned char*>(storage_.data());
+  const std::size_t size = storage_.size() * sizeof(Observation);
+  for (std::size_t at = 0; at < size; at += 4096) bytes[at] = bytes[at];
 }
 
 std::string observable(const Observation& o) {
@@ -219,8 +244,8 @@ std::string value(const Observation& o) {
 }
 
 Comparison compare(const Scenario& scenario, const Log& real, const Log& simulated) {
-  const std::vector<Observation>& r = real.entries();
-  const std::vector<Observation>& s = simulated.entries();
+  const std::span<const Observation> r = real.entries();
+  const std::span<const Observation> s = simulated.entries();
   Comparison c;
   c.compared = std::max(r.size(), s.size());
   for (std::size_t i = 0; i < c.compared; i++) {

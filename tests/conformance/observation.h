@@ -15,6 +15,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,12 @@ inline constexpr std::uint64_t kNoPeriod = UINT64_MAX;
 // The PERIOD of a frequency-mode sample above 1: what it is depends on the
 // time between samples (perf_adjust_period), so the log says "adapted".
 inline constexpr std::uint64_t kAdaptedPeriod = UINT64_MAX - 1;
+// Kind::body of a sample without PERF_SAMPLE_READ (or read_format without
+// PERF_FORMAT_LOST).
+inline constexpr std::uint64_t kNoRead = UINT64_MAX;
+
+// Kind::times' bits of what read_format asks, from the words it gives.
+std::uint64_t time_bits(std::uint64_t read_format, std::uint64_t enabled, std::uint64_t running);
 
 struct Observation {
   std::uint16_t step = 0;
@@ -98,6 +105,14 @@ struct Observation {
   // PERIOD (kNoPeriod: absent).
   std::array<std::uint8_t, 2> ids{kNoLetter, kNoLetter};
   std::uint64_t period = kNoPeriod;
+  // body of a sample with PERF_SAMPLE_READ (perf_output_read_one: the
+  // words read() gives, at the sample): the count (kNoRead: absent), the
+  // times as Kind::times' bits, the id as a letter, PERF_FORMAT_LOST's
+  // count (kNoRead: not asked).
+  std::uint64_t read_value = kNoRead;
+  std::uint8_t read_times = 0;
+  std::uint8_t read_id = kNoLetter;
+  std::uint64_t read_lost = kNoRead;
   // body of an MMAP2: its address is one of the scenario's mappings (1) or
   // not (0); len, pgoff, prot, flags as they are; the file (kFile* bits,
   // build_id_size with the build-id misc bit).
@@ -117,11 +132,17 @@ class Log {
  public:
   Log();
   void add(const Observation& o);
-  const std::vector<Observation>& entries() const { return entries_; }
-  void clear() { entries_.clear(); }
+  std::span<const Observation> entries() const { return {storage_.data(), size_}; }
+  void clear() { size_ = 0; }
+  // Stores to every page of the storage again. A fork (a scenario's child,
+  // its fork action) write-protects the parent's pages, and the first store
+  // to each after it is a page fault, which a real page-fault event
+  // counts: runner.cc's run() calls this before every scenario.
+  void touch();
 
  private:
-  std::vector<Observation> entries_;
+  std::vector<Observation> storage_;
+  std::size_t size_ = 0;
 };
 
 // "data_head A", "poll B", "record 3 in A's ring", ...

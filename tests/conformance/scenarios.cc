@@ -461,6 +461,23 @@ void add_observables(std::vector<Scenario>& out) {
                  {open(A), open(B), open(C), open(D), open(E), read_values(C), read_values(E), getpid(2), enable(A),
                   enable(B), enable(C), enable(D), getpid(3), read_values(A), read_values(B), read_values(C),
                   read_values(D), disable(D), getpid(2), read_values(D), read_values(E)}});
+  // PERF_SAMPLE_READ (perf_output_read_one): at each sample, the words a
+  // read() would give then.
+  EventSpec reading = tp(Source::getpid, kIdTidTime | PERF_SAMPLE_READ);
+  EventSpec second = every(2, tp(Source::getppid, kIdTid | PERF_SAMPLE_READ));
+  second.read_format = PERF_FORMAT_ID;
+  out.push_back({"sample-read-values", "12, 19",
+                 "PERF_SAMPLE_READ: a sample's count includes its own occurrence and not those while disabled; "
+                 "every 2nd: 2, 4, 6; times as read() gives them; the id as the event's letter",
+                 {reading, second},
+                 concat({start(A), start(B), {getpid(3), getppid(6), disable(A), getpid(2), enable(A), getpid(2),
+                                              read(A), read(B), read_values(A), read_values(B)}})});
+  EventSpec lossy = reading;
+  lossy.read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
+  out.push_back({"sample-read-lost", "11, 12, 19",
+                 "PERF_SAMPLE_READ with PERF_FORMAT_LOST: after a full ring, the next sample counts the samples its "
+                 "event lost (the LOST record before it says as many) and every occurrence",
+                 {lossy}, concat({start(A), {getpid(130), read(A), consume(A), getpid(2), read(A), read_values(A)}})});
   out.push_back({"child-event-times", "12",
                  "an event of the child, enabled while the child sleeps: no time until the child runs; its count is "
                  "its calls; after its exit the values stay",
