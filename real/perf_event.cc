@@ -425,53 +425,72 @@ Error PerfEvent::read_count(std::uint64_t& value_out) const {
   return Error{};
 }
 
-Error PerfEvent::read_lost(std::uint64_t& lost_out) const {
-  if (fd_ < 0) return Error{EBADF, "read of " + describe() + ": EBADF: the event is not open"};
-  const std::uint64_t format = attr_.read_format;
-  const bool group = (format & PERF_FORMAT_GROUP) != 0;
-  if ((format & PERF_FORMAT_LOST) == 0 || (group && (format & PERF_FORMAT_ID) == 0)) {
-    return Error{EINVAL, "read of " + describe() + ": EINVAL: read_format has no PERF_FORMAT_LOST, or is a "
-                         "group's without PERF_FORMAT_ID"};
+namespace {
+
+// A read_format whose read gives no lost count, or not the event's own.
+Error lost_format_error(std::uint64_t read_format, const std::string& what) {
+  const bool group = (read_format & PERF_FORMAT_GROUP) != 0;
+  if ((read_format & PERF_FORMAT_LOST) == 0 || (group && (read_format & PERF_FORMAT_ID) == 0)) {
+    return Error{EINVAL, what + ": EINVAL: read_format has no PERF_FORMAT_LOST, or is a group's without "
+                                "PERF_FORMAT_ID"};
   }
-  const std::size_t times = ((format & PERF_FORMAT_TOTAL_TIME_ENABLED) != 0 ? 1 : 0) +
-                            ((format & PERF_FORMAT_TOTAL_TIME_RUNNING) != 0 ? 1 : 0);
-  const std::size_t ids = (format & PERF_FORMAT_ID) != 0 ? 1 : 0;
-  // perf_event_open(2): { value; time_enabled?; time_running?; id?; lost },
-  // or with PERF_FORMAT_GROUP { nr; time_enabled?; time_running?;
-  // { value; id; lost } x nr }, of the group this event is in now (its
-  // leader's: nr counts the members still open).
+  return Error{};
+}
+
+}  // namespace
+
+Error lost_from_read(std::uint64_t read_format, std::span<const std::uint64_t> words_read, std::size_t bytes,
+                     std::uint64_t own, const std::string& what, std::uint64_t& lost_out) {
+  if (Error e = lost_format_error(read_format, what); !e.ok()) return e;
+  const bool group = (read_format & PERF_FORMAT_GROUP) != 0;
+  const std::size_t times = ((read_format & PERF_FORMAT_TOTAL_TIME_ENABLED) != 0 ? 1 : 0) +
+                            ((read_format & PERF_FORMAT_TOTAL_TIME_RUNNING) != 0 ? 1 : 0);
+  const std::size_t ids = (read_format & PERF_FORMAT_ID) != 0 ? 1 : 0;
+  const std::size_t words = bytes / sizeof(std::uint64_t);
+  VERIFY(words <= words_read.size());
+  if (!group) {
+    const std::size_t lost_at = 1 + times + ids;
+    if (bytes != (lost_at + 1) * sizeof(std::uint64_t)) {
+      return Error{EIO, what + ": EIO: " + std::to_string(bytes) + " bytes, not " +
+                            std::to_string((lost_at + 1) * sizeof(std::uint64_t)) + " (value, ..., lost)"};
+    }
+    lost_out = words_read[lost_at];
+    return Error{};
+  }
+  const std::uint64_t nr = words > 0 ? words_read[0] : 0;
+  if (words == 0 || nr > (words_read.size() - 1 - times) / 3 ||
+      bytes != (1 + times + 3 * nr) * sizeof(std::uint64_t)) {
+    return Error{EIO, what + ": EIO: " + std::to_string(bytes) + " bytes for a group of " + std::to_string(nr) +
+                          " (nr, ..., {value, id, lost} each)"};
+  }
+  for (std::uint64_t m = 0; m < nr; m++) {
+    const std::uint64_t* entry = words_read.data() + 1 + times + 3 * m;
+    if (entry[1] != own) continue;
+    lost_out = entry[2];
+    return Error{};
+  }
+  return Error{EIO, what + ": EIO: its id " + std::to_string(own) + " is not in its group's " + std::to_string(nr) +
+                        " values"};
+}
+
+Error PerfEvent::read_lost(std::uint64_t& lost_out) const {
+  const std::string what = "read of " + describe();
+  if (fd_ < 0) return Error{EBADF, what + ": EBADF: the event is not open"};
+  const std::uint64_t format = attr_.read_format;
+  if (Error e = lost_format_error(format, what); !e.ok()) return e;
+  // Its group as it is now (its leader's: nr counts the members still open).
   constexpr std::size_t kMembersMax = 256;
   std::uint64_t values[3 + 3 * kMembersMax] = {};
   const ssize_t got = ::read(fd_, values, sizeof values);
   if (got < 0) {
     const int error = errno;
-    return Error{error, "read of " + describe() + ": " + errno_text(error)};
-  }
-  const std::size_t words = static_cast<std::size_t>(got) / sizeof values[0];
-  if (!group) {
-    const std::size_t lost_at = 1 + times + ids;
-    if (words != lost_at + 1) {
-      return Error{EIO, "read of " + describe() + ": EIO: " + std::to_string(got) + " bytes, not " +
-                            std::to_string((lost_at + 1) * sizeof values[0]) + " (value, ..., lost)"};
-    }
-    lost_out = values[lost_at];
-    return Error{};
+    return Error{error, what + ": " + errno_text(error)};
   }
   std::uint64_t own = 0;
-  if (const Error e = id(own); !e.ok()) return e;
-  const std::uint64_t nr = values[0];
-  if (nr > kMembersMax || words != 1 + times + 3 * nr) {
-    return Error{EIO, "read of " + describe() + ": EIO: " + std::to_string(got) + " bytes for a group of " +
-                          std::to_string(nr) + " (nr, ..., {value, id, lost} each)"};
+  if ((format & PERF_FORMAT_GROUP) != 0) {
+    if (const Error e = id(own); !e.ok()) return e;
   }
-  for (std::uint64_t m = 0; m < nr; m++) {
-    const std::uint64_t* entry = values + 1 + times + 3 * m;
-    if (entry[1] != own) continue;
-    lost_out = entry[2];
-    return Error{};
-  }
-  return Error{EIO, "read of " + describe() + ": EIO: its id " + std::to_string(own) + " is not in its group's " +
-                        std::to_string(nr) + " values"};
+  return lost_from_read(format, values, static_cast<std::size_t>(got), own, what, lost_out);
 }
 
 Error PerfEvent::map(std::uint64_t data_pages) {

@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <span>
 #include <string>
 
 #include "real/error.h"
@@ -45,6 +46,16 @@ struct EventTarget {
 // smaller areas (its page array must fit one allocation); this bound only
 // keeps the size arithmetic away from overflow.
 inline constexpr std::uint64_t kDataPagesMax = std::uint64_t{1} << 31;
+
+// The lost count in what read(2) of an event gave (`bytes` bytes, the
+// u64s `words`), laid out as perf_event_open(2) says for `read_format`:
+// { value; time_enabled?; time_running?; id?; lost }, or with
+// PERF_FORMAT_GROUP (which needs PERF_FORMAT_ID) { nr; time_enabled?;
+// time_running?; { value; id; lost } x nr }, the entry whose id is `own`.
+// EIO, naming `what` (the read), when the bytes do not have that layout
+// or `own` is not among the group's ids; EINVAL without PERF_FORMAT_LOST.
+Error lost_from_read(std::uint64_t read_format, std::span<const std::uint64_t> words, std::size_t bytes,
+                     std::uint64_t own, const std::string& what, std::uint64_t& lost_out);
 
 class PerfEvent {
  public:

@@ -728,6 +728,50 @@ TEST(RealBackend, LostSamplesOfAGroupsEventsAreTheirOwnEntries) {
   EXPECT_NE(error.message.find("without PERF_FORMAT_ID"), std::string::npos) << error.message;
 }
 
+// What read_lost makes of read()'s bytes (lost_from_read), on words the
+// kernel never gives: a size that is not the read_format's, a group whose
+// nr does not match its bytes, an id not among the group's. Each an EIO
+// that names the read and says what was expected; the good layouts give
+// the entry's lost count, not a neighbour's.
+TEST(RealBackendErrors, LostCountsFromReadsOfTheWrongShapeAreEio) {
+  const std::string what = "read of cpu-clock";
+  std::uint64_t lost = 99;
+  // { value, time_enabled, id, lost }
+  const std::uint64_t format = PERF_FORMAT_LOST | PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED;
+  const std::vector<std::uint64_t> one = {7, 1000, 42, 3, 0};
+  ASSERT_TRUE(lost_from_read(format, one, 32, 0, what, lost).ok());
+  EXPECT_EQ(lost, 3u);
+  for (const std::size_t bytes : {0, 8, 24, 31, 33, 40}) {
+    const Error e = lost_from_read(format, one, bytes, 0, what, lost);
+    EXPECT_EQ(e.error, EIO) << bytes;
+    EXPECT_EQ(e.message.rfind("read of cpu-clock: EIO: ", 0), 0u) << e.message;
+    EXPECT_NE(e.message.find("not 32 (value, ..., lost)"), std::string::npos) << e.message;
+  }
+  // { nr; time_enabled; { value, id, lost } x nr }
+  const std::uint64_t group = PERF_FORMAT_LOST | PERF_FORMAT_ID | PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED;
+  std::vector<std::uint64_t> two = {2, 1000, 5, 41, 8, 6, 42, 9};
+  lost = 99;
+  ASSERT_TRUE(lost_from_read(group, two, 64, 42, what, lost).ok());
+  EXPECT_EQ(lost, 9u);
+  ASSERT_TRUE(lost_from_read(group, two, 64, 41, what, lost).ok());
+  EXPECT_EQ(lost, 8u);
+  Error e = lost_from_read(group, two, 64, 43, what, lost);
+  EXPECT_EQ(e.error, EIO);
+  EXPECT_EQ(e.message, "read of cpu-clock: EIO: its id 43 is not in its group's 2 values");
+  e = lost_from_read(group, two, 40, 42, what, lost);  // the second entry cut off
+  EXPECT_EQ(e.error, EIO);
+  EXPECT_EQ(e.message, "read of cpu-clock: EIO: 40 bytes for a group of 2 (nr, ..., {value, id, lost} each)");
+  two[0] = 1u << 20;  // an nr beyond any buffer
+  e = lost_from_read(group, two, 64, 42, what, lost);
+  EXPECT_EQ(e.error, EIO);
+  EXPECT_NE(e.message.find("for a group of 1048576"), std::string::npos) << e.message;
+  e = lost_from_read(group, two, 0, 42, what, lost);
+  EXPECT_EQ(e.error, EIO);
+  e = lost_from_read(PERF_FORMAT_ID, one, 32, 0, what, lost);
+  EXPECT_EQ(e.error, EINVAL);
+  EXPECT_EQ(lost, 8u) << "a failed read leaves the count as it was";
+}
+
 TEST(RealBackendErrors, OpenRejectsBadConfigurationsClearly) {
   const int cpu = allowed_cpus().front();
   PerfEvent event;
