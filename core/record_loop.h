@@ -473,10 +473,13 @@ class RecordLoop {
 
   // The AUX area of mapping i: new data every round (non-overwrite), a
   // snapshot on request and at the end (overwrite).
-  int service_aux(std::size_t i, bool read_snapshot, bool final_read, bool& drained)
-    requires AuxMapping<typename Session::Mapping>
-  {
-    AuxReader<typename Session::Mapping>& aux = *aux_[i];
+  // (A member template: clang 14 instantiates a constrained member's body
+  // in an explicit instantiation of the class even when its constraint
+  // fails.)
+  template <typename M = typename Session::Mapping>
+    requires AuxMapping<M>
+  int service_aux(std::size_t i, bool read_snapshot, bool final_read, bool& drained) {
+    AuxReader<M>& aux = *aux_[i];
     if (aux.overwrite() && !read_snapshot) {
       drained = false;
       return 0;

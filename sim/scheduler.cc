@@ -7,7 +7,8 @@
 #include <boost/fiber/operations.hpp>
 #include <boost/fiber/protected_fixedsize_stack.hpp>
 
-#if defined(__SANITIZE_ADDRESS__)
+#include "core/sanitizers.h"
+#if RINGSIM_ASAN
 #include <sanitizer/asan_interface.h>
 #endif
 
@@ -62,7 +63,7 @@ class CleanStack {
   boost::context::stack_context allocate() {
     boost::context::stack_context stack;
     if (!take_kept(stack)) stack = inner_.allocate();
-#if defined(__SANITIZE_ADDRESS__)
+#if RINGSIM_ASAN
     ASAN_UNPOISON_MEMORY_REGION(static_cast<char*>(stack.sp) - stack.size, stack.size);
 #endif
     return stack;

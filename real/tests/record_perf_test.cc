@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "core/sanitizers.h"
 #include "gtest/gtest.h"
 #include "model/perf_data_file.h"
 #include "real/recorder.h"
@@ -39,16 +40,8 @@
 namespace ringsim::real {
 namespace {
 
-#if defined(__SANITIZE_THREAD__)
-constexpr bool kThreadSanitizer = true;
-#else
-constexpr bool kThreadSanitizer = false;
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
+constexpr bool kThreadSanitizer = RINGSIM_TSAN;
+constexpr bool kAddressSanitizer = RINGSIM_ASAN;
 
 using testing::PerfView;
 using testing::concat;

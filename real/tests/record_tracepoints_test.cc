@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "core/sanitizers.h"
 #include "gtest/gtest.h"
 #include "model/perf_data_file.h"
 #include "real/tests/perf_tools.h"
@@ -28,11 +29,7 @@
 namespace ringsim::real {
 namespace {
 
-#if defined(__SANITIZE_THREAD__)
-constexpr bool kThreadSanitizer = true;
-#else
-constexpr bool kThreadSanitizer = false;
-#endif
+constexpr bool kThreadSanitizer = RINGSIM_TSAN;
 
 using testing::concat;
 using testing::RunResult;

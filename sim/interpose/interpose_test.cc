@@ -18,6 +18,7 @@
 #include <string>
 #include <utility>
 
+#include "core/sanitizers.h"
 #include "gtest/gtest.h"
 #include "model/perf_data_file.h"
 #include "model/records.h"
@@ -58,11 +59,7 @@ std::string bytes_of(const std::string& path) {
 // runtime's own start-up calls the functions it interposes before it
 // exists. Its logic is checked under the sanitizers without preloading
 // (call_kernel_test.cc).
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
+constexpr bool kSanitized = RINGSIM_ASAN || RINGSIM_TSAN;
 
 class Interpose : public testing::Test {
  protected:

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "core/sanitizers.h"
 #include "gtest/gtest.h"
 #include "model/perf_data_file.h"
 #include "sim/interpose/oracle.h"
@@ -266,11 +267,7 @@ TEST_F(OverwriteOracle, RecordsAfterTheLastPauseNeverReadFail) {
 
 // --- Debian's perf record under ringsim-run ---------------------------------
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;  // a sanitized interposer cannot be preloaded (interpose_test.cc)
-#else
-constexpr bool kSanitized = false;
-#endif
+constexpr bool kSanitized = RINGSIM_ASAN || RINGSIM_TSAN;  // a sanitized interposer cannot be preloaded (interpose_test.cc)
 
 std::string runfile(const std::string& path) {
   const char* dir = std::getenv("TEST_SRCDIR");

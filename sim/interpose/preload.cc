@@ -33,6 +33,10 @@
 // thread advances the kernel: a call of another thread that would have to
 // is refused (the run stops with one line). Determinism follows: the
 // kernel draws only inside the main thread's calls, in their order.
+// The interposer defines read() and poll() itself: glibc's fortified
+// inline wrappers of them (_FORTIFY_SOURCE, which Bazel's default flags
+// set in opt builds) would be a second definition, which clang refuses.
+#undef _FORTIFY_SOURCE
 #include <aio.h>
 #include <dlfcn.h>
 #include <fcntl.h>
