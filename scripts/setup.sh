@@ -22,7 +22,7 @@ packages=(
   hotspot              # hotspot-perfparser: the tests check that it parses our files
   bzip2                # perf archive packs the build-id cache with tar cjf
   python3              # scripts/function_lengths.py, tests/fuzz/make_seeds.py
-  clang-14             # --config=fuzz (libFuzzer targets, tests/fuzz)
+  clang-14             # --config=asan (ASan + UBSan) and --config=fuzz (libFuzzer targets, tests/fuzz)
   libclang-rt-14-dev   # libFuzzer's and the sanitizers' runtimes for clang-14
   libfuzzer-14-dev     # libFuzzer as a library (-lFuzzer), for fuzzing by hand
   universal-ctags      # function lengths (tests/function_length_test)
