@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <span>
 
 #include "core/verify.h"
 #include "tests/conformance/layout.h"
@@ -17,6 +18,23 @@ constexpr std::size_t kEventsMax = 8;
 constexpr int kNoOwner = -1;
 
 // The reader's side of one scenario.
+// read()'s words as read_format lays them out (perf_read_one, and a
+// sample's PERF_SAMPLE_READ: perf_output_read_one): value, then
+// time_enabled, time_running, id, lost as asked; those not asked 0.
+struct ReadFields {
+  std::uint64_t value = 0, enabled = 0, running = 0, id = 0, lost = 0;
+};
+ReadFields read_fields(std::uint64_t format, std::span<const std::uint64_t> words) {
+  ReadFields f;
+  std::size_t i = 0;
+  f.value = words[i++];
+  if (format & PERF_FORMAT_TOTAL_TIME_ENABLED) f.enabled = words[i++];
+  if (format & PERF_FORMAT_TOTAL_TIME_RUNNING) f.running = words[i++];
+  if (format & PERF_FORMAT_ID) f.id = words[i++];
+  if (format & PERF_FORMAT_LOST) f.lost = words[i++];
+  return f;
+}
+
 class Runner {
  public:
   Runner(const Scenario& scenario, Backend& backend, Log& log) : s_(scenario), backend_(backend), log_(log) {
@@ -166,26 +184,23 @@ class Runner {
     Observation o = at(Kind::read_bytes, e);
     o.value = v.bytes;
     log_.add(o);
-    std::size_t i = 0;
+    const ReadFields f = read_fields(format, v.words);
     o = at(Kind::count, e);
-    o.value = v.words[i++];
+    o.value = f.value;
     log_.add(o);
     if (format & (PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING)) {
       o = at(Kind::times, e);
-      std::uint64_t enabled = 0, running = 0;
-      if (format & PERF_FORMAT_TOTAL_TIME_ENABLED) enabled = v.words[i++];
-      if (format & PERF_FORMAT_TOTAL_TIME_RUNNING) running = v.words[i++];
-      o.value = time_bits(format, enabled, running);
+      o.value = time_bits(format, f.enabled, f.running);
       log_.add(o);
     }
     if (format & PERF_FORMAT_ID) {
       o = at(Kind::read_id, e);
-      o.writer = letter(v.words[i++]);
+      o.writer = letter(f.id);
       log_.add(o);
     }
     if (format & PERF_FORMAT_LOST) {
       o = at(Kind::lost_samples, e);
-      o.value = v.words[i++];
+      o.value = f.lost;
       log_.add(o);
     }
   }
@@ -409,14 +424,11 @@ class Runner {
   // exact, the times as zero or not and equal or not, the id as a letter.
   void log_read(Observation& o, const RecordBody& b, const EventSpec& spec) {
     const std::uint64_t format = spec.read_format;
-    std::size_t i = 0;
-    o.read_value = b.read[i++];
-    std::uint64_t enabled = 0, running = 0;
-    if (format & PERF_FORMAT_TOTAL_TIME_ENABLED) enabled = b.read[i++];
-    if (format & PERF_FORMAT_TOTAL_TIME_RUNNING) running = b.read[i++];
-    o.read_times = static_cast<std::uint8_t>(time_bits(format, enabled, running));
-    if (format & PERF_FORMAT_ID) o.read_id = letter(b.read[i++]);
-    if (format & PERF_FORMAT_LOST) o.read_lost = b.read[i++];
+    const ReadFields f = read_fields(format, b.read);
+    o.read_value = f.value;
+    o.read_times = static_cast<std::uint8_t>(time_bits(format, f.enabled, f.running));
+    if (format & PERF_FORMAT_ID) o.read_id = letter(f.id);
+    if (format & PERF_FORMAT_LOST) o.read_lost = f.lost;
   }
 
   // An MMAP2's address as one of the scenario's mappings or not, its file
@@ -460,27 +472,7 @@ class Runner {
 
 }  // namespace
 
-namespace {
-
-// A page-fault event of the real kernel counts the first touch of a stack
-// page as it counts a fresh heap page's. The stack below the runner is
-// touched before every scenario, so that no step is the first to reach a
-// page: otherwise a scenario's log would depend on how deep the code run
-// before it went (a larger Observation made the suite's page-fault
-// scenarios see one fault more, in the whole suite only). A fork in an
-// earlier scenario write-protects the pages already touched: this stores
-// to them again (and Log::touch to the log's).
-__attribute__((noinline)) void touch_stack() {
-  constexpr std::size_t kBytes = 256 * 1024;
-  char frame[kBytes];
-  for (std::size_t i = 0; i < kBytes; i += 4096) frame[i] = 0;
-  asm volatile("" : : "r"(frame) : "memory");
-}
-
-}  // namespace
-
 void run(const Scenario& scenario, Backend& backend, Log& log) {
-  touch_stack();
   log.clear();
   log.touch();
   backend.begin(scenario);
