@@ -5,6 +5,8 @@
 #include <map>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "core/verify.h"
 #include "sim/params.h"
 

@@ -17,7 +17,7 @@
 
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "sim/config.h"
 #include "sim/scheduler.h"

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "core/perf_abi.h"
 #include "core/verify.h"
 #include "sim/decisions.h"

@@ -13,6 +13,8 @@
 #include <iostream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "core/verify.h"
 #include "sim/chrome_trace.h"
 #include "sim/commands.h"
