@@ -163,6 +163,8 @@ perf_event_attr attr_of(const EventSpec& spec, std::uint64_t tracepoint_id) {
   attr.mmap = attr.mmap2 = spec.mmap2;
   attr.build_id = spec.build_id;
   attr.write_backward = spec.backward;
+  attr.precise_ip = spec.precise_ip;
+  attr.exclude_guest = spec.exclude_guest;
   attr.watermark = spec.watermark;
   if (spec.watermark) {
     attr.wakeup_watermark = spec.wakeup_watermark;

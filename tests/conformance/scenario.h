@@ -54,6 +54,11 @@ struct EventSpec {
   // attr.read_format: what read() gives (Op::read_values). No
   // PERF_FORMAT_GROUP: the vocabulary has no groups.
   std::uint64_t read_format = kReadFormatAll;
+  // attr.precise_ip and attr.exclude_guest: what perf's default cycles:P
+  // asks (perf sets exclude_guest with any precise modifier), and keeps
+  // when it falls back to cpu-clock without a PMU.
+  std::uint8_t precise_ip = 0;
+  bool exclude_guest = false;
 };
 
 // Something the traced task does.
