@@ -1039,14 +1039,13 @@ def write_doc(path, rows):
     block, text = read_doc_block(path)
     if block is None:
         sys.exit(f"side_by_side: {path} has no {DOC_BEGIN} ... {DOC_END} block")
-    keys = [row(c, "", "", "").split(" | ")[:2] for c in all_cases()]
-    old = {tuple(r.split(" | ")[:2]): r for r in block if r.startswith("| `")}
+    keys = [row_key(row(c, "", "", "")) for c in all_cases()]
+    old = {row_key(r): r for r in block if r.startswith("| `")}
     # A doc row that lists this run's cells among its alternatives stays as it is.
-    rows = [old.get(tuple(r.split(" | ")[:2]), r) if row_matches(old.get(tuple(r.split(" | ")[:2]), ""), r) else r
-            for r in rows]
+    rows = [old[row_key(r)] if row_matches(old.get(row_key(r), ""), r) else r for r in rows]
     if len(rows) < len(keys):
-        old.update({tuple(r.split(" | ")[:2]): r for r in rows})
-        rows = [old[tuple(k)] for k in keys if tuple(k) in old]
+        old.update({row_key(r): r for r in rows})
+        rows = [old[k] for k in keys if k in old]
     start, end = text.index(DOC_BEGIN), text.index(DOC_END) + len(DOC_END)
     with open(path, "w") as f:
         f.write(text[:start] + "\n".join(doc_block(rows)) + text[end:])
@@ -1062,13 +1061,18 @@ def check_doc(path, produced):
     if block[2:2 + len(diffs)] != diffs:
         problems.append("the documented differences table is not DIFFERENCES (run scripts/side-by-side.sh)")
     rows = [l for l in block[4 + len(diffs):] if l.startswith("| `")]
-    keys = [row(c, "", "", "").split(" | ")[:2] for c in all_cases()]
-    if [r.split(" | ")[:2] for r in rows] != keys:
+    keys = [row_key(row(c, "", "", "")) for c in all_cases()]
+    if [row_key(r) for r in rows] != keys:
         problems.append(f"the doc's cases are not the harness's ({len(rows)} rows, {len(keys)} cases)")
     for r in produced:
         if not any(row_matches(d, r) for d in rows):
             problems.append(f"this run's row is not the doc's: {r}")
     return problems
+
+
+def row_key(r):
+    """A table row's option and event kind: which case it is."""
+    return tuple(r.split(" | ")[:2])
 
 
 # A doc cell may list the renderings seen on different machines, separated

@@ -16,4 +16,19 @@ if [ ! -r "$doc" ]; then
   echo "side_by_side_test: $doc not found next to $script" >&2
   exit 1
 fi
+# A doc cell listing renderings (" / ") takes each of them and nothing else.
+python3 - "$script" <<'EOF'
+import os
+import sys
+sys.path.insert(0, os.path.dirname(sys.argv[1]))
+import side_by_side as s
+doc = "| `x` | k | records `a` / records `b` | records `c` | v |"
+for cell, want in (("records `a`", True), ("records `b`", True), ("records `ab`", False),
+                   ("records `a` / records `b`", True), ("records `c`", False)):
+    got = s.row_matches(doc, doc.replace("records `a` / records `b`", cell))
+    if got != want:
+        sys.exit(f"side_by_side_test: row_matches with {cell!r} is {got}, not {want}")
+if s.row_matches(doc, doc + " extra |"):
+    sys.exit("side_by_side_test: row_matches takes a row with another number of cells")
+EOF
 exec python3 "$script" --record "$2" --shares "$3" --fast --check-doc "$doc"

@@ -71,7 +71,7 @@ std::uint64_t env_number(const char* name, std::uint64_t otherwise) {
   std::uint64_t value = 0;
   const char* end = text + std::strlen(text);
   const auto [at, error] = std::from_chars(text, end, value);
-  if (error != std::errc() || at != end || at == text) {
+  if (error != std::errc() || at != end) {
     ADD_FAILURE() << name << "=" << text << " is not a decimal number";
     return otherwise;
   }

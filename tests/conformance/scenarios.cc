@@ -42,6 +42,13 @@ void add_records(std::vector<Scenario>& out) {
                  "a page-fault event: one 24-byte sample per first store to a fresh page",
                  {tp(Source::page_faults, PERF_SAMPLE_TID | PERF_SAMPLE_ADDR)},
                  {open(A), map(A), enable(A), act(Action::fault, 10), disable(A), read(A)}});
+  EventSpec precise = tp(Source::page_faults, PERF_SAMPLE_TID | PERF_SAMPLE_IDENTIFIER);
+  precise.precise_ip = 3;
+  precise.exclude_guest = true;
+  out.push_back({"a-precise-software-event-opens", "on demand",
+                 "a page-fault event with precise_ip 3 and exclude_guest (what perf's cycles:P becomes without a PMU: "
+                 "cpu-clock:pppH) opens and samples a fault as one without them",
+                 {precise}, concat({start(A), {act(Action::fault), read(A)}})});
 }
 
 // Row 5 (capacity) and row 6 (a record larger than the area).
@@ -316,15 +323,6 @@ void add_generated(std::vector<Scenario>& out) {
                             EventSpec{.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_IDENTIFIER},
                             EventSpec{.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_IDENTIFIER}},
                  .steps = {open(A), map(A), enable(A), open(B), map(B), open(C), map_read_only(C), read(A)}});
-  out.push_back({.name = "a-precise-software-event-opens",
-                 .rows = "on demand",
-                 .summary = "a page-fault event with precise_ip 3 and exclude_guest (what perf's cycles:P becomes "
-                            "without a PMU: cpu-clock:pppH) opens and samples a fault as one without them",
-                 .events = {EventSpec{.source = Source::page_faults,
-                                      .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_IDENTIFIER,
-                                      .precise_ip = 3,
-                                      .exclude_guest = true}},
-                 .steps = {open(A), map(A), enable(A), act(Action::fault), read(A)}});
   out.push_back({.name = "software-event-sample-data-shared",
                  .rows = "21",
                  .summary = "two page-fault events, B newer: one fault's sample in A's ring carries B's id "
