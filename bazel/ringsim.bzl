@@ -2,7 +2,11 @@
 the layering between packages (see docs/architecture.md, "Layering").
 
 ringsim_cc_library, ringsim_cc_binary and ringsim_cc_test are cc_library,
-cc_binary and cc_test with RINGSIM_COPTS prepended to the target's copts.
+cc_binary and cc_test with RINGSIM_COPTS prepended to the target's copts;
+ringsim_cc_test also compiles the test's own source at -O0 under the
+sanitizer configurations, unless keep_optimized (below). The fuzz targets
+(fuzz.bzl) are cc_tests of their own and keep -O1: a burst's executions
+per second are its coverage.
 Visibility is set per package (package(default_visibility = ...)) from the
 package groups in //bazel:BUILD, so a dependency that breaks the layering
 fails the build.
