@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "core/verify.h"
-#include "sim/cli.h"
+#include "sim/commands.h"
 #include "sim/decisions.h"
 #include "sim/run.h"
 
@@ -166,13 +166,10 @@ void print_budgets(const std::vector<Budget>& budgets, double memcpy_bps, double
 
 int main(int argc, char** argv) {
   using namespace ringsim::sim;
-  CLI::App app("Measures the simulator's speed against memcpy.", "bench");
-  int reps = 7;
-  app.add_option("--reps", reps, "repetitions per workload (median reported)")->check(CLI::Range(1, 1000));
-  std::uint32_t producer_batch = 16;
-  app.add_option("--producer-batch", producer_batch, "records a producer writes between its sleeps (the last workload: 1)")
-      ->check(CLI::Range(1, 4096));
-  if (const int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
+  BenchOptions options;
+  if (const int rc = parse_bench_command_line(argc, argv, options); rc >= 0) return rc;
+  const int reps = options.reps;
+  const std::uint32_t producer_batch = options.producer_batch;
 
   const double memcpy_bps = memcpy_bandwidth(16 * 4096, reps);
   const double draw_ns = ns_per_draw(reps);

@@ -7,7 +7,7 @@
 #include <iostream>
 #include <string>
 
-#include "core/cli/command_line.h"
+#include "core/cli/usage.h"
 #include "sim/campaign.h"
 #include "sim/commands.h"
 

@@ -248,4 +248,27 @@ int parse_replay_command_line(int argc, char** argv, ReplayOptions& options) {
   return -1;
 }
 
+int parse_bench_command_line(int argc, char** argv, BenchOptions& options) {
+  CLI::App app("Measures the simulator's speed against memcpy.", "bench");
+  app.add_option("--reps", options.reps, "repetitions per workload (median reported)")->check(CLI::Range(1, 1000));
+  app.add_option("--producer-batch", options.producer_batch,
+                 "records a producer writes between its sleeps (the last workload: 1)")
+      ->check(CLI::Range(1, 4096));
+  return parse_command_line(app, argc, argv);
+}
+
+int parse_compare_command_line(int argc, char** argv, CompareOptions& options) {
+  CLI::App app("Serial write() vs AIO with 1, 2 and 4 control blocks vs staged, on the same seeds and disk model.",
+               "compare");
+  app.add_option("--seed", options.first_seed, "first seed")->check(CLI::Range(std::uint64_t{0}, UINT64_MAX / 2));
+  app.add_option("--runs", options.runs, "seeds per mode")->check(CLI::Range(1, 1'000'000));
+  app.add_option("--json", options.json_path, "write the table as JSON");
+  ConfigOptions config_options;
+  config_options.add_to(app);
+  if (const int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
+  options.overrides = config_options.overrides();
+  if (!options.json_path.empty()) options.json_path = user_path(options.json_path);
+  return -1;
+}
+
 }  // namespace ringsim::sim

@@ -3,7 +3,9 @@
 // command-line fuzz target (tests/fuzz/cli_fuzz.cc) exercise exactly what a
 // user runs. Each returns -1 to go on, 0 after --help (printed on stdout),
 // or 64 after one line on stderr, "<command>: error: ... (see --help)"
-// (core/cli/command_line.h).
+// (core/cli/command_line.h). The simulator's other mains (bench, compare)
+// parse here too: CLI11 costs each translation unit that includes it about
+// 10 s of compile time.
 #pragma once
 
 #include <cstdint>
@@ -48,5 +50,24 @@ struct ReplayOptions {
 
 // bazel run //sim:replay -- FILE [-v] [--trace OUT.json].
 int parse_replay_command_line(int argc, char** argv, ReplayOptions& options);
+
+struct BenchOptions {
+  int reps = 7;
+  std::uint32_t producer_batch = 16;
+};
+
+// bazel run //sim:bench -- [--reps N] [--producer-batch N].
+int parse_bench_command_line(int argc, char** argv, BenchOptions& options);
+
+struct CompareOptions {
+  std::uint64_t first_seed = 1;
+  std::uint64_t runs = 200;
+  std::string json_path;  // relative to where the user ran `bazel run`
+  Overrides overrides;
+};
+
+// bazel run //sim:compare -- [--seed N] [--runs N] [--json OUT]
+// [configuration options].
+int parse_compare_command_line(int argc, char** argv, CompareOptions& options);
 
 }  // namespace ringsim::sim

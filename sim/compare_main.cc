@@ -21,7 +21,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/cli.h"
+#include "core/cli/usage.h"
+#include "sim/commands.h"
 #include "sim/params.h"
 #include "sim/run.h"
 
@@ -156,18 +157,12 @@ bool write_json(const std::string& path, const std::vector<Mode>& modes, const s
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app("Serial write() vs AIO with 1, 2 and 4 control blocks vs staged, on the same seeds and disk model.",
-               "compare");
-  std::uint64_t first_seed = 1;
-  std::uint64_t runs = 200;
-  std::string json_path;
-  app.add_option("--seed", first_seed, "first seed")->check(CLI::Range(std::uint64_t{0}, UINT64_MAX / 2));
-  app.add_option("--runs", runs, "seeds per mode")->check(CLI::Range(1, 1'000'000));
-  app.add_option("--json", json_path, "write the table as JSON");
-  ConfigOptions config_options;
-  config_options.add_to(app);
-  if (const int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
-  const Overrides overrides = config_options.overrides();
+  CompareOptions options;
+  if (const int rc = parse_compare_command_line(argc, argv, options); rc >= 0) return rc;
+  const std::uint64_t first_seed = options.first_seed;
+  const std::uint64_t runs = options.runs;
+  const std::string json_path = options.json_path;
+  const Overrides overrides = options.overrides;
 
   const std::vector<Mode> modes = {{"serial write()", Output::serial, 1},
                                    {"AIO, 1 cblock", Output::aio, 1},
@@ -194,7 +189,7 @@ int main(int argc, char** argv) {
             << ", the same workloads and disk model in every column"
             << (overrides.empty() ? "" : ", fixed: " + overrides.as_args()) << "\n\n";
   print_table(modes, columns);
-  if (!json_path.empty() && !write_json(user_path(json_path), modes, columns)) {
+  if (!json_path.empty() && !write_json(json_path, modes, columns)) {
     std::cerr << "compare: cannot write " << json_path << "\n";
     return kExitIo;
   }

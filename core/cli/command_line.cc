@@ -17,14 +17,4 @@ int parse_command_line(CLI::App& app, int argc, char** argv) {
   return -1;
 }
 
-int usage_error(const std::string& app_name, const std::string& what) {
-  // One line, whatever the message holds (some of CLI11's span lines).
-  std::string line = what;
-  for (char& c : line) {
-    if (c == '\n') c = ' ';
-  }
-  std::cerr << app_name << ": error: " << line << " (see --help)\n";
-  return kExitUsage;
-}
-
 }  // namespace ringsim::core

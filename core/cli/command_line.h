@@ -6,23 +6,19 @@
 //
 // with exit status 64 (EX_USAGE). Errors found after parsing (a
 // combination of options, a value CLI11 cannot check) go through
-// usage_error() so that they read the same.
+// usage_error() (core/cli/usage.h) so that they read the same.
 #pragma once
 
 #include <string>
 
 #include <CLI/CLI.hpp>
 
-namespace ringsim::core {
+#include "core/cli/usage.h"
 
-inline constexpr int kExitUsage = 64;  // sysexits.h EX_USAGE
+namespace ringsim::core {
 
 // Parses argv with `app`. Returns -1 to go on, 0 after --help (printed to
 // stdout), or kExitUsage after one error line on stderr.
 int parse_command_line(CLI::App& app, int argc, char** argv);
-
-// Prints "<app_name>: error: <what> (see --help)" on stderr; returns
-// kExitUsage.
-int usage_error(const std::string& app_name, const std::string& what);
 
 }  // namespace ringsim::core
