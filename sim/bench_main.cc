@@ -168,8 +168,7 @@ int main(int argc, char** argv) {
   using namespace ringsim::sim;
   BenchOptions options;
   if (const int rc = parse_bench_command_line(argc, argv, options); rc >= 0) return rc;
-  const int reps = options.reps;
-  const std::uint32_t producer_batch = options.producer_batch;
+  const auto [reps, producer_batch] = options;
 
   const double memcpy_bps = memcpy_bandwidth(16 * 4096, reps);
   const double draw_ns = ns_per_draw(reps);

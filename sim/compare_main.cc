@@ -159,10 +159,7 @@ bool write_json(const std::string& path, const std::vector<Mode>& modes, const s
 int main(int argc, char** argv) {
   CompareOptions options;
   if (const int rc = parse_compare_command_line(argc, argv, options); rc >= 0) return rc;
-  const std::uint64_t first_seed = options.first_seed;
-  const std::uint64_t runs = options.runs;
-  const std::string json_path = options.json_path;
-  const Overrides overrides = options.overrides;
+  const auto& [first_seed, runs, json_path, overrides] = options;
 
   const std::vector<Mode> modes = {{"serial write()", Output::serial, 1},
                                    {"AIO, 1 cblock", Output::aio, 1},

@@ -132,6 +132,16 @@ cproperty=$(sed -n 's/^FAIL seed=[0-9]* .* property=\([a-z_]*\).*/\1/p' "$work/c
 grep -q "^FAIL seed=$cseed property=$cproperty" "$work/cmp.err2" ||
   fail "compare's reproduction line ($cline) did not reproduce seed $cseed $cproperty: $(head -3 "$work/cmp.err2")"
 
+# compare: bad options are one line and 64; an output it cannot write is
+# one line naming it and 74, after the table.
+expect_error 64 "runs" -- "$compare" --runs=0
+expect_error 64 "cpus" -- "$compare" --cpus=9
+expect_error 64 "seed" -- "$compare" --seed=minus-one
+expect_error 74 "cannot write .*no-such-dir/table.json" -- "$compare" --runs=1 --json="$work/no-such-dir/table.json"
+grep -q "^runs (failed)" "$work/out" || fail "compare printed no table before its write error: $(head -3 "$work/out")"
+"$compare" --runs=1 --json="$work/table.json" >/dev/null 2>"$work/err" || fail "compare --json failed: $(cat "$work/err")"
+grep -q '"runs"' "$work/table.json" || fail "compare --json wrote no table: $(head -c 200 "$work/table.json")"
+
 # A corrupted replay is refused, naming the file and the problem.
 sed 's/"cpus": 1,/"cpus": 2,/' "$file" >"$work/edited.json"
 expect_error 65 "checksum mismatch" -- "$replay" "$work/edited.json"
