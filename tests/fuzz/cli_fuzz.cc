@@ -1,5 +1,6 @@
-// Fuzzes the command-line parsers of campaign, replay and record with the
-// functions their main() calls (sim/commands.h, real/record_options.h).
+// Fuzzes the command-line parsers of campaign, replay, record, bench and
+// compare with the functions their main() calls (sim/commands.h,
+// real/record_options.h).
 // The input's first byte picks the command; the rest, split at NUL bytes,
 // is the argument list (up to kArgsMax).
 //
@@ -7,7 +8,10 @@
 //   - go on (-1), printing nothing, with options a run accepts: the
 //     campaign's first seed's configuration (when its options are valid)
 //     has a reproduction line that parses back to the same configuration;
-//     the recorder's options give an event attribute;
+//     the recorder's options give an event attribute; bench's are in its
+//     ranges; compare's fixed options print as arguments that parse back
+//     to the same options, and its first seed's configuration with them
+//     validates or names its problem on one line;
 //   - help (0) on stdout, nothing on stderr;
 //   - a usage error (64): one line on stderr,
 //     "<command>: error: ... (see --help)", nothing on stdout.
@@ -150,17 +154,55 @@ void fuzz_record(std::vector<std::string> args) {
   VERIFY(!problem.empty() || !attrs.empty());
 }
 
+void fuzz_bench(std::vector<std::string> args) {
+  sim::BenchOptions options;
+  Argv argv("bench", std::move(args));
+  Captured io;
+  const int rc = sim::parse_bench_command_line(argv.argc(), argv.argv(), options);
+  check_outcome(rc, "bench", io);
+  if (rc != -1) return;
+  VERIFY(options.reps >= 1 && options.reps <= 1000);
+  VERIFY(options.producer_batch >= 1 && options.producer_batch <= 4096);
+}
+
+int parse_compare(std::vector<std::string> args, sim::CompareOptions& options) {
+  Argv argv("compare", std::move(args));
+  Captured io;
+  const int rc = sim::parse_compare_command_line(argv.argc(), argv.argv(), options);
+  check_outcome(rc, "compare", io);
+  return rc;
+}
+
+void fuzz_compare(std::vector<std::string> args) {
+  sim::CompareOptions options;
+  if (parse_compare(std::move(args), options) != -1) return;
+  VERIFY(options.runs >= 1 && options.runs <= 1'000'000);
+  VERIFY(options.first_seed <= UINT64_MAX / 2);
+  // The fixed options compare prints ("fixed: ...") parse back to themselves.
+  sim::CompareOptions again;
+  VERIFY_MSG(parse_compare(words(options.overrides.as_args()), again) == -1, "fixed options compare refuses");
+  VERIFY(again.overrides.as_args() == options.overrides.as_args());
+  sim::RunConfig config = sim::random_config(options.first_seed);
+  options.overrides.apply(config);
+  sim::RunConfig config_again = sim::random_config(options.first_seed);
+  again.overrides.apply(config_again);
+  VERIFY(config == config_again);
+  VERIFY(sim::validate(config).find('\n') == std::string::npos);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   fuzz::FuzzInput in(data, size);
-  const std::uint8_t command = in.byte() % 3;
+  const std::uint8_t command = in.byte() % 5;
   std::vector<std::string> args;
   while (!in.empty() && args.size() < kArgsMax) args.push_back(in.until('\0'));
   switch (command) {
     case 0: fuzz_campaign(std::move(args)); break;
     case 1: fuzz_replay(std::move(args)); break;
-    default: fuzz_record(std::move(args)); break;
+    case 2: fuzz_record(std::move(args)); break;
+    case 3: fuzz_bench(std::move(args)); break;
+    default: fuzz_compare(std::move(args)); break;
   }
   return 0;
 }

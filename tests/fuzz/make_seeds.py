@@ -127,6 +127,10 @@ def command_lines():
         "record_dwarf": (2, ["-e", "cpu-clock:u", "--call-graph", "dwarf,4096", "--switch-output", "100M", "ls"]),
         "record_bad": (2, ["-m", "3", "--", "true"]),
         "record_overwrite": (2, ["--overwrite", "-c", "10000", "-r", "5", "--header-interval-ms", "0", "--", "x"]),
+        "bench": (3, ["--reps", "3", "--producer-batch=8"]),
+        "bench_bad": (3, ["--reps=0"]),
+        "compare": (4, ["--seed=5", "--runs", "2", "--cpus=2", "--ring-pages=4", "--json", "c.json"]),
+        "compare_bad": (4, ["--runs=0", "--mode=backward"]),
     }
     for name, (command, args) in lines.items():
         write(t, name, bytes([command]) + b"\0".join(a.encode() for a in args))
