@@ -15,6 +15,13 @@ namespace {
 
 constexpr std::uint32_t kJobsMax = 256;
 
+// A path option given as "": refused, where "" would otherwise mean the
+// option was not given (no JSON, no trace, replays nowhere) and the output
+// asked for would silently not be written.
+const CLI::Validator kPathGiven(
+    [](std::string& path) { return path.empty() ? std::string("an empty path (leave the option out instead)") : std::string(); },
+    "PATH");
+
 // A whole number 0..10^9 in `text`, or false.
 bool shard_number(const std::string& text, std::uint64_t& out) {
   if (text.empty() || text.size() > 10 || text.find_first_not_of("0123456789") != std::string::npos) return false;
@@ -128,8 +135,8 @@ void add_campaign_options(CLI::App& app, CampaignOptions& options, std::string& 
       ->check(CLI::Range(1u, kJobsMax));
   app.add_option("--budget-s", options.budget_s, "wall-clock budget in seconds (0: none)")
       ->check(CLI::Range(0.0, 1e7));
-  app.add_option("--json", options.json_path, "write the summary as JSON to this file");
-  app.add_option("--replay-dir", options.replay_dir, "where failing runs' replay files go");
+  app.add_option("--json", options.json_path, "write the summary as JSON to this file")->check(kPathGiven);
+  app.add_option("--replay-dir", options.replay_dir, "where failing runs' replay files go")->check(kPathGiven);
   app.add_option("--shrink-s", options.shrink_s, "seconds to spend shrinking each failure (0: none)")
       ->check(CLI::Range(0.0, 3600.0));
   app.add_option("--determinism-every", options.determinism_every,
@@ -212,7 +219,7 @@ int parse_explore_command_line(int argc, char** argv, ExploreOptions& options) {
       ->check(CLI::Range(1, 1'000'000'000));
   app.add_option("--max-failures", options.failures_max, "stop after this many failures")
       ->check(CLI::Range(1, 1'000'000));
-  app.add_option("--replay-dir", options.replay_dir, "where failing schedules' replay files go");
+  app.add_option("--replay-dir", options.replay_dir, "where failing schedules' replay files go")->check(kPathGiven);
   ConfigOptions config_options;
   config_options.add_to(app);
   if (const int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
@@ -229,7 +236,7 @@ int parse_merge_command_line(int argc, char** argv, MergeOptions& options) {
   CLI::App app("Folds the --json summaries of a campaign's shards into the summary one run of all its seeds prints.",
                "campaign merge");
   app.add_option("files", options.files, "the shards' --json files, every shard once")->required();
-  app.add_option("--json", options.json_path, "write the merged summary as JSON to this file");
+  app.add_option("--json", options.json_path, "write the merged summary as JSON to this file")->check(kPathGiven);
   if (const int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
   for (std::string& f : options.files) f = user_path(f);
   if (!options.json_path.empty()) options.json_path = user_path(options.json_path);
@@ -241,7 +248,8 @@ int parse_replay_command_line(int argc, char** argv, ReplayOptions& options) {
   app.add_option("file", options.file, "replay file")->required();
   app.add_flag("-v,--verbose", options.verbose, "print every violation and the run's figures");
   app.add_option("--trace", options.trace_path,
-                 "write the run as a Chrome trace-event JSON file (Perfetto, chrome://tracing)");
+                 "write the run as a Chrome trace-event JSON file (Perfetto, chrome://tracing)")
+      ->check(kPathGiven);
   if (const int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
   options.file = user_path(options.file);
   if (!options.trace_path.empty()) options.trace_path = user_path(options.trace_path);
@@ -262,7 +270,7 @@ int parse_compare_command_line(int argc, char** argv, CompareOptions& options) {
                "compare");
   app.add_option("--seed", options.first_seed, "first seed")->check(CLI::Range(std::uint64_t{0}, UINT64_MAX / 2));
   app.add_option("--runs", options.runs, "seeds per mode")->check(CLI::Range(1, 1'000'000));
-  app.add_option("--json", options.json_path, "write the table as JSON");
+  app.add_option("--json", options.json_path, "write the table as JSON")->check(kPathGiven);
   ConfigOptions config_options;
   config_options.add_to(app);
   if (const int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;

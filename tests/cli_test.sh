@@ -31,6 +31,13 @@ expect_error 64 "ring-pages" -- "$campaign" --ring-pages=128
 expect_error 64 "power of two" -- "$campaign" --ring-pages=3 --runs=1
 expect_error 64 "snapshots need a read-only mode" -- "$campaign" --mode=normal --snapshot-interval-ns=5000 --runs=1
 expect_error 64 "nosuch" -- "$campaign" --nosuch
+# An output path given empty is refused, not taken for "no output".
+expect_error 64 "json: an empty path" -- "$campaign" --runs=1 --json ""
+expect_error 64 "json" -- "$campaign" --runs=1 --json=
+expect_error 64 "replay-dir: an empty path" -- "$campaign" --runs=1 --replay-dir ""
+expect_error 64 "json: an empty path" -- "$campaign" merge "$work/x.json" --json ""
+expect_error 64 "json: an empty path" -- "$compare" --runs=1 --json ""
+expect_error 64 "trace: an empty path" -- "$replay" "$work/x.json" --trace ""
 expect_error 65 "cannot open" -- "$replay" "$work/missing.json"
 printf 'not json' >"$work/bad.json"
 expect_error 65 "not JSON" -- "$replay" "$work/bad.json"
